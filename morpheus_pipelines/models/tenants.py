@@ -1,0 +1,190 @@
+"""Tenant tables: the per-partition staging of candidates and enrichment, the two mutually
+exclusive bucket tables (002 §4.3), and the routing decision record."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from decimal import Decimal
+
+from sqlalchemy import (
+    Boolean,
+    CheckConstraint,
+    DateTime,
+    Index,
+    Integer,
+    Numeric,
+    Text,
+    func,
+)
+from sqlalchemy.orm import Mapped, mapped_column
+
+from morpheus_pipelines.models.base import Base
+
+SOURCE_TYPES = ("active", "signup")
+MATCH_METHODS = ("portal_id", "account_id", "email_domain", "official_website")
+PRIORITIES = ("P0", "P1", "P2", "P3")
+
+
+def _in(column: str, values: tuple[str, ...]) -> str:
+    return f"{column} IS NULL OR {column} IN ({', '.join(repr(v) for v in values)})"
+
+
+class TenantCandidate(Base):
+    """A tenant selected for one partition (active candidate or that day's signup)."""
+
+    __tablename__ = "apac_tenant_candidates"
+
+    partition_key: Mapped[str] = mapped_column(Text, primary_key=True)
+    tenant_id: Mapped[str] = mapped_column(Text, primary_key=True)
+    source_type: Mapped[str] = mapped_column(Text, nullable=False)
+    custom_id: Mapped[str | None] = mapped_column(Text)
+    name: Mapped[str | None] = mapped_column(Text)
+    email: Mapped[str | None] = mapped_column(Text)
+    sales_owner_email: Mapped[str | None] = mapped_column(Text)
+    status: Mapped[str | None] = mapped_column(Text)
+    plan: Mapped[str | None] = mapped_column(Text)
+    seats: Mapped[int | None] = mapped_column(Integer)
+    active_users_30d: Mapped[int | None] = mapped_column(Integer)
+    signup_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    last_active_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    forced_sales_owned: Mapped[bool] = mapped_column(Boolean, nullable=False, default=False)
+    rejection_reason: Mapped[str | None] = mapped_column(Text)
+    run_id: Mapped[str] = mapped_column(Text, nullable=False)
+
+    __table_args__ = (CheckConstraint(_in("source_type", SOURCE_TYPES), name="source_type"),)
+
+
+class EnrichedTenant(Base):
+    """Enrichment of one partition's candidate: email-domain class and Domain Intelligence."""
+
+    __tablename__ = "apac_enriched_tenants"
+
+    partition_key: Mapped[str] = mapped_column(Text, primary_key=True)
+    tenant_id: Mapped[str] = mapped_column(Text, primary_key=True)
+    email_domain: Mapped[str | None] = mapped_column(Text)
+    email_domain_class: Mapped[str | None] = mapped_column(Text)
+    official_website: Mapped[str | None] = mapped_column(Text)
+    company_name: Mapped[str | None] = mapped_column(Text)
+    industry: Mapped[str | None] = mapped_column(Text)
+    employee_count: Mapped[int | None] = mapped_column(Integer)
+    country: Mapped[str | None] = mapped_column(Text)
+    enrichment_status: Mapped[str] = mapped_column(Text, nullable=False)
+    enrichment_error_count: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
+    enrichment_ms: Mapped[int | None] = mapped_column(Integer)
+    run_id: Mapped[str] = mapped_column(Text, nullable=False)
+
+
+class _TenantBucketColumns:
+    """Columns shared by ``apac_active_tenants`` and ``apac_sales_owned_tenants`` (002 §4.3)."""
+
+    tenant_id: Mapped[str] = mapped_column(Text, primary_key=True)
+    custom_id: Mapped[str | None] = mapped_column(Text)
+    name: Mapped[str | None] = mapped_column(Text)
+    email: Mapped[str | None] = mapped_column(Text)
+    sales_owner_email: Mapped[str | None] = mapped_column(Text)
+    status: Mapped[str | None] = mapped_column(Text)
+    source_type: Mapped[str | None] = mapped_column(Text)
+    signup_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    plan: Mapped[str | None] = mapped_column(Text)
+    seats: Mapped[int | None] = mapped_column(Integer)
+    active_users_30d: Mapped[int | None] = mapped_column(Integer)
+    last_active_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    # enrichment
+    email_domain: Mapped[str | None] = mapped_column(Text)
+    email_domain_class: Mapped[str | None] = mapped_column(Text)
+    official_website: Mapped[str | None] = mapped_column(Text)
+    company_name: Mapped[str | None] = mapped_column(Text)
+    industry: Mapped[str | None] = mapped_column(Text)
+    employee_count: Mapped[int | None] = mapped_column(Integer)
+    country: Mapped[str | None] = mapped_column(Text)
+    enrichment_status: Mapped[str | None] = mapped_column(Text)
+    enrichment_error_count: Mapped[int | None] = mapped_column(Integer)
+    # score
+    total_score: Mapped[Decimal | None] = mapped_column(Numeric(6, 2))
+    calculated_priority: Mapped[str | None] = mapped_column(Text)
+    priority: Mapped[str | None] = mapped_column(Text)
+    priority_override: Mapped[str | None] = mapped_column(Text)
+    priority_reason: Mapped[str | None] = mapped_column(Text)
+    scored_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    # manual tracking, carried across moves (002 §8)
+    track_step: Mapped[str | None] = mapped_column(Text)
+    track_update_time: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    startup_program: Mapped[str | None] = mapped_column(Text)
+    # routing evidence
+    hubspot_target: Mapped[bool] = mapped_column(Boolean, nullable=False, default=False)
+    hubspot_company_id: Mapped[str | None] = mapped_column(Text)
+    hubspot_match_method: Mapped[str | None] = mapped_column(Text)
+    hubspot_snapshot_synced_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    hubspot_sync_id: Mapped[str | None] = mapped_column(Text)
+    hubspot_snapshot_status: Mapped[str | None] = mapped_column(Text)
+    routing_rule: Mapped[str | None] = mapped_column(Text)
+    partition_key: Mapped[str | None] = mapped_column(Text)
+    run_id: Mapped[str | None] = mapped_column(Text)
+    updated_at: Mapped[datetime] = mapped_column(
+        DateTime(timezone=True), nullable=False, server_default=func.now()
+    )
+
+
+def _bucket_table_args(*extra: CheckConstraint) -> tuple:
+    return (
+        CheckConstraint(_in("source_type", SOURCE_TYPES), name="source_type"),
+        CheckConstraint(_in("hubspot_match_method", MATCH_METHODS), name="match_method"),
+        CheckConstraint(_in("calculated_priority", PRIORITIES), name="calculated_priority"),
+        CheckConstraint(_in("priority", PRIORITIES), name="priority"),
+        CheckConstraint(_in("priority_override", ("P0",)), name="priority_override"),
+        Index(None, "priority"),
+        *extra,
+    )
+
+
+class ActiveTenant(_TenantBucketColumns, Base):
+    """Tenants that reporting reads: the default bucket and HubSpot target accounts."""
+
+    __tablename__ = "apac_active_tenants"
+    __table_args__ = _bucket_table_args()
+
+
+class SalesOwnedTenant(_TenantBucketColumns, Base):
+    """Tenants owned by APAC Sales (and the forced ids); never read by reporting."""
+
+    __tablename__ = "apac_sales_owned_tenants"
+    # A HubSpot target account is always Active (002 §2); the schema refuses anything else.
+    __table_args__ = _bucket_table_args(
+        CheckConstraint("NOT hubspot_target", name="not_hubspot_target")
+    )
+
+
+class RoutingDecision(Base):
+    """Why a tenant of a partition landed in its bucket: one row per partition and tenant."""
+
+    __tablename__ = "apac_routing_decisions"
+
+    partition_key: Mapped[str] = mapped_column(Text, primary_key=True)
+    tenant_id: Mapped[str] = mapped_column(Text, primary_key=True)
+    run_id: Mapped[str] = mapped_column(Text, nullable=False)
+    source_type: Mapped[str | None] = mapped_column(Text)
+    tenant_bucket: Mapped[str | None] = mapped_column(Text)
+    routing_rule: Mapped[str] = mapped_column(Text, nullable=False)
+    hubspot_company_id: Mapped[str | None] = mapped_column(Text)
+    hubspot_match_method: Mapped[str | None] = mapped_column(Text)
+    ambiguous_match: Mapped[bool] = mapped_column(Boolean, nullable=False, default=False)
+    ambiguous_key: Mapped[str | None] = mapped_column(Text)
+    email_domain_class: Mapped[str | None] = mapped_column(Text)
+    sales_owned_match: Mapped[bool] = mapped_column(Boolean, nullable=False, default=False)
+    priority_override: Mapped[str | None] = mapped_column(Text)
+    priority_reason: Mapped[str | None] = mapped_column(Text)
+    snapshot_status: Mapped[str] = mapped_column(Text, nullable=False)
+    hubspot_sync_id: Mapped[str | None] = mapped_column(Text)
+    hubspot_snapshot_synced_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    moved: Mapped[bool] = mapped_column(Boolean, nullable=False, default=False)
+    moved_from: Mapped[str | None] = mapped_column(Text)
+    rejection_reason: Mapped[str | None] = mapped_column(Text)
+    decided_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+
+    __table_args__ = (
+        CheckConstraint(_in("tenant_bucket", ("active", "sales_owned")), name="tenant_bucket"),
+        CheckConstraint(
+            _in("snapshot_status", ("fresh", "stale", "unavailable")), name="snapshot_status"
+        ),
+        Index(None, "run_id"),
+    )

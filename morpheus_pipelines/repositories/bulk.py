@@ -1,0 +1,149 @@
+"""Set-based writes for repositories that handle thousands of rows per call.
+
+``COPY`` the rows into a transaction-scoped temporary table, then one
+``INSERT … SELECT … ON CONFLICT … DO UPDATE`` into the real table. Rows whose values are
+unchanged are skipped by the ``WHERE … IS DISTINCT FROM`` guard, so a re-run writes nothing
+(and leaves no dead tuples) when nothing changed. The session's transaction is used; nothing
+is committed here.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from psycopg import sql
+from psycopg.types.json import Jsonb
+from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.orm import Session
+
+from morpheus_pipelines.repositories.base import BaseRepository, ModelT, RepositoryError
+
+_staging_counter = itertools.count()
+
+
+def driver_cursor(session: Session) -> Any:
+    """A psycopg cursor on the session's own connection and transaction."""
+    return session.connection().connection.driver_connection.cursor()
+
+
+class SetBasedRepository(BaseRepository[ModelT]):
+    """``BaseRepository`` plus COPY-based bulk methods for concrete high-volume repositories."""
+
+    def copy_into_staging(
+        self, session: Session, rows: Iterable[Sequence[Any]], *, columns: Sequence[str]
+    ) -> tuple[str, int]:
+        """COPY ``rows`` (tuples in ``columns`` order) into a new temporary table.
+
+        Returns the staging table's name and the number of rows copied. The table has the
+        target's column types and is dropped at commit.
+        """
+        self._check_columns(columns, "copy_into_staging")
+        staging = f"_stage_{self.table.name}_{next(_staging_counter)}"
+        json_positions = [
+            i for i, name in enumerate(columns) if isinstance(self.table.c[name].type, JSONB)
+        ]
+        column_list = sql.SQL(", ").join(sql.Identifier(c) for c in columns)
+        copied = 0
+        with driver_cursor(session) as cursor:
+            cursor.execute(
+                sql.SQL(
+                    "CREATE TEMP TABLE {staging} ON COMMIT DROP AS "
+                    "SELECT {columns} FROM {target} WITH NO DATA"
+                ).format(
+                    staging=sql.Identifier(staging),
+                    columns=column_list,
+                    target=sql.Identifier(self.table.name),
+                )
+            )
+            copy_sql = sql.SQL("COPY {staging} ({columns}) FROM STDIN").format(
+                staging=sql.Identifier(staging), columns=column_list
+            )
+            with cursor.copy(copy_sql) as copy:
+                for row in rows:
+                    if json_positions:
+                        row = list(row)
+                        for i in json_positions:
+                            if row[i] is not None:
+                                row[i] = Jsonb(row[i])
+                    copy.write_row(row)
+                    copied += 1
+        return staging, copied
+
+    def upsert_from_staging(
+        self,
+        session: Session,
+        staging: str,
+        *,
+        columns: Sequence[str],
+        conflict_columns: Sequence[str],
+        update_columns: Sequence[str] | None = None,
+        touch_columns: Sequence[str] = (),
+    ) -> int:
+        """Merge a staging table into the target; returns the number of rows written.
+
+        ``touch_columns`` (e.g. ``run_id``, ``updated_at``) are written with the others but do
+        not count as a change on their own, so unchanged rows keep their old values.
+        """
+        self._check_conflict_columns(conflict_columns)
+        if update_columns is None:
+            update_columns = [c for c in columns if c not in conflict_columns]
+        self._check_columns(update_columns, "update_columns")
+        compared = [c for c in update_columns if c not in touch_columns]
+        ident = sql.Identifier
+        statement = sql.SQL(
+            "INSERT INTO {target} AS t ({columns}) "
+            "SELECT {columns} FROM {staging} "
+            "ON CONFLICT ({conflict}) DO "
+        ).format(
+            target=ident(self.table.name),
+            columns=sql.SQL(", ").join(ident(c) for c in columns),
+            conflict=sql.SQL(", ").join(ident(c) for c in conflict_columns),
+            staging=ident(staging),
+        )
+        if not update_columns:
+            statement += sql.SQL("NOTHING")
+        else:
+            statement += sql.SQL("UPDATE SET {assignments}").format(
+                assignments=sql.SQL(", ").join(
+                    sql.SQL("{c} = EXCLUDED.{c}").format(c=ident(c)) for c in update_columns
+                )
+            )
+            if compared:
+                statement += sql.SQL(" WHERE ({old}) IS DISTINCT FROM ({new})").format(
+                    old=sql.SQL(", ").join(sql.SQL("t.{}").format(ident(c)) for c in compared),
+                    new=sql.SQL(", ").join(
+                        sql.SQL("EXCLUDED.{}").format(ident(c)) for c in compared
+                    ),
+                )
+        with driver_cursor(session) as cursor:
+            cursor.execute(statement)
+            return max(cursor.rowcount, 0)
+
+    def bulk_upsert(
+        self,
+        session: Session,
+        rows: Iterable[Sequence[Any]],
+        *,
+        columns: Sequence[str],
+        conflict_columns: Sequence[str],
+        update_columns: Sequence[str] | None = None,
+        touch_columns: Sequence[str] = (),
+    ) -> int:
+        """COPY + one ``INSERT … ON CONFLICT``: the set-based twin of ``upsert``."""
+        if not set(conflict_columns) <= set(columns):
+            raise RepositoryError(
+                f"bulk_upsert into {self.table.name}: conflict columns "
+                f"{list(conflict_columns)} must be among the copied columns"
+            )
+        self._check_conflict_columns(conflict_columns)
+        staging, _ = self.copy_into_staging(session, rows, columns=columns)
+        return self.upsert_from_staging(
+            session,
+            staging,
+            columns=columns,
+            conflict_columns=conflict_columns,
+            update_columns=update_columns,
+            touch_columns=touch_columns,
+        )

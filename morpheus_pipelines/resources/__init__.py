@@ -1,0 +1,1 @@
+"""Dagster resources: configuration comes from the environment (DESIGN §2) via ``dg.EnvVar``."""

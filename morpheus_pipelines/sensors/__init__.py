@@ -1,0 +1,1 @@
+"""Sensors: run failures and snapshot health."""

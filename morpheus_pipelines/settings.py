@@ -1,0 +1,110 @@
+"""Every environment variable the product reads (DESIGN §2), with its default.
+
+This is the one place that knows variable names and defaults. Dagster resources receive
+the same values through ``dg.EnvVar`` (see ``definitions.py``); plain Python code (the CLI,
+the embedded database, benchmarks) calls :func:`load_settings`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+
+DEFAULTS: dict[str, str] = {
+    "MORPHEUS_DATABASE_URL": "",
+    "MORPHEUS_SOURCE_DATABASE_URL": "",
+    "MORPHEUS_SOURCE_SCHEMA": "devops",
+    "MORPHEUS_HOME": "./.morpheus",
+    "HUBSPOT_BASE_URL": "https://api.hubapi.com",
+    "HUBSPOT_PRIVATE_APP_TOKEN": "",
+    "HUBSPOT_TARGET_LIST_ID": "19544",
+    "HUBSPOT_REQUEST_TIMEOUT": "30",
+    "HUBSPOT_RETRY_COUNT": "3",
+    "HUBSPOT_REQUESTS_PER_10S": "100",
+    "DOMAIN_INTELLIGENCE_BASE_URL": "",
+    "APAC_SALES_EMAILS": "",
+    "FORCED_SALES_OWNED_TENANT_IDS": "",
+    "MORPHEUS_ALERT_WEBHOOK_URL": "",
+}
+
+# Values that must never be printed: repr() and logs show only whether they are set.
+SECRET_VARIABLES = frozenset({"HUBSPOT_PRIVATE_APP_TOKEN", "APAC_SALES_EMAILS"})
+
+
+def env(name: str, environ: Mapping[str, str] | None = None) -> str:
+    """The value of a DESIGN §2 variable, or its documented default."""
+    source = os.environ if environ is None else environ
+    value = source.get(name)
+    return DEFAULTS[name] if value is None or value == "" else value
+
+
+def mask_secret(value: str) -> str:
+    return "<set>" if value else "<empty>"
+
+
+def _secret() -> str:
+    return field(default="", repr=False)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """A snapshot of the environment; secrets are excluded from ``repr``."""
+
+    database_url: str
+    source_database_url: str
+    source_schema: str
+    home: Path
+    hubspot_base_url: str
+    hubspot_target_list_id: str
+    hubspot_request_timeout: float
+    hubspot_retry_count: int
+    hubspot_requests_per_10s: int
+    domain_intelligence_base_url: str
+    forced_sales_owned_tenant_ids: str
+    alert_webhook_url: str
+    hubspot_private_app_token: str = _secret()
+    apac_sales_emails: str = _secret()
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{f.name}={getattr(self, f.name)!r}" for f in fields(self) if f.repr)
+        return (
+            f"Settings({shown}, hubspot_private_app_token="
+            f"{mask_secret(self.hubspot_private_app_token)}, apac_sales_emails="
+            f"{mask_secret(self.apac_sales_emails)})"
+        )
+
+    __str__ = __repr__
+
+    @property
+    def uses_embedded_database(self) -> bool:
+        return not self.database_url
+
+
+def _number(name: str, environ: Mapping[str, str] | None, kind: type) -> int | float:
+    raw = env(name, environ)
+    try:
+        return kind(raw)
+    except ValueError:
+        raise ValueError(f"{name} must be a number, got {raw!r}") from None
+
+
+def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
+    """Read every DESIGN §2 variable; raises ``ValueError`` naming a malformed number."""
+    return Settings(
+        database_url=env("MORPHEUS_DATABASE_URL", environ),
+        source_database_url=env("MORPHEUS_SOURCE_DATABASE_URL", environ),
+        source_schema=env("MORPHEUS_SOURCE_SCHEMA", environ),
+        home=Path(env("MORPHEUS_HOME", environ)).expanduser().resolve(),
+        hubspot_base_url=env("HUBSPOT_BASE_URL", environ).rstrip("/"),
+        hubspot_target_list_id=env("HUBSPOT_TARGET_LIST_ID", environ),
+        hubspot_request_timeout=float(_number("HUBSPOT_REQUEST_TIMEOUT", environ, float)),
+        hubspot_retry_count=int(_number("HUBSPOT_RETRY_COUNT", environ, int)),
+        hubspot_requests_per_10s=int(_number("HUBSPOT_REQUESTS_PER_10S", environ, int)),
+        domain_intelligence_base_url=env("DOMAIN_INTELLIGENCE_BASE_URL", environ).rstrip("/"),
+        forced_sales_owned_tenant_ids=env("FORCED_SALES_OWNED_TENANT_IDS", environ),
+        alert_webhook_url=env("MORPHEUS_ALERT_WEBHOOK_URL", environ),
+        hubspot_private_app_token=env("HUBSPOT_PRIVATE_APP_TOKEN", environ),
+        apac_sales_emails=env("APAC_SALES_EMAILS", environ),
+    )

@@ -1,0 +1,72 @@
+"""Shared fixtures: one embedded PostgreSQL per test session, one fresh database per test.
+
+Each test database is cloned from a template that was migrated once (``CREATE DATABASE …
+TEMPLATE``), so a test starts from the real Alembic schema in a few tens of milliseconds and
+cannot see another test's rows.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from pathlib import Path
+
+import psycopg
+import pytest
+from psycopg import sql
+
+from morpheus_pipelines.db.embedded import EmbeddedPostgres
+from morpheus_pipelines.db.migrate import upgrade
+from morpheus_pipelines.db.session import dispose_engines
+
+TEMPLATE = "morpheus_template"
+_counter = itertools.count()
+
+# Test data is disposable: skip the disk flushes that make a real server durable.
+TEST_SERVER_OPTIONS = {"fsync": "off", "full_page_writes": "off"}
+
+
+@pytest.fixture(scope="session")
+def pg_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedPostgres]:
+    server = EmbeddedPostgres(
+        tmp_path_factory.mktemp("morpheus_home"), extra_options=TEST_SERVER_OPTIONS
+    )
+    server.start()
+    yield server
+    dispose_engines()
+    server.destroy()
+
+
+def admin_url(server: EmbeddedPostgres, database: str = "postgres") -> str:
+    """A psycopg (libpq) URL for administrative statements."""
+    return server.status().url(database).replace("postgresql+psycopg", "postgresql")
+
+
+@pytest.fixture(scope="session")
+def template_database(pg_server: EmbeddedPostgres) -> str:
+    with psycopg.connect(admin_url(pg_server), autocommit=True) as conn:
+        conn.execute(sql.SQL("DROP DATABASE IF EXISTS {}").format(sql.Identifier(TEMPLATE)))
+        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(TEMPLATE)))
+    upgrade(pg_server.status().url(TEMPLATE))
+    return TEMPLATE
+
+
+@pytest.fixture
+def database_url(pg_server: EmbeddedPostgres, template_database: str) -> Iterator[str]:
+    """A SQLAlchemy URL of a fresh, migrated database private to this test."""
+    name = f"test_{next(_counter)}"
+    with psycopg.connect(admin_url(pg_server), autocommit=True) as conn:
+        conn.execute(
+            sql.SQL("CREATE DATABASE {} TEMPLATE {}").format(
+                sql.Identifier(name), sql.Identifier(template_database)
+            )
+        )
+    yield pg_server.status().url(name)
+    dispose_engines()
+    with psycopg.connect(admin_url(pg_server), autocommit=True) as conn:
+        conn.execute(sql.SQL("DROP DATABASE {} WITH (FORCE)").format(sql.Identifier(name)))
+
+
+@pytest.fixture
+def project_root() -> Path:
+    return Path(__file__).resolve().parent.parent

@@ -1,0 +1,97 @@
+"""The embedded default: `morpheus db …` in real subprocesses, and two starts racing."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from morpheus_pipelines.db.embedded import EmbeddedPostgres, _binaries
+
+
+def _morpheus(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MORPHEUS_")}
+    env["MORPHEUS_HOME"] = str(home)
+    return subprocess.run(
+        [sys.executable, "-m", "morpheus_pipelines.cli", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+
+
+@pytest.fixture
+def home(tmp_path: Path):
+    yield tmp_path / "home"
+    EmbeddedPostgres(tmp_path / "home").destroy()
+
+
+def test_two_processes_starting_at_once_share_one_server(home: Path) -> None:
+    home.mkdir()
+    with ThreadPoolExecutor(2) as pool:
+        results = list(pool.map(lambda _: _morpheus(home, "db", "start"), range(2)))
+    assert [r.returncode for r in results] == [0, 0], [r.stderr for r in results]
+    urls = {r.stdout.strip().splitlines()[-1] for r in results}
+    assert len(urls) == 1  # the same server, not two
+
+    url = _morpheus(home, "db", "url").stdout.strip()
+    assert url == urls.pop()
+    psql = subprocess.run(
+        [str(_binaries() / "psql"), url, "-Atc", "SELECT current_database()"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert psql.stdout.strip() == "morpheus", psql.stderr
+    dagster_url = _morpheus(home, "db", "url", "--database", "dagster").stdout.strip()
+    with psycopg.connect(dagster_url) as conn:
+        assert conn.execute("SELECT current_database()").fetchone() == ("dagster",)
+
+    status = _morpheus(home, "db", "status")
+    assert status.returncode == 0 and "running" in status.stdout
+    assert _morpheus(home, "db", "stop").stdout.strip() == "stopped"
+    assert _morpheus(home, "db", "status").returncode == 3
+    # The data survives a restart.
+    assert _morpheus(home, "db", "start").returncode == 0
+
+
+def test_migrate_creates_every_warehouse_table(home: Path) -> None:
+    result = _morpheus(home, "db", "migrate")
+    assert result.returncode == 0, result.stderr
+    url = _morpheus(home, "db", "url").stdout.strip()
+    with psycopg.connect(url) as conn:
+        tables = {
+            row[0]
+            for row in conn.execute("SELECT tablename FROM pg_tables WHERE schemaname = 'public'")
+        }
+    assert {
+        "apac_hubspot_target_accounts",
+        "apac_hubspot_target_sync_state",
+        "apac_active_tenants",
+        "apac_sales_owned_tenants",
+        "apac_tenant_score_snapshots",
+        "alembic_version",
+    } <= tables
+    # Re-running is a no-op.
+    assert _morpheus(home, "db", "migrate").returncode == 0
+
+
+def test_external_database_url_starts_nothing(tmp_path: Path, database_url: str) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MORPHEUS_")}
+    env.update(MORPHEUS_HOME=str(tmp_path / "unused"), MORPHEUS_DATABASE_URL=database_url)
+    result = subprocess.run(
+        [sys.executable, "-m", "morpheus_pipelines.cli", "db", "start"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0
+    assert "nothing embedded" in result.stdout
+    assert not (tmp_path / "unused" / "postgres" / "data").exists()
