@@ -1,11 +1,12 @@
 """The single ``dg.Definitions`` of the code location, assembled explicitly."""
 
-from __future__ import annotations
-
 import dagster as dg
 
-from morpheus_pipelines.resources.env import env_or_default
+from morpheus_pipelines.assets.hubspot import hubspot_target_accounts, snapshot_freshness
+from morpheus_pipelines.resources.env import env_int_or_default, env_or_default
+from morpheus_pipelines.resources.hubspot import HubSpotResource
 from morpheus_pipelines.resources.warehouse import WarehouseResource
+from morpheus_pipelines.settings import load_settings
 
 warehouse = WarehouseResource(
     database_url=env_or_default("MORPHEUS_DATABASE_URL"),
@@ -14,7 +15,17 @@ warehouse = WarehouseResource(
     source_schema=env_or_default("MORPHEUS_SOURCE_SCHEMA"),
 )
 
+hubspot = HubSpotResource(
+    base_url=env_or_default("HUBSPOT_BASE_URL"),
+    private_app_token=env_or_default("HUBSPOT_PRIVATE_APP_TOKEN"),
+    target_list_id=env_or_default("HUBSPOT_TARGET_LIST_ID"),
+    request_timeout=load_settings().hubspot_request_timeout,
+    retry_count=env_int_or_default("HUBSPOT_RETRY_COUNT"),
+    requests_per_10s=env_int_or_default("HUBSPOT_REQUESTS_PER_10S"),
+)
+
 defs = dg.Definitions(
-    assets=[],
-    resources={"warehouse": warehouse},
+    assets=[hubspot_target_accounts],
+    asset_checks=[snapshot_freshness],
+    resources={"warehouse": warehouse, "hubspot": hubspot},
 )

@@ -1,0 +1,161 @@
+"""``hubspot_target_accounts``: the validated local mirror of the HubSpot target list."""
+
+from datetime import UTC, datetime
+
+import dagster as dg
+
+from morpheus_pipelines.assets.metadata import metadata
+from morpheus_pipelines.resources.hubspot import HubSpotResource
+from morpheus_pipelines.resources.warehouse import WarehouseResource
+from morpheus_pipelines.rules.snapshot_validation import VALIDATION_RULES
+from morpheus_pipelines.services.hubspot_snapshot import read_snapshot_state, sync_target_list
+
+ASSET_KEY = dg.AssetKey("hubspot_target_accounts")
+REFRESH_CHECK = "snapshot_refresh_succeeded"
+FRESHNESS_CHECK = "snapshot_freshness"
+DEFAULT_MAX_AGE_HOURS = 26.0
+
+# One check per validation rule of 002 §5.2, plus one for the refresh transaction itself.
+# Non-blocking: routing must still run on the last good snapshot after a failed sync.
+SNAPSHOT_CHECK_SPECS = [
+    dg.AssetCheckSpec(name=rule, asset=ASSET_KEY, description=text, blocking=False)
+    for rule, text in VALIDATION_RULES.items()
+] + [
+    dg.AssetCheckSpec(
+        name=REFRESH_CHECK,
+        asset=ASSET_KEY,
+        description="The refresh transaction committed: this run's snapshot is in place.",
+        blocking=False,
+    )
+]
+
+
+@dg.asset(
+    key=ASSET_KEY,
+    group_name="hubspot",
+    pool="hubspot_api",
+    kinds={"hubspot", "postgres"},
+    check_specs=SNAPSHOT_CHECK_SPECS,
+    owners=["team:sales-ops-data"],
+    tags={"domain": "hubspot"},
+)
+def hubspot_target_accounts(
+    context: dg.AssetExecutionContext, hubspot: HubSpotResource, warehouse: WarehouseResource
+) -> dg.MaterializeResult:
+    """Latest complete, successful mirror of the HubSpot target-account list
+    (`apac_hubspot_target_accounts`).
+
+    Reads every membership page and every member company, validates the whole list in memory
+    (002 §5.2), then replaces the snapshot in one transaction (002 §5.3). A failed sync keeps
+    the previous snapshot untouched, records the attempt in `apac_hubspot_target_sync_state`
+    and does **not** fail the run: the checks turn red and routing uses the last good
+    snapshot (`stale`) or no snapshot at all (`unavailable`).
+    """
+    with hubspot.get_client(context.log) as client:
+        outcome = sync_target_list(
+            client,
+            warehouse.session,
+            list_id=hubspot.target_list_id,
+            run_id=context.run_id,
+            log=context.log,
+        )
+    state = outcome.state
+    if outcome.succeeded:
+        context.log.info(
+            f"snapshot refreshed: {outcome.rows_upserted} upserted, {outcome.rows_deleted} "
+            f"deleted, sync {outcome.sync_id}"
+        )
+    else:
+        context.log.warning(
+            f"HubSpot sync failed ({outcome.error}); snapshot is {state.status}"
+            + (f", {state.age_seconds / 3600:.1f} h old" if state.age_seconds is not None else "")
+        )
+    check_results = [
+        dg.AssetCheckResult(
+            check_name=result.rule,
+            passed=result.passed,
+            severity=dg.AssetCheckSeverity.ERROR,
+            metadata=metadata(result.observed),
+        )
+        for result in outcome.validation
+    ]
+    check_results.append(
+        dg.AssetCheckResult(
+            check_name=REFRESH_CHECK,
+            passed=outcome.succeeded,
+            severity=dg.AssetCheckSeverity.ERROR,
+            metadata=metadata({"error": outcome.error, "snapshot_status": state.status}),
+        )
+    )
+    return dg.MaterializeResult(
+        metadata=metadata(
+            {
+                "snapshot_status": state.status,
+                "sync_id": outcome.sync_id,
+                "snapshot_sync_id": state.sync_id,
+                "snapshot_age_hours": None
+                if state.age_seconds is None
+                else round(state.age_seconds / 3600, 2),
+                "list_total": outcome.list_total,
+                "rows_upserted": outcome.rows_upserted,
+                "rows_deleted": outcome.rows_deleted,
+                "requests": outcome.requests,
+                "retries": outcome.retries,
+                "rate_limited_429s": outcome.rate_limited,
+                "duration_seconds": round(outcome.duration_seconds, 3),
+                "error": outcome.error,
+                "dagster/row_count": None if state.status == "unavailable" else outcome.list_total,
+            }
+        ),
+        check_results=check_results,
+    )
+
+
+class SnapshotFreshnessConfig(dg.Config):
+    max_age_hours: float = DEFAULT_MAX_AGE_HOURS
+
+
+def freshness_result(
+    status: str, age_seconds: float | None, max_age_hours: float, **extra: object
+) -> tuple[bool, dg.AssetCheckSeverity, str]:
+    """Pass when younger than the limit; WARN when older; ERROR when none ever succeeded."""
+    if status == "unavailable" or age_seconds is None:
+        return False, dg.AssetCheckSeverity.ERROR, "no successful snapshot exists"
+    if age_seconds > max_age_hours * 3600:
+        return (
+            False,
+            dg.AssetCheckSeverity.WARN,
+            f"last successful sync is {age_seconds / 3600:.1f} h old (limit {max_age_hours} h)",
+        )
+    return True, dg.AssetCheckSeverity.WARN, "snapshot is fresh enough"
+
+
+@dg.asset_check(asset=ASSET_KEY, name=FRESHNESS_CHECK, blocking=False)
+def snapshot_freshness(
+    config: SnapshotFreshnessConfig, hubspot: HubSpotResource, warehouse: WarehouseResource
+) -> dg.AssetCheckResult:
+    """Warns when the last successful HubSpot sync is older than `max_age_hours` (default
+    26 h); fails with ERROR severity when no successful snapshot exists."""
+    with warehouse.session() as session:
+        state = read_snapshot_state(session, hubspot.target_list_id, now=datetime.now(UTC))
+    passed, severity, summary = freshness_result(
+        state.status, state.age_seconds, config.max_age_hours
+    )
+    return dg.AssetCheckResult(
+        passed=passed,
+        severity=severity,
+        description=summary,
+        metadata=metadata(
+            {
+                "snapshot_status": state.status,
+                "snapshot_sync_id": state.sync_id,
+                "last_successful_sync_at": state.synced_at,
+                "snapshot_age_hours": None
+                if state.age_seconds is None
+                else round(state.age_seconds / 3600, 2),
+                "max_age_hours": config.max_age_hours,
+                "last_attempt_status": state.last_attempt_status,
+                "last_error": state.last_error,
+            }
+        ),
+    )

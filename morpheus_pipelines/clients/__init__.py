@@ -1,0 +1,1 @@
+"""HTTP clients of the external services (no Dagster import; resources wrap them)."""

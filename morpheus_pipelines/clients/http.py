@@ -1,0 +1,70 @@
+"""What the HTTP clients share: a sliding-window rate budget, back-off and request stats."""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+
+class RateBudget:
+    """At most ``limit`` requests in any ``window`` seconds (client-side, before HubSpot's)."""
+
+    def __init__(
+        self,
+        limit: int,
+        window: float = 10.0,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        if limit < 1:
+            raise ValueError(f"rate budget must allow at least 1 request, got {limit}")
+        self.limit, self.window = limit, window
+        self._clock, self._sleep = clock, sleep
+        self._sent: deque[float] = deque()
+        self._lock = threading.Lock()
+        self.waited_seconds = 0.0
+
+    def acquire(self) -> None:
+        """Block until one more request fits in the window, then record it."""
+        while True:
+            with self._lock:
+                now = self._clock()
+                while self._sent and now - self._sent[0] >= self.window:
+                    self._sent.popleft()
+                if len(self._sent) < self.limit:
+                    self._sent.append(now)
+                    return
+                wait = self.window - (now - self._sent[0])
+            self.waited_seconds += wait
+            self._sleep(wait)
+
+    def pause(self, seconds: float) -> None:
+        """Server asked us to wait: hold every request of this budget for ``seconds``."""
+        if seconds > 0:
+            self.waited_seconds += seconds
+            self._sleep(seconds)
+
+
+def backoff_seconds(attempt: int, *, base: float = 0.5, cap: float = 30.0) -> float:
+    """Exponential back-off with full jitter: uniform in [0, min(cap, base·2^attempt)]."""
+    return random.uniform(0, min(cap, base * 2**attempt))
+
+
+@dataclass
+class RequestStats:
+    """Counts a client exposes for materialisation metadata and logs."""
+
+    requests: int = 0
+    retries: int = 0
+    rate_limited: int = 0
+    by_status: dict[str, int] = field(default_factory=dict)
+
+    def count(self, status: int | str) -> None:
+        self.requests += 1
+        key = str(status)
+        self.by_status[key] = self.by_status.get(key, 0) + 1

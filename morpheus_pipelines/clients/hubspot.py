@@ -1,0 +1,273 @@
+"""HubSpot CRM v3 client for the target-account snapshot (002 §5, DESIGN §3).
+
+Every request has (connect, read) timeouts and goes through a client-side rate budget of
+``requests_per_10s``. 429, 5xx, connection errors, read timeouts and unparseable bodies are
+retried at most ``retry_count`` times, waiting for ``Retry-After`` when present, else for the
+``X-HubSpot-RateLimit-Interval-Milliseconds`` window when the remaining budget is 0, else an
+exponential back-off with jitter. 400/401/403/404 fail at once. A DAILY rate-limit 429 is not
+retried inside a run: HubSpot resets that budget at midnight.
+
+No message this module produces contains the token: it is sent only in the Authorization
+header and errors quote HubSpot's ``status``, ``category`` and ``message`` fields.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import requests
+
+from morpheus_pipelines.clients.http import RateBudget, RequestStats, backoff_seconds
+from morpheus_pipelines.observability import log_event, register_secret
+
+# 002 §5.1: only what deterministic matching and audit need.
+COMPANY_PROPERTIES = (
+    "hs_object_id",
+    "portal_id__c",
+    "account_id__c",
+    "domain",
+    "website",
+    "hs_additional_domains",
+    "name",
+    "account_allias__c",
+    "hs_lastmodifieddate",
+)
+MEMBERSHIP_PAGE_SIZE = 250
+BATCH_READ_SIZE = 100
+NOT_RETRIED = frozenset({400, 401, 403, 404})
+
+
+class HubSpotError(RuntimeError):
+    """A HubSpot call failed for good; the message is safe to log (no token)."""
+
+    def __init__(self, message: str, *, status: int | None = None, endpoint: str = "") -> None:
+        super().__init__(message)
+        self.status = status
+        self.endpoint = endpoint
+
+
+@dataclass(frozen=True)
+class CompanyBatch:
+    """One ``batch/read`` answer: the companies found and the ids HubSpot says are missing."""
+
+    companies: list[dict[str, Any]]
+    missing_ids: list[str]
+    status: int
+
+
+def _error_summary(response: requests.Response) -> str:
+    try:
+        body = response.json()
+    except ValueError:
+        return f"HTTP {response.status_code} (non-JSON body)"
+    if not isinstance(body, dict):
+        return f"HTTP {response.status_code}"
+    parts = [f"HTTP {response.status_code}"]
+    for key in ("category", "policyName", "message"):
+        if body.get(key):
+            parts.append(f"{key}={str(body[key])[:300]}")
+    return " ".join(parts)
+
+
+class HubSpotClient:
+    """A small, strict client of the endpoints the snapshot needs."""
+
+    def __init__(
+        self,
+        base_url: str,
+        token: str,
+        *,
+        read_timeout: float = 30.0,
+        connect_timeout: float = 5.0,
+        retry_count: int = 3,
+        requests_per_10s: int = 100,
+        logger: logging.Logger | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+        max_backoff: float = 30.0,
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.timeout = (connect_timeout, read_timeout)
+        self.retry_count = retry_count
+        self.max_backoff = max_backoff
+        self.stats = RequestStats()
+        self.budget = RateBudget(requests_per_10s, sleep=sleep)
+        self._sleep = sleep
+        self._log = logger or logging.getLogger(__name__)
+        self._session = requests.Session()
+        self._session.headers["Accept"] = "application/json"
+        if token:
+            self._session.headers["Authorization"] = f"Bearer {token}"
+        register_secret(token)
+
+    def close(self) -> None:
+        self._session.close()
+
+    def __enter__(self) -> HubSpotClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- transport ----------------------------------------------------------------------------
+
+    def _wait_before_retry(self, response: requests.Response | None, attempt: int) -> float:
+        if response is not None:
+            retry_after = response.headers.get("Retry-After")
+            if retry_after:
+                try:
+                    return min(float(retry_after), self.max_backoff * 4)
+                except ValueError:
+                    pass
+            remaining = response.headers.get("X-HubSpot-RateLimit-Remaining")
+            interval = response.headers.get("X-HubSpot-RateLimit-Interval-Milliseconds")
+            if remaining is not None and interval and remaining.strip() == "0":
+                try:
+                    return min(int(interval) / 1000.0, self.max_backoff * 4)
+                except ValueError:
+                    pass
+        return backoff_seconds(attempt, cap=self.max_backoff)
+
+    def request(self, method: str, path: str, *, endpoint: str, **kwargs: Any) -> tuple[int, Any]:
+        """Send one logical request with bounded retries; returns (status, parsed JSON)."""
+        url = f"{self.base_url}{path}"
+        last_problem = ""
+        for attempt in range(self.retry_count + 1):
+            if attempt:
+                self.stats.retries += 1
+            self.budget.acquire()
+            response: requests.Response | None = None
+            try:
+                response = self._session.request(method, url, timeout=self.timeout, **kwargs)
+            except (requests.ConnectionError, requests.Timeout) as exc:
+                self.stats.count(type(exc).__name__)
+                last_problem = f"{type(exc).__name__}"
+            else:
+                self.stats.count(response.status_code)
+                status = response.status_code
+                if status in NOT_RETRIED:
+                    raise HubSpotError(
+                        f"HubSpot {endpoint} failed: {_error_summary(response)}",
+                        status=status,
+                        endpoint=endpoint,
+                    )
+                if status == 429:
+                    self.stats.rate_limited += 1
+                    if _is_daily_limit(response):
+                        raise HubSpotError(
+                            f"HubSpot {endpoint}: daily rate limit reached "
+                            f"({_error_summary(response)}); not retried before it resets",
+                            status=status,
+                            endpoint=endpoint,
+                        )
+                if status == 429 or status >= 500:
+                    last_problem = _error_summary(response)
+                elif 200 <= status < 300:
+                    try:
+                        return status, response.json()
+                    except ValueError:
+                        last_problem = f"HTTP {status} with an unparseable JSON body"
+                else:
+                    raise HubSpotError(
+                        f"HubSpot {endpoint} failed: {_error_summary(response)}",
+                        status=status,
+                        endpoint=endpoint,
+                    )
+            if attempt == self.retry_count:
+                break
+            wait = self._wait_before_retry(response, attempt)
+            log_event(
+                "hubspot_retry",
+                endpoint=endpoint,
+                attempt=attempt + 1,
+                problem=last_problem,
+                wait_seconds=round(wait, 3),
+            )
+            if response is not None and response.status_code == 429:
+                self.budget.pause(wait)
+            else:
+                self._sleep(wait)
+        raise HubSpotError(
+            f"HubSpot {endpoint} failed after {self.retry_count + 1} attempts: {last_problem}",
+            endpoint=endpoint,
+        )
+
+    # -- endpoints ----------------------------------------------------------------------------
+
+    def get_list(self, list_id: str) -> dict[str, Any]:
+        """``GET /crm/v3/lists/{listId}``; HubSpot wraps the list in ``{"list": …}``."""
+        _, body = self.request("GET", f"/crm/v3/lists/{list_id}", endpoint="list")
+        listing = body.get("list") if isinstance(body, dict) else None
+        if not isinstance(listing, dict):
+            raise HubSpotError("HubSpot list response has no 'list' object", endpoint="list")
+        return listing
+
+    def iter_membership_pages(
+        self, list_id: str, *, limit: int = MEMBERSHIP_PAGE_SIZE
+    ) -> Iterator[list[dict[str, Any]]]:
+        """Every page of ``GET /crm/v3/lists/{listId}/memberships``, following ``after``."""
+        after: str | None = None
+        page = 0
+        while True:
+            params: dict[str, Any] = {"limit": limit}
+            if after:
+                params["after"] = after
+            _, body = self.request(
+                "GET",
+                f"/crm/v3/lists/{list_id}/memberships",
+                endpoint="memberships",
+                params=params,
+            )
+            if not isinstance(body, dict) or not isinstance(body.get("results"), list):
+                raise HubSpotError(
+                    f"memberships page {page + 1} has no 'results' list", endpoint="memberships"
+                )
+            page += 1
+            yield body["results"]
+            next_after = ((body.get("paging") or {}).get("next") or {}).get("after")
+            if not next_after:
+                return
+            if next_after == after:
+                raise HubSpotError(
+                    f"memberships paging did not advance after page {page}",
+                    endpoint="memberships",
+                )
+            after = str(next_after)
+
+    def batch_read_companies(
+        self, company_ids: Sequence[str], properties: Sequence[str] = COMPANY_PROPERTIES
+    ) -> CompanyBatch:
+        """``POST /crm/v3/objects/companies/batch/read`` for ≤ 100 ids.
+
+        A 207 carries ``errors``; the ids they name are returned as ``missing_ids``.
+        """
+        if len(company_ids) > BATCH_READ_SIZE:
+            raise ValueError(f"batch/read takes at most {BATCH_READ_SIZE} ids")
+        payload = {
+            "inputs": [{"id": str(i)} for i in company_ids],
+            "properties": list(properties),
+            "propertiesWithHistory": [],
+        }
+        status, body = self.request(
+            "POST", "/crm/v3/objects/companies/batch/read", endpoint="batch_read", json=payload
+        )
+        if not isinstance(body, dict) or not isinstance(body.get("results"), list):
+            raise HubSpotError("batch/read response has no 'results' list", endpoint="batch_read")
+        missing: list[str] = []
+        for error in body.get("errors") or []:
+            ids = ((error or {}).get("context") or {}).get("ids") or []
+            missing.extend(str(i) for i in ids)
+        found = {str(c.get("id")) for c in body["results"] if isinstance(c, dict)}
+        missing.extend(i for i in map(str, company_ids) if i not in found and i not in missing)
+        return CompanyBatch(companies=body["results"], missing_ids=missing, status=status)
+
+
+def _is_daily_limit(response: requests.Response) -> bool:
+    try:
+        body = response.json()
+    except ValueError:
+        return False
+    return isinstance(body, dict) and str(body.get("policyName", "")).upper() == "DAILY"

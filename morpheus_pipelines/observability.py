@@ -1,0 +1,102 @@
+"""Structured, single-line JSON event logs (002 §10).
+
+Every event is one JSON object on one line of the ``morpheus.events`` logger, searchable by
+``run_id``, ``tenant_id``, ``sync_id``, ``tenant_bucket`` and ``event``. Two guards keep
+secrets and PII out:
+
+* a field whose name ends in ``email`` is masked (``j***@acme.com``) before it is written;
+* any other email-shaped text in the line is masked the same way;
+* every value registered with :func:`register_secret` (the HubSpot token) is replaced by
+  ``***`` anywhere in the final line, whatever field or message it slipped into.
+
+Dagster's own log (``context.log``) gets batch progress and totals; per-tenant events go here.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import sys
+import threading
+from datetime import UTC, date, datetime
+from decimal import Decimal
+from typing import Any
+
+from morpheus_pipelines.rules.domains import mask_email
+
+LOGGER_NAME = "morpheus.events"
+_secrets: set[str] = set()
+# Anything shaped like an email address that reaches a line through a free-text field.
+_EMAIL_PATTERN = re.compile(
+    r"[^\s\"'<>@,;:]+@[A-Za-z0-9\-.\u00a0-\uffff]+\.[A-Za-z\u00a0-\uffff]{2,}"
+)
+_secrets_lock = threading.Lock()
+
+
+def register_secret(value: str | None) -> None:
+    """Never let ``value`` appear in an event line (no-op for empty or very short values)."""
+    if value and len(value) >= 4:
+        with _secrets_lock:
+            _secrets.add(value)
+
+
+def redact(text: str) -> str:
+    """``text`` with every registered secret replaced by ``***``."""
+    with _secrets_lock:
+        secrets = sorted(_secrets, key=len, reverse=True)
+    for secret in secrets:
+        text = text.replace(secret, "***")
+    return text
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, datetime | date):
+        return value.isoformat()
+    if isinstance(value, Decimal):
+        return float(value)
+    if isinstance(value, set | frozenset | tuple):
+        return list(value)
+    return value
+
+
+def _masked(fields: dict[str, Any]) -> dict[str, Any]:
+    return {
+        key: mask_email(value) if key.endswith("email") and value is not None else value
+        for key, value in fields.items()
+    }
+
+
+def format_event(event: str, level: str, fields: dict[str, Any]) -> str:
+    """One JSON line: timestamp, level, event, then the (masked) fields."""
+    record = {
+        "ts": datetime.now(UTC).isoformat(timespec="milliseconds"),
+        "level": level,
+        "event": event,
+        **_masked(fields),
+    }
+    line = json.dumps(
+        {key: _jsonable(value) for key, value in record.items()},
+        default=str,
+        ensure_ascii=False,
+        separators=(",", ":"),
+    )
+    return _EMAIL_PATTERN.sub(lambda m: mask_email(m.group(0)), redact(line))
+
+
+def _logger() -> logging.Logger:
+    logger = logging.getLogger(LOGGER_NAME)
+    if not logger.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(message)s"))
+        logger.addHandler(handler)
+        logger.setLevel(logging.INFO)
+        logger.propagate = False
+    return logger
+
+
+def log_event(event: str, *, level: int = logging.INFO, **fields: Any) -> None:
+    """Write one structured event line."""
+    logger = _logger()
+    if logger.isEnabledFor(level):
+        logger.log(level, format_event(event, logging.getLevelName(level), fields))

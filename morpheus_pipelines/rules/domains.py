@@ -1,0 +1,487 @@
+"""Normalisation of domains, URLs, emails and identifiers (spec 002 §4.1, §5, §6).
+
+Every matching rule compares *normalised* values, so the same company written as
+``https://WWW.Acme.com.au:443/about``, ``acme.com.au.`` or ``sales@acme.com.au`` must produce the
+same key, and nothing a tenant typed may ever make the pipeline raise.
+
+Canonical form of a host
+    lower-case ASCII, internationalised labels in their IDNA punycode form (``münchen.de`` and
+    ``xn--mnchen-3ya.de`` both become ``xn--mnchen-3ya.de``), no trailing dot, at least two
+    labels, every label 1 to 63 letters/digits/hyphens (not starting or ending with a hyphen),
+    at most 253 characters, and a last label that is not numeric (so IPv4 addresses are rejected).
+    Punycode is the canonical form because it is what DNS, HubSpot and the PSL data agree on and
+    because an ASCII key is cheap to hash, store and compare.
+
+Registrable root
+    the registrable domain ("eTLD+1") of a canonical host according to the Public Suffix List,
+    e.g. ``shop.acme.com.au`` → ``acme.com.au``. The list is the snapshot bundled with
+    ``tldextract``; it is never downloaded at run time. PSL *private* suffixes (``github.io``,
+    ``blogspot.com``, …) are honoured, so two different sites on a shared hosting suffix never
+    collapse to the same root (``a.github.io`` and ``b.github.io`` stay distinct). A host under a
+    suffix the list does not know (``acme.local``), a bare public suffix (``com.au``) or an IP
+    address has no registrable root.
+
+All scalar functions accept any object and return ``None`` (or an empty list) rather than raise.
+The vectorised helpers work on the distinct values of a Series only, so normalising a million
+tenant emails costs one call per distinct value.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import re
+import unicodedata
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cache, lru_cache
+
+import idna
+import numpy as np
+import pandas as pd
+import tldextract
+
+__all__ = [
+    "additional_domain_roots",
+    "distinct_value_codes",
+    "email_domain",
+    "email_domain_codes",
+    "email_domains",
+    "map_unique_values",
+    "mask_email",
+    "normalise_domain",
+    "normalise_email",
+    "normalise_emails",
+    "normalise_identifier",
+    "normalise_identifiers",
+    "object_array",
+    "offline_public_suffix_list",
+    "registrable_root",
+    "registrable_roots",
+    "root_of_canonical_host",
+    "split_additional_domains",
+]
+
+
+def offline_public_suffix_list() -> tldextract.TLDExtract:
+    """A ``TLDExtract`` that only ever reads the PSL snapshot bundled with the package.
+
+    An empty URL list means "never fetch" (it also overrides the
+    ``TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS`` environment variable) and no ``cache_dir`` means
+    "never read or write a cache file", so there is no network access and no filesystem state.
+    """
+    return tldextract.TLDExtract(
+        suffix_list_urls=(),
+        cache_dir=None,
+        fallback_to_snapshot=True,
+        include_psl_private_domains=True,
+    )
+
+
+_PUBLIC_SUFFIX_LIST = offline_public_suffix_list()
+
+# Bounded so a run over a million distinct values cannot grow the process without limit; a run
+# normally sees far fewer distinct domains than this.
+_CACHE_SIZE = 1 << 18
+
+_MAX_HOST_LENGTH = 253
+_CONTROL_CHARACTERS = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+_LDH_LABEL = re.compile(r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?")
+# Browsers treat a backslash like a slash, so it also ends the host part of a URL.
+_END_OF_HOST = re.compile(r"[/?#\\]")
+_WWW_PREFIX = "www."
+
+
+def _is_canonical_a_label(label: str) -> bool:
+    """An ``xn--`` label is kept only if it is the exact IDNA encoding of some Unicode label."""
+    try:
+        return idna.encode(idna.decode(label)).decode("ascii") == label
+    except (idna.IDNAError, UnicodeError, ValueError):
+        return False
+
+
+@lru_cache(maxsize=_CACHE_SIZE)
+def _canonical_host(host: str) -> str | None:
+    """Return ``host`` in canonical form (see module docstring) or ``None`` if it is not a host."""
+    # A valid host is at most 253 ASCII characters and its Unicode form is never longer than its
+    # punycode form, so anything longer is rejected before doing any expensive work.
+    if not host or len(host) > _MAX_HOST_LENGTH or _CONTROL_CHARACTERS.search(host):
+        return None
+    if not host.isascii():
+        try:
+            # UTS #46 (non-transitional, as browsers do) maps case, width and ideographic dots.
+            host = idna.encode(host, uts46=True, transitional=False).decode("ascii")
+        except (idna.IDNAError, UnicodeError, ValueError):
+            return None
+    host = host.lower().rstrip(".")
+    if len(host) > _MAX_HOST_LENGTH:
+        return None
+    labels = host.split(".")
+    if len(labels) < 2 or labels[-1].isdigit():
+        return None
+    for label in labels:
+        if not _LDH_LABEL.fullmatch(label):
+            return None
+        if label.startswith("xn--") and not _is_canonical_a_label(label):
+            return None
+    return host
+
+
+def _host_of_locator(value: str) -> str | None:
+    """Extract the canonical host from a domain, URL or email-like string."""
+    text = value.strip()
+    if not text or _CONTROL_CHARACTERS.search(text):
+        return None
+    if not text.isascii():
+        # Full-width delimiters (U+FF20 @, U+FF0F /, U+FF1A :, U+FF0E .) typed on CJK keyboards
+        # become their ASCII forms, and ideographic full stops (U+3002) become dots, before the
+        # string is split into its parts.
+        text = unicodedata.normalize("NFKC", text).replace("\u3002", ".")
+    _, scheme_separator, rest = text.partition("://")
+    if scheme_separator:
+        text = rest
+    elif text[:7].lower() == "mailto:":
+        text = text[7:]
+    text = _END_OF_HOST.split(text.lstrip("/"), maxsplit=1)[0]
+    text = text.rpartition("@")[2]  # userinfo, or the local part of an email address
+    if text.startswith("["):  # IPv6 literal
+        return None
+    host, port_separator, port = text.rpartition(":")
+    if port_separator:
+        if port and not (port.isascii() and port.isdigit()):
+            return None
+        text = host
+    return _canonical_host(text.strip())
+
+
+def _punycode_rule(rule: str) -> str | None:
+    """A PSL rule with its Unicode labels in punycode, to compare with canonical hosts."""
+    if rule.isascii():
+        return rule
+    labels = []
+    for label in rule.split("."):
+        if label.isascii():
+            labels.append(label)
+            continue
+        try:
+            labels.append(idna.encode(label, uts46=True, transitional=False).decode("ascii"))
+        except (idna.IDNAError, UnicodeError, ValueError):
+            return None
+    return ".".join(labels)
+
+
+@dataclass(frozen=True)
+class _SuffixRules:
+    """The Public Suffix List split into its three kinds of rule, all in punycode."""
+
+    suffixes: frozenset[str]  # "com.au": a public suffix
+    wildcard_parents: frozenset[str]  # "ck" for "*.ck": every label under "ck" is a suffix
+    exceptions: frozenset[str]  # "www.ck" for "!www.ck": not a suffix despite a wildcard
+
+
+@cache
+def _suffix_rules() -> _SuffixRules:
+    suffixes: set[str] = set()
+    wildcard_parents: set[str] = set()
+    exceptions: set[str] = set()
+    # tlds reads the snapshot bundled with tldextract (offline, see _PUBLIC_SUFFIX_LIST).
+    for rule in _PUBLIC_SUFFIX_LIST.tlds:
+        encoded = _punycode_rule(rule.lower())
+        if encoded is None:
+            continue
+        if encoded.startswith("!"):
+            exceptions.add(encoded[1:])
+        elif encoded.startswith("*."):
+            wildcard_parents.add(encoded[2:])
+        else:
+            suffixes.add(encoded)
+    return _SuffixRules(frozenset(suffixes), frozenset(wildcard_parents), frozenset(exceptions))
+
+
+@lru_cache(maxsize=_CACHE_SIZE)
+def _psl_root(host: str) -> str | None:
+    """Registrable domain of a canonical host, or ``None`` when the PSL gives it none.
+
+    The PSL algorithm over the bundled rules: the longest matching rule wins, an exception rule
+    (``!city.kawasaki.jp``) beats the wildcard it carves out of, and a host under no rule at all
+    has no registrable domain (as in tldextract; the PSL's implicit ``*`` rule is not applied,
+    so ``acme.local`` or an unknown TLD never produces a matching key). Performing the look-up
+    here rather than through ``TLDExtract.__call__`` makes it about five times faster.
+    """
+    rules = _suffix_rules()
+    labels = host.split(".")
+    for start in range(len(labels)):
+        candidate = ".".join(labels[start:])
+        if candidate in rules.exceptions:
+            suffix_start = start + 1
+        elif candidate in rules.suffixes or (
+            start + 1 < len(labels) and ".".join(labels[start + 1 :]) in rules.wildcard_parents
+        ):
+            suffix_start = start
+        else:
+            continue
+        if suffix_start == 0:
+            return None  # the host is itself a public suffix
+        return ".".join(labels[suffix_start - 1 :])
+    return None
+
+
+@lru_cache(maxsize=_CACHE_SIZE)
+def _registrable_root_of_text(value: str) -> str | None:
+    host = _host_of_locator(value)
+    return None if host is None else _psl_root(host)
+
+
+def root_of_canonical_host(host: str | None) -> str | None:
+    """Registrable root of a host that is *already canonical*: the output of
+    :func:`email_domain`, :func:`normalise_domain` or :func:`registrable_root`.
+
+    A fast path for batch code that has canonicalised its values once; for anything else use
+    :func:`registrable_root`, which does the cleaning too.
+    """
+    return None if host is None else _psl_root(host)
+
+
+def registrable_root(value: object) -> str | None:
+    """Return the registrable domain (eTLD+1) of a domain, URL or email-like host.
+
+    Lower-cases; strips surrounding whitespace, the scheme, ``www.`` and any other subdomain,
+    userinfo, port, path, query, fragment and trailing dots; converts internationalised names to
+    punycode. ``"https://WWW.Shop.Acme.com.au:8443/x?y#z"`` → ``"acme.com.au"``,
+    ``"münchen.de"`` → ``"xn--mnchen-3ya.de"``.
+
+    Returns ``None`` for anything without a registrable domain: ``None``/non-text, empty text,
+    IP addresses, a bare public suffix, unknown top-level domains, control characters,
+    over-long labels or hosts. Never raises. Idempotent: a root is its own root.
+    """
+    if not isinstance(value, str):
+        return None
+    return _registrable_root_of_text(value)
+
+
+def normalise_domain(value: object) -> str | None:
+    """Return the canonical host of a domain, URL or email-like string, keeping subdomains.
+
+    Same cleaning as :func:`registrable_root` but without reducing to the registrable root,
+    except that leading ``www.`` labels are dropped (``www.shop.acme.com`` → ``shop.acme.com``)
+    as long as what remains is still a registrable name (``www.com`` stays ``www.com``).
+    ``None`` when there is no valid host. Never raises; idempotent.
+    """
+    if not isinstance(value, str):
+        return None
+    host = _host_of_locator(value)
+    while host is not None and host.startswith(_WWW_PREFIX):
+        shorter = host[len(_WWW_PREFIX) :]
+        if _psl_root(shorter) is None:
+            break
+        host = shorter
+    return host
+
+
+def email_domain(email: object) -> str | None:
+    """Return the normalised domain of an email address, or ``None`` if it is malformed.
+
+    The domain is everything after the *last* ``@``; it is lower-cased, converted to punycode
+    and stripped of trailing dots (``"Jane@Beispiel.MÜNCHEN.de."`` →
+    ``"beispiel.xn--mnchen-3ya.de"``). Subdomains are kept: this is the domain as written, not
+    its registrable root. Malformed means: no ``@``, an empty local part, control characters, or
+    a domain that is not a valid host name (including IP literals). Never raises.
+    """
+    if not isinstance(email, str):
+        return None
+    local_part, at, host = email.strip().rpartition("@")
+    if not at or not local_part or _CONTROL_CHARACTERS.search(local_part):
+        return None
+    return _canonical_host(host)
+
+
+def split_additional_domains(value: object) -> list[str]:
+    """Split HubSpot ``hs_additional_domains`` on ``;``, trimming and dropping empty parts.
+
+    ``" a.com ;; b.com;"`` → ``["a.com", "b.com"]``. The parts are *not* normalised; see
+    :func:`additional_domain_roots`. A list or tuple is accepted as already split. Anything else
+    gives ``[]``.
+    """
+    if isinstance(value, str):
+        parts: list[object] = list(value.split(";"))
+    elif isinstance(value, list | tuple):
+        parts = list(value)
+    else:
+        return []
+    return [part.strip() for part in parts if isinstance(part, str) and part.strip()]
+
+
+def additional_domain_roots(value: object) -> list[str]:
+    """Return the registrable roots of ``hs_additional_domains``, de-duplicated, in input order.
+
+    Parts without a registrable root are dropped: ``"shop.acme.com; acme.com; ;bad..x"`` →
+    ``["acme.com"]``.
+    """
+    roots: dict[str, None] = {}
+    for part in split_additional_domains(value):
+        root = registrable_root(part)
+        if root is not None:
+            roots[root] = None
+    return list(roots)
+
+
+def normalise_identifier(value: object) -> str | None:
+    """Normalise an exact-match identifier (``portal_id__c``, ``account_id__c``, ``custom_id``).
+
+    Text is trimmed and kept otherwise verbatim (identifiers are compared case-sensitively);
+    empty text gives ``None``. Integers become their decimal text. A float that holds an integer
+    (what a nullable integer column turns into in pandas) becomes that integer's text; other
+    floats, NaN, booleans and every other type give ``None``, because none of them is a
+    trustworthy identifier. Never raises; idempotent.
+    """
+    if isinstance(value, str):
+        return value.strip() or None
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        return None
+    if isinstance(value, numbers.Integral):
+        return str(int(value))
+    number = float(value)
+    if math.isfinite(number) and number.is_integer():
+        return str(int(number))
+    return None
+
+
+def normalise_email(value: object) -> str | None:
+    """Trim and lower-case an email address; ``None`` for empty text or a non-text value.
+
+    No other validation happens: this is the form compared *exactly* against the configured
+    APAC Sales list (002 §7), where a near-miss must simply not match.
+    """
+    if not isinstance(value, str):
+        return None
+    return value.strip().lower() or None
+
+
+def mask_email(value: object) -> str:
+    """Return an email address fit for logs: ``"Jane.Doe@Example.com"`` → ``"j***@example.com"``.
+
+    Only the first character of the local part and the normalised domain are shown. Anything
+    that is not a well-formed email gives ``"***"``; a missing value gives ``"<none>"``. Never
+    raises and never returns more of the local part than its first character.
+    """
+    email = normalise_email(value)
+    if email is None:
+        return "<none>"
+    domain = email_domain(email)
+    local_part = email.rpartition("@")[0]
+    if domain is None or not local_part:
+        return "***"
+    return f"{local_part[0]}***@{domain}"
+
+
+def object_array(values: list[object]) -> np.ndarray:
+    """A 1-D ``object`` array of ``values``, even when the values are lists or tuples."""
+    # Filled element by element so list-valued cells stay cells instead of becoming a 2-D array.
+    array = np.empty(len(values), dtype=object)
+    for position, value in enumerate(values):
+        array[position] = value
+    return array
+
+
+def distinct_value_codes(
+    values: pd.Series | np.ndarray | list[object], function: Callable[[object], object]
+) -> tuple[np.ndarray, np.ndarray]:
+    """Call ``function`` once per distinct value and say, per row, which result applies.
+
+    Returns ``(codes, results)``: ``results[codes[i]]`` is ``function(values[i])``. Distinctness
+    is dictionary equality (unhashable values get their own call). A plain dictionary beats
+    ``pd.factorize`` + ``Index.get_indexer`` on Python strings here, measured.
+    """
+    memo: dict[object, int] = {}
+    results: list[object] = []
+    codes: list[int] = []
+    record = codes.append
+    cells = values.to_numpy(dtype=object) if isinstance(values, pd.Series) else values
+    for value in cells.tolist() if isinstance(cells, np.ndarray) else cells:
+        try:
+            code = memo.get(value)
+        except TypeError:  # unhashable cell
+            record(len(results))
+            results.append(function(value))
+            continue
+        if code is None:
+            code = memo[value] = len(results)
+            results.append(function(value))
+        record(code)
+    return np.fromiter(codes, dtype=np.intp, count=len(codes)), object_array(results)
+
+
+def email_domain_codes(series: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """Vectorised core of :func:`email_domain`: ``(codes, domains)`` with
+    ``domains[codes[i]] == email_domain(series[i])``.
+
+    Emails are nearly all distinct but their domains are not, so the work per row is only
+    splitting off the host; each distinct host is canonicalised once. ``domains[0]`` is ``None``.
+    """
+    memo: dict[str, int] = {}
+    domains: list[object] = [None]
+    codes: list[int] = []
+    record = codes.append
+    canonical_host = _canonical_host
+    # Iterating a list is measurably faster than iterating an object ndarray.
+    for value in series.to_numpy(dtype=object).tolist():
+        code = 0
+        if type(value) is str or isinstance(value, str):
+            text = value.strip()
+            at = text.rfind("@")
+            # Same rule as email_domain: a last '@' preceded by a non-empty, control-free local
+            # part. isprintable() on the whole text is a cheap pre-check that almost always
+            # settles it (control characters are never printable).
+            if at > 0 and (text.isprintable() or not _CONTROL_CHARACTERS.search(text, 0, at)):
+                host = text[at + 1 :]
+                code = memo.get(host)
+                if code is None:
+                    code = memo[host] = len(domains)
+                    domains.append(canonical_host(host))
+        record(code)
+    return np.fromiter(codes, dtype=np.intp, count=len(codes)), object_array(domains)
+
+
+def map_unique_values(series: pd.Series, function: Callable[[object], object]) -> pd.Series:
+    """Apply a scalar ``function`` to each *distinct* value of ``series`` and spread it back.
+
+    The result is an ``object`` Series aligned with ``series.index`` holding exactly what
+    ``function`` returned, so ``None`` stays ``None`` (not ``NaN``) for the database layer.
+    """
+    codes, results = distinct_value_codes(series, function)
+    return pd.Series(results[codes], index=series.index, dtype=object)
+
+
+def email_domains(series: pd.Series) -> pd.Series:
+    """Vectorised :func:`email_domain`: an ``object`` Series of domains or ``None``."""
+    codes, domains = email_domain_codes(series)
+    return pd.Series(domains[codes], index=series.index, dtype=object)
+
+
+def registrable_roots(series: pd.Series) -> pd.Series:
+    """Vectorised :func:`registrable_root`: an ``object`` Series of roots or ``None``."""
+    return map_unique_values(series, registrable_root)
+
+
+def normalise_emails(series: pd.Series) -> pd.Series:
+    """Vectorised :func:`normalise_email`: an ``object`` Series of emails or ``None``."""
+    return map_unique_values(series, normalise_email)
+
+
+def normalise_identifiers(series: pd.Series) -> pd.Series:
+    """Vectorised :func:`normalise_identifier`: an ``object`` Series of identifiers or ``None``.
+
+    Identifiers such as tenant ids are nearly all distinct, so this skips de-duplication and
+    handles the common text case inline. (It also must not de-duplicate: ``1 == True`` for a
+    dictionary, yet ``1`` is an identifier and ``True`` is not.)
+    """
+    values = series.to_numpy(dtype=object)
+    # pd.isna settles the many empty cells (None / NaN in pandas' string columns) in C.
+    missing = pd.isna(values)
+    normalised = [
+        None
+        if is_missing
+        else ((value.strip() or None) if type(value) is str else normalise_identifier(value))
+        for value, is_missing in zip(values, missing.tolist(), strict=True)
+    ]
+    return pd.Series(object_array(normalised), index=series.index, dtype=object)

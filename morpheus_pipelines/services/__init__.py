@@ -1,0 +1,1 @@
+"""Plain-Python workflows that combine clients, rules and repositories (no Dagster import)."""
