@@ -266,6 +266,10 @@ class HubSpotEmulator(EmulatorServer):
         self.retry_after_on_rate_limit = retry_after_on_rate_limit
         self._token: str | None = token if token is not None else data.get("token")
         self._lists: dict[str, dict[str, Any]] = {}
+        # Sorted member ids per list, rebuilt only after a membership change: sorting 100,000
+        # ids on every page request made the emulator, not the client, the bottleneck.
+        self._members_version = 0
+        self._sorted_members: dict[str, tuple[int, list[str], list[tuple[int, int, str]]]] = {}
         self._companies: dict[str, dict[str, Any]] = {}
         self._owners: list[dict[str, Any]] = []
         self._limiter: RollingWindowLimiter | None = None
@@ -287,6 +291,7 @@ class HubSpotEmulator(EmulatorServer):
         """Replace lists, companies and owners with those in ``data``."""
         now = iso_now()
         with self._lock:
+            self._members_version += 1
             self._lists = {
                 str(k): _normalize_list(str(k), v, now)
                 for k, v in (data.get("lists") or {}).items()
@@ -413,6 +418,7 @@ class HubSpotEmulator(EmulatorServer):
         list_id = str(list_id)
         now = iso_now()
         with self._lock:
+            self._members_version += 1
             lst = self._lists.setdefault(list_id, _normalize_list(list_id, {}, now))
             if name is not None:
                 lst["name"] = name
@@ -434,6 +440,7 @@ class HubSpotEmulator(EmulatorServer):
         """Add members to a list, keeping existing ones."""
         now = iso_now()
         with self._lock:
+            self._members_version += 1
             lst = self._lists.setdefault(str(list_id), _normalize_list(str(list_id), {}, now))
             lst["members"].update(_normalize_members(members, now))
             lst["updatedAt"] = now
@@ -441,6 +448,7 @@ class HubSpotEmulator(EmulatorServer):
     def remove_list_members(self, list_id: str | int, record_ids: Iterable[str | int]) -> None:
         """Remove members from a list."""
         with self._lock:
+            self._members_version += 1
             lst = self._lists[str(list_id)]
             for record_id in record_ids:
                 lst["members"].pop(str(record_id), None)
@@ -679,18 +687,27 @@ class HubSpotEmulator(EmulatorServer):
     def _membership_window(self, request: Request) -> tuple[int, int, list[str]]:
         """(start index, limit, sorted ids) of an ``after``-paged memberships request."""
         limit = _int_param(request.query, "limit", 100, 1, MAX_MEMBERSHIP_LIMIT)
-        with self._lock:
-            lst = self._lists.get(request.params["list_id"])
-            ids = sorted(lst["members"], key=_sort_key) if lst is not None else []
+        ids, keys = self._sorted_member_ids(request.params["list_id"])
         after = request.query.get("after")
         if not after:
             return 0, limit, ids
-        keys = [_sort_key(i) for i in ids]
         try:
             cursor = _decode_cursor(after)
         except ValueError as exc:
             raise _BadRequest(str(exc)) from exc
         return bisect.bisect_right(keys, _sort_key(cursor)), limit, ids
+
+    def _sorted_member_ids(self, list_id: str) -> tuple[list[str], list[tuple[int, int, str]]]:
+        """Member ids in HubSpot's order and their sort keys, cached per membership version."""
+        with self._lock:
+            cached = self._sorted_members.get(list_id)
+            if cached is not None and cached[0] == self._members_version:
+                return cached[1], cached[2]
+            lst = self._lists.get(list_id)
+            ids = sorted(lst["members"], key=_sort_key) if lst is not None else []
+            keys = [_sort_key(i) for i in ids]
+            self._sorted_members[list_id] = (self._members_version, ids, keys)
+            return ids, keys
 
     def _handle_memberships(self, request: Request, fault: Fault | None) -> Response:
         list_id = request.params["list_id"]
@@ -698,14 +715,14 @@ class HubSpotEmulator(EmulatorServer):
             lst = self._lists.get(list_id)
             if lst is None:
                 return Response(404, self.error_body(404, f"List {list_id} does not exist."))
-            timestamps = dict(lst["members"])
+            timestamps = lst["members"]
         before = request.query.get("before")
         paging: dict[str, Any] = {}
         if before and not request.query.get("after"):
             # ``before`` pages backwards in descending order; ``after`` wins when both are set.
             limit = _int_param(request.query, "limit", 100, 1, MAX_MEMBERSHIP_LIMIT)
-            ids = sorted(timestamps, key=_sort_key)
-            end = bisect.bisect_left([_sort_key(i) for i in ids], _sort_key(_decode_or_400(before)))
+            ids, keys = self._sorted_member_ids(list_id)
+            end = bisect.bisect_left(keys, _sort_key(_decode_or_400(before)))
             page_ids = list(reversed(ids[max(0, end - limit) : end]))
             if end - limit > 0 and page_ids:
                 paging["prev"] = {"before": _encode_cursor(page_ids[-1])}
@@ -719,7 +736,10 @@ class HubSpotEmulator(EmulatorServer):
                     page_ids.insert(0, ids[start - 1])
                 else:
                     page_ids.append(page_ids[0])
-        results = [{"recordId": i, "membershipTimestamp": timestamps[i]} for i in page_ids]
+        with self._lock:
+            results = [
+                {"recordId": i, "membershipTimestamp": timestamps.get(i)} for i in page_ids
+            ]
         body: dict[str, Any] = {"results": results}
         if paging:
             body["paging"] = paging
