@@ -3,8 +3,11 @@
 import dagster as dg
 
 from morpheus_pipelines.assets.hubspot import hubspot_target_accounts, snapshot_freshness
+from morpheus_pipelines.assets.tenants import enriched_tenants, routed_tenants, tenant_candidates
+from morpheus_pipelines.resources.domain_intelligence import DomainIntelligenceResource
 from morpheus_pipelines.resources.env import env_int_or_default, env_or_default
 from morpheus_pipelines.resources.hubspot import HubSpotResource
+from morpheus_pipelines.resources.routing import TenantRoutingResource
 from morpheus_pipelines.resources.warehouse import WarehouseResource
 from morpheus_pipelines.settings import load_settings
 
@@ -24,8 +27,24 @@ hubspot = HubSpotResource(
     requests_per_10s=env_int_or_default("HUBSPOT_REQUESTS_PER_10S"),
 )
 
+domain_intelligence = DomainIntelligenceResource(
+    base_url=env_or_default("DOMAIN_INTELLIGENCE_BASE_URL"),
+)
+
+routing = TenantRoutingResource(
+    apac_sales_emails=env_or_default("APAC_SALES_EMAILS"),
+    forced_sales_owned_tenant_ids=env_or_default("FORCED_SALES_OWNED_TENANT_IDS"),
+)
+
+RESOURCES = {
+    "warehouse": warehouse,
+    "hubspot": hubspot,
+    "domain_intelligence": domain_intelligence,
+    "routing": routing,
+}
+
 defs = dg.Definitions(
-    assets=[hubspot_target_accounts],
+    assets=[hubspot_target_accounts, tenant_candidates, enriched_tenants, routed_tenants],
     asset_checks=[snapshot_freshness],
-    resources={"warehouse": warehouse, "hubspot": hubspot},
+    resources=RESOURCES,
 )

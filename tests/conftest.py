@@ -8,6 +8,8 @@ cannot see another test's rows.
 from __future__ import annotations
 
 import itertools
+import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -26,15 +28,22 @@ _counter = itertools.count()
 TEST_SERVER_OPTIONS = {"fsync": "off", "full_page_writes": "off"}
 
 
+def server_home() -> Path:
+    """A fresh directory for an embedded server, outside pytest's own temp root: pytest
+    resets that root to mode 0700 (even from another pytest process), which would lock out
+    the unprivileged user PostgreSQL runs as under root."""
+    return Path(tempfile.mkdtemp(prefix="morpheus-test-pg-"))
+
+
 @pytest.fixture(scope="session")
-def pg_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedPostgres]:
-    server = EmbeddedPostgres(
-        tmp_path_factory.mktemp("morpheus_home"), extra_options=TEST_SERVER_OPTIONS
-    )
+def pg_server() -> Iterator[EmbeddedPostgres]:
+    home = server_home()
+    server = EmbeddedPostgres(home, extra_options=TEST_SERVER_OPTIONS)
     server.start()
     yield server
     dispose_engines()
     server.destroy()
+    shutil.rmtree(home, ignore_errors=True)
 
 
 def admin_url(server: EmbeddedPostgres, database: str = "postgres") -> str:

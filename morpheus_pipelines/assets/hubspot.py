@@ -56,7 +56,7 @@ def hubspot_target_accounts(
             client,
             warehouse.session,
             list_id=hubspot.target_list_id,
-            run_id=context.run_id,
+            run_id=context.run.run_id,
             log=context.log,
         )
     state = outcome.state

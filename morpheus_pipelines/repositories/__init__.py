@@ -17,6 +17,7 @@ from morpheus_pipelines.repositories.routing_decision import RoutingDecisionRepo
 from morpheus_pipelines.repositories.tenant_bucket import (
     ActiveTenantRepository,
     SalesOwnedTenantRepository,
+    TenantBucketRepository,
 )
 from morpheus_pipelines.repositories.tenant_candidate import TenantCandidateRepository
 from morpheus_pipelines.repositories.tenant_score_snapshot import TenantScoreSnapshotRepository
@@ -31,6 +32,7 @@ __all__ = [
     "RoutingDecisionRepository",
     "SalesOwnedTenantRepository",
     "SetBasedRepository",
+    "TenantBucketRepository",
     "TenantCandidateRepository",
     "TenantScoreSnapshotRepository",
 ]

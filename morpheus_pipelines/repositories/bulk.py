@@ -10,9 +10,10 @@ is committed here.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
+import pandas as pd
 from psycopg import sql
 from psycopg.types.json import Jsonb
 from sqlalchemy.dialects.postgresql import JSONB
@@ -21,6 +22,21 @@ from sqlalchemy.orm import Session
 from morpheus_pipelines.repositories.base import BaseRepository, ModelT, RepositoryError
 
 _staging_counter = itertools.count()
+
+
+def new_staging_name(prefix: str) -> str:
+    return f"_stage_{prefix}_{next(_staging_counter)}"
+
+
+def frame_records(frame: pd.DataFrame, columns: Sequence[str]) -> Iterator[tuple[Any, ...]]:
+    """Rows of ``frame[columns]`` as tuples of plain Python values, missing values as None
+    (pandas' NaN/NA/NaT would otherwise reach COPY as text or fail to adapt)."""
+    arrays = []
+    for name in columns:
+        column = frame[name]
+        values = column.astype(object)
+        arrays.append(values.where(column.notna(), None).to_numpy())
+    return zip(*arrays, strict=True)
 
 
 def driver_cursor(session: Session) -> Any:
@@ -39,24 +55,13 @@ class SetBasedRepository(BaseRepository[ModelT]):
         Returns the staging table's name and the number of rows copied. The table has the
         target's column types and is dropped at commit.
         """
-        self._check_columns(columns, "copy_into_staging")
-        staging = f"_stage_{self.table.name}_{next(_staging_counter)}"
+        staging = self.create_staging(session, columns=columns)
         json_positions = [
             i for i, name in enumerate(columns) if isinstance(self.table.c[name].type, JSONB)
         ]
         column_list = sql.SQL(", ").join(sql.Identifier(c) for c in columns)
         copied = 0
         with driver_cursor(session) as cursor:
-            cursor.execute(
-                sql.SQL(
-                    "CREATE TEMP TABLE {staging} ON COMMIT DROP AS "
-                    "SELECT {columns} FROM {target} WITH NO DATA"
-                ).format(
-                    staging=sql.Identifier(staging),
-                    columns=column_list,
-                    target=sql.Identifier(self.table.name),
-                )
-            )
             copy_sql = sql.SQL("COPY {staging} ({columns}) FROM STDIN").format(
                 staging=sql.Identifier(staging), columns=column_list
             )
@@ -71,6 +76,41 @@ class SetBasedRepository(BaseRepository[ModelT]):
                     copied += 1
         return staging, copied
 
+    def stream_into_staging(
+        self, session: Session, chunks: Iterable[bytes], *, columns: Sequence[str]
+    ) -> str:
+        """COPY raw ``COPY … TO STDOUT`` text-format chunks (e.g. streamed from another
+        database) into a new temporary table with ``columns`` of this table's types."""
+        staging = self.create_staging(session, columns=columns)
+        with (
+            driver_cursor(session) as cursor,
+            cursor.copy(
+                sql.SQL("COPY {} ({}) FROM STDIN").format(
+                    sql.Identifier(staging), sql.SQL(", ").join(map(sql.Identifier, columns))
+                )
+            ) as copy,
+        ):
+            for chunk in chunks:
+                copy.write(chunk)
+        return staging
+
+    def create_staging(self, session: Session, *, columns: Sequence[str]) -> str:
+        """An empty temporary table with ``columns`` of this table, dropped at commit."""
+        self._check_columns(columns, "staging columns")
+        staging = new_staging_name(self.table.name)
+        with driver_cursor(session) as cursor:
+            cursor.execute(
+                sql.SQL(
+                    "CREATE TEMP TABLE {staging} ON COMMIT DROP AS "
+                    "SELECT {columns} FROM {target} WITH NO DATA"
+                ).format(
+                    staging=sql.Identifier(staging),
+                    columns=sql.SQL(", ").join(map(sql.Identifier, columns)),
+                    target=sql.Identifier(self.table.name),
+                )
+            )
+        return staging
+
     def upsert_from_staging(
         self,
         session: Session,
@@ -80,25 +120,33 @@ class SetBasedRepository(BaseRepository[ModelT]):
         conflict_columns: Sequence[str],
         update_columns: Sequence[str] | None = None,
         touch_columns: Sequence[str] = (),
+        computed: Mapping[str, sql.Composable] | None = None,
     ) -> int:
         """Merge a staging table into the target; returns the number of rows written.
 
         ``touch_columns`` (e.g. ``run_id``, ``updated_at``) are written with the others but do
         not count as a change on their own, so unchanged rows keep their old values.
+        ``computed`` adds target columns whose values are SQL expressions over the staging
+        row (aliased ``s``) or constants, e.g. ``{"partition_key": sql.Literal(key)}``.
         """
+        computed = dict(computed or {})
+        self._check_columns(computed, "computed columns")
         self._check_conflict_columns(conflict_columns)
         if update_columns is None:
-            update_columns = [c for c in columns if c not in conflict_columns]
+            update_columns = [c for c in (*columns, *computed) if c not in conflict_columns]
         self._check_columns(update_columns, "update_columns")
         compared = [c for c in update_columns if c not in touch_columns]
         ident = sql.Identifier
         statement = sql.SQL(
-            "INSERT INTO {target} AS t ({columns}) "
-            "SELECT {columns} FROM {staging} "
+            "INSERT INTO {target} AS t ({targets}) "
+            "SELECT {values} FROM {staging} AS s "
             "ON CONFLICT ({conflict}) DO "
         ).format(
             target=ident(self.table.name),
-            columns=sql.SQL(", ").join(ident(c) for c in columns),
+            targets=sql.SQL(", ").join(ident(c) for c in (*columns, *computed)),
+            values=sql.SQL(", ").join(
+                [sql.SQL("s.{}").format(ident(c)) for c in columns] + list(computed.values())
+            ),
             conflict=sql.SQL(", ").join(ident(c) for c in conflict_columns),
             staging=ident(staging),
         )

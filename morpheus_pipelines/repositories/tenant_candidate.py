@@ -2,9 +2,157 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
+
+import pandas as pd
+from psycopg import sql
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
 from morpheus_pipelines.models import TenantCandidate
-from morpheus_pipelines.repositories.bulk import SetBasedRepository
+from morpheus_pipelines.repositories.bulk import SetBasedRepository, driver_cursor
+
+# What the source selection streams into staging, in this order.
+CANDIDATE_SOURCE_COLUMNS = (
+    "tenant_id",
+    "source_type",
+    "custom_id",
+    "name",
+    "email",
+    "sales_owner_email",
+    "status",
+    "plan",
+    "seats",
+    "active_users_30d",
+    "signup_at",
+    "last_active_at",
+)
+
+INTEGER_COLUMNS = ("seats", "active_users_30d", "employee_count", "enrichment_error_count")
 
 
 class TenantCandidateRepository(SetBasedRepository[TenantCandidate]):
     model_class = TenantCandidate
+
+    def replace_partition(
+        self,
+        session: Session,
+        staging: str,
+        *,
+        partition_key: str,
+        run_id: str,
+        forced_ids: Iterable[str],
+    ) -> int:
+        """Make the partition's candidates exactly the staged rows; returns rows written.
+
+        Unchanged rows are left as they were (their ``run_id`` included), so re-running a
+        partition over unchanged source data leaves the table byte-identical.
+        """
+        forced = sql.Literal(sorted(forced_ids))
+        written = self.upsert_from_staging(
+            session,
+            staging,
+            columns=CANDIDATE_SOURCE_COLUMNS,
+            conflict_columns=["partition_key", "tenant_id"],
+            touch_columns=["run_id"],
+            computed={
+                "partition_key": sql.Literal(partition_key),
+                "forced_sales_owned": sql.SQL("s.tenant_id = ANY({}::text[])").format(forced),
+                # A blank id cannot be routed or joined on; it is kept with its reason.
+                "rejection_reason": sql.SQL(
+                    "CASE WHEN btrim(s.tenant_id) = '' THEN 'blank tenant id' END"
+                ),
+                "run_id": sql.Literal(run_id),
+            },
+        )
+        with driver_cursor(session) as cursor:
+            cursor.execute(
+                sql.SQL(
+                    "DELETE FROM apac_tenant_candidates c WHERE c.partition_key = {p} "
+                    "AND NOT EXISTS (SELECT 1 FROM {s} s WHERE s.tenant_id = c.tenant_id)"
+                ).format(p=sql.Literal(partition_key), s=sql.Identifier(staging))
+            )
+            written += max(cursor.rowcount, 0)
+        return written
+
+    def partition_counts(self, session: Session, *, partition_key: str) -> dict[str, int]:
+        """Counts per source type, forced and rejected, for metadata."""
+        rejected = TenantCandidate.rejection_reason.is_not(None)
+        rows = session.execute(
+            select(
+                TenantCandidate.source_type,
+                TenantCandidate.forced_sales_owned,
+                rejected,
+                func.count(),
+            )
+            .where(TenantCandidate.partition_key == partition_key)
+            .group_by(TenantCandidate.source_type, TenantCandidate.forced_sales_owned, rejected)
+        ).all()
+        counts = {"total": 0, "active": 0, "signup": 0, "forced_sales_owned": 0, "rejected": 0}
+        for source_type, forced, rejected, n in rows:
+            counts["total"] += n
+            counts[source_type] += n
+            counts["forced_sales_owned"] += n if forced else 0
+            counts["rejected"] += n if rejected else 0
+        return counts
+
+    def iter_partition_with_enrichment(
+        self,
+        session: Session,
+        *,
+        partition_key: str,
+        forced: bool,
+        chunk_size: int = 100_000,
+    ) -> Iterator[pd.DataFrame]:
+        """The partition's candidates joined to their enrichment, in tenant-id order, in
+        chunks of at most ``chunk_size`` (keyset pagination: memory does not grow with the
+        partition)."""
+        last: str | None = None
+        while True:
+            query = sql.SQL(
+                "SELECT c.tenant_id, c.source_type, c.custom_id, c.name, c.email, "
+                "c.sales_owner_email, c.status, c.plan, c.seats, c.active_users_30d, "
+                "c.signup_at, c.last_active_at, c.rejection_reason, "
+                "e.email_domain, e.email_domain_class, e.official_website, e.company_name, "
+                "e.industry, e.employee_count, e.country, e.enrichment_status, "
+                "e.enrichment_error_count "
+                "FROM apac_tenant_candidates c LEFT JOIN apac_enriched_tenants e "
+                "ON e.partition_key = c.partition_key AND e.tenant_id = c.tenant_id "
+                "WHERE c.partition_key = {p} AND c.forced_sales_owned = {forced} {after} "
+                "ORDER BY c.tenant_id LIMIT {n}"
+            ).format(
+                p=sql.Literal(partition_key),
+                forced=sql.Literal(forced),
+                after=sql.SQL("AND c.tenant_id > {}").format(sql.Literal(last))
+                if last is not None
+                else sql.SQL(""),
+                n=sql.Literal(chunk_size),
+            )
+            with driver_cursor(session) as cursor:
+                cursor.execute(query)
+                rows = cursor.fetchall()
+                columns = [d.name for d in cursor.description]
+            if not rows:
+                return
+            frame = pd.DataFrame.from_records(rows, columns=columns)
+            for name in INTEGER_COLUMNS:
+                # NULLs would otherwise turn the column into floats that COPY rejects.
+                frame[name] = frame[name].astype("Int64")
+            last = frame["tenant_id"].iloc[-1]
+            yield frame
+            if len(rows) < chunk_size:
+                return
+
+    def load_partition(
+        self, session: Session, *, partition_key: str, forced: bool | None = None
+    ) -> pd.DataFrame:
+        """The partition's candidates as a DataFrame (ordered by tenant id)."""
+        statement = (
+            select(*TenantCandidate.__table__.columns)
+            .where(TenantCandidate.partition_key == partition_key)
+            .order_by(TenantCandidate.tenant_id)
+        )
+        if forced is not None:
+            statement = statement.where(TenantCandidate.forced_sales_owned.is_(forced))
+        result = session.execute(statement)
+        return pd.DataFrame(result.fetchall(), columns=list(result.keys()))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -12,6 +13,7 @@ import psycopg
 import pytest
 
 from morpheus_pipelines.db.embedded import EmbeddedPostgres, _binaries
+from tests.conftest import server_home
 
 
 def _morpheus(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -27,9 +29,11 @@ def _morpheus(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.fixture
-def home(tmp_path: Path):
-    yield tmp_path / "home"
-    EmbeddedPostgres(tmp_path / "home").destroy()
+def home():
+    root = server_home()
+    yield root / "home"
+    EmbeddedPostgres(root / "home").destroy()
+    shutil.rmtree(root, ignore_errors=True)
 
 
 def test_two_processes_starting_at_once_share_one_server(home: Path) -> None:

@@ -1,0 +1,23 @@
+"""Routing configuration as a Dagster resource: the APAC Sales list and the forced ids."""
+
+import dagster as dg
+from pydantic import Field
+
+from morpheus_pipelines.rules.routing import parse_email_list, parse_id_list
+
+
+class TenantRoutingResource(dg.ConfigurableResource):
+    """`APAC_SALES_EMAILS` (comma-separated, exact match after trim and lower-case; empty
+    means no Sales-owned routing) and `FORCED_SALES_OWNED_TENANT_IDS` (the allowlisted fast
+    path to Sales-owned P0)."""
+
+    apac_sales_emails: str = Field(default="", repr=False)
+    forced_sales_owned_tenant_ids: str = ""
+
+    @property
+    def sales_emails(self) -> frozenset[str]:
+        return parse_email_list(self.apac_sales_emails)
+
+    @property
+    def forced_ids(self) -> frozenset[str]:
+        return parse_id_list(self.forced_sales_owned_tenant_ids)

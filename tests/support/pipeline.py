@@ -1,0 +1,147 @@
+"""Running the asset graph in tests: real database, real emulators, ``dg.materialize``."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import dagster as dg
+import psycopg
+from sqlalchemy import text
+
+from morpheus_pipelines.db.session import get_session
+from morpheus_pipelines.definitions import defs
+from morpheus_pipelines.resources.domain_intelligence import DomainIntelligenceResource
+from morpheus_pipelines.resources.hubspot import HubSpotResource
+from morpheus_pipelines.resources.routing import TenantRoutingResource
+from morpheus_pipelines.resources.warehouse import WarehouseResource
+from morpheus_pipelines.source import SOURCE_COLUMNS, source_table_ddl
+
+SCHEMA = "devops"
+
+
+def libpq(url: str) -> str:
+    return url.replace("postgresql+psycopg", "postgresql")
+
+
+def load_source(database_url: str, rows: Iterable[dict[str, Any]], *, replace: bool = True) -> None:
+    """Create ``devops.tenants`` in the test database and load ``rows`` into it."""
+    with psycopg.connect(libpq(database_url)) as conn:
+        conn.execute(source_table_ddl(SCHEMA))
+        if replace:
+            conn.execute(f"TRUNCATE {SCHEMA}.tenants")
+        with conn.cursor().copy(
+            f"COPY {SCHEMA}.tenants ({', '.join(SOURCE_COLUMNS)}) FROM STDIN"
+        ) as copy:
+            for row in rows:
+                copy.write_row([row.get(c) for c in SOURCE_COLUMNS])
+
+
+def tenant(tenant_id: str, **values: Any) -> dict[str, Any]:
+    """A source tenant row: APAC, active, created long ago, unless overridden."""
+    row: dict[str, Any] = {
+        "id": tenant_id,
+        "custom_id": None,
+        "name": f"Tenant {tenant_id}",
+        "email": f"owner@{tenant_id}.example.com",
+        "sales_owner_email": None,
+        "status": "active",
+        "region": "APAC",
+        "plan": "team",
+        "seats": 10,
+        "active_users_30d": 5,
+        "created_at": datetime.fromisoformat("2025-01-01T00:00:00+00:00"),
+        "last_active_at": datetime.fromisoformat("2026-11-28T00:00:00+00:00"),
+    }
+    row.update(values)
+    return row
+
+
+@dataclass
+class Pipeline:
+    database_url: str
+    hubspot_url: str
+    hubspot_token: str
+    domain_intel_url: str = ""
+    sales_emails: str = ""
+    forced_ids: str = ""
+    home: str = "."
+    hubspot_options: dict[str, Any] = field(default_factory=dict)
+
+    def resources(self) -> dict[str, Any]:
+        return {
+            "warehouse": WarehouseResource(database_url=self.database_url, home=self.home),
+            "hubspot": HubSpotResource(
+                base_url=self.hubspot_url,
+                private_app_token=self.hubspot_token,
+                request_timeout=2.0,
+                connect_timeout=2.0,
+                retry_count=1,
+                max_backoff_seconds=0.05,
+                requests_per_10s=1000,
+                **self.hubspot_options,
+            ),
+            "domain_intelligence": DomainIntelligenceResource(
+                base_url=self.domain_intel_url, max_backoff_seconds=0.05, read_timeout=2.0
+            ),
+            "routing": TenantRoutingResource(
+                apac_sales_emails=self.sales_emails,
+                forced_sales_owned_tenant_ids=self.forced_ids,
+            ),
+        }
+
+    def materialize(
+        self, keys: Sequence[str], partition_key: str | None = None, *, raise_on_error=True
+    ) -> dg.ExecuteInProcessResult:
+        assets = [defs.get_assets_def(key) for key in keys]
+        checks = [
+            c
+            for c in defs.asset_checks or []
+            if any(k.asset_key.to_user_string() in keys for k in c.check_keys)
+        ]
+        return dg.materialize(
+            [*assets, *checks],
+            partition_key=partition_key,
+            resources=self.resources(),
+            raise_on_error=raise_on_error,
+        )
+
+    def snapshot(self) -> dg.ExecuteInProcessResult:
+        return self.materialize(["hubspot_target_accounts"])
+
+    def route(self, partition_key: str) -> dg.ExecuteInProcessResult:
+        return self.materialize(
+            ["tenant_candidates", "enriched_tenants", "routed_tenants"], partition_key
+        )
+
+    def query(self, statement: str, **params: Any) -> list[tuple]:
+        with get_session(self.database_url) as session:
+            return [tuple(r) for r in session.execute(text(statement), params).all()]
+
+    def table_hash(self, table: str, *, exclude: Sequence[str] = ()) -> str:
+        columns = [
+            r[0]
+            for r in self.query(
+                "SELECT column_name FROM information_schema.columns WHERE table_name = :t "
+                "ORDER BY ordinal_position",
+                t=table,
+            )
+            if r[0] not in exclude
+        ]
+        key = "tenant_id" if "tenant_id" in columns else columns[0]
+        cols = ", ".join(columns)
+        return self.query(
+            f"SELECT md5(coalesce(string_agg(row({cols})::text, '|' ORDER BY {key}), '')) "
+            f"FROM {table}"
+        )[0][0]
+
+    def bucket_of(self, tenant_id: str) -> str | None:
+        rows = self.query(
+            "SELECT 'active' FROM apac_active_tenants WHERE tenant_id = :t UNION ALL "
+            "SELECT 'sales_owned' FROM apac_sales_owned_tenants WHERE tenant_id = :t",
+            t=tenant_id,
+        )
+        assert len(rows) <= 1, f"{tenant_id} is in both buckets"
+        return rows[0][0] if rows else None

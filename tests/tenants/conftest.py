@@ -1,0 +1,67 @@
+"""Fixtures for the tenant pipeline tests: emulators over HTTP and a pipeline runner."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from morpheus_pipelines.emulators import DomainIntelEmulator, HubSpotEmulator, build_hubspot_data
+from tests.support.hubspot import TOKEN
+from tests.support.pipeline import Pipeline
+
+PARTITION = "2026-11-29"
+
+# Target companies the tests match against.
+COMPANIES = [
+    {"id": "501", "name": "Portal Co", "portal_id__c": "t-portal", "domain": "portalco.com.au"},
+    {"id": "502", "name": "Account Co", "account_id__c": "CUST-9", "domain": "accountco.co.jp"},
+    {
+        "id": "503",
+        "name": "Email Co",
+        "domain": "emailco.com.cn",
+        "hs_additional_domains": "emailco.cn;;emailco-group.com",
+    },
+    {"id": "504", "name": "Website Co", "website": "https://www.websiteco.co.kr/en"},
+    {"id": "505", "name": "Shared A", "domain": "shared.com.sg"},
+    {"id": "506", "name": "Shared B", "website": "http://shared.com.sg"},
+    {"id": "507", "name": "Free Mail Co", "domain": "gmail.com"},
+    {"id": "508", "name": "IDN Co", "domain": "例え.jp"},
+]
+
+
+@pytest.fixture
+def hubspot_emulator() -> Iterator[HubSpotEmulator]:
+    with HubSpotEmulator(build_hubspot_data(COMPANIES, token=TOKEN)) as emu:
+        yield emu
+
+
+@pytest.fixture
+def domain_intel() -> Iterator[DomainIntelEmulator]:
+    data = {
+        "tenants": {
+            "t-website": {"official_website": "https://WWW.websiteco.co.kr", "country": "KR"},
+            "t-shared-site": {"official_website": "shared.com.sg"},
+        }
+    }
+    with DomainIntelEmulator(data) as emu:
+        yield emu
+
+
+@pytest.fixture
+def pipeline(
+    database_url: str,
+    hubspot_emulator: HubSpotEmulator,
+    domain_intel: DomainIntelEmulator,
+    tmp_path: Path,
+) -> Pipeline:
+    return Pipeline(
+        database_url=database_url,
+        hubspot_url=hubspot_emulator.base_url,
+        hubspot_token=TOKEN,
+        domain_intel_url=domain_intel.base_url,
+        sales_emails=" Alice.Sales@Morpheus.example , bob@morpheus.example",
+        forced_ids="t-forced-1,t-forced-2,t-forced-3",
+        home=str(tmp_path),
+    )
