@@ -737,9 +737,7 @@ class HubSpotEmulator(EmulatorServer):
                 else:
                     page_ids.append(page_ids[0])
         with self._lock:
-            results = [
-                {"recordId": i, "membershipTimestamp": timestamps.get(i)} for i in page_ids
-            ]
+            results = [{"recordId": i, "membershipTimestamp": timestamps.get(i)} for i in page_ids]
         body: dict[str, Any] = {"results": results}
         if paging:
             body["paging"] = paging
