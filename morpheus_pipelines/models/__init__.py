@@ -2,6 +2,7 @@
 
 from morpheus_pipelines.models.base import Base
 from morpheus_pipelines.models.hubspot import HubSpotTargetAccount, HubSpotTargetSyncState
+from morpheus_pipelines.models.reports import DailySummaryMetric, DailySummaryTenant, WeeklyMetric
 from morpheus_pipelines.models.scores import TenantScoreSnapshot
 from morpheus_pipelines.models.tenants import (
     ActiveTenant,
@@ -14,6 +15,8 @@ from morpheus_pipelines.models.tenants import (
 __all__ = [
     "ActiveTenant",
     "Base",
+    "DailySummaryMetric",
+    "DailySummaryTenant",
     "EnrichedTenant",
     "HubSpotTargetAccount",
     "HubSpotTargetSyncState",
@@ -21,4 +24,5 @@ __all__ = [
     "SalesOwnedTenant",
     "TenantCandidate",
     "TenantScoreSnapshot",
+    "WeeklyMetric",
 ]

@@ -75,6 +75,8 @@ CARRIED_COLUMNS = (
     "priority",
     "priority_reason",
     "scored_at",
+    "previous_priority",
+    "priority_changed_partition",
     "track_step",
     "track_update_time",
     "startup_program",
@@ -186,6 +188,15 @@ class TenantBucketRepository:
         values = [sql.SQL("s.{}").format(ident(c)) for c in ROUTED_COLUMNS]
         values += [sql.Literal(partition_key), sql.Literal(run_id), sql.SQL("now()")]
         values += [sql.SQL("o.{}").format(ident(c)) for c in carried]
+        # Set when the row is created, never on update: when and from where it entered.
+        other_bucket = "sales_owned" if bucket == "active" else "active"
+        targets += ["bucket_entered_partition", "entered_from"]
+        values += [
+            sql.Literal(partition_key),
+            sql.SQL("CASE WHEN o.tenant_id IS NULL THEN 'new' ELSE {} END").format(
+                sql.Literal(other_bucket)
+            ),
+        ]
         updated = [c for c in ROUTED_COLUMNS if c != "tenant_id"]
         if forced_priority:
             targets.append("priority")
