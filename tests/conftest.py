@@ -61,19 +61,32 @@ def template_database(pg_server: EmbeddedPostgres) -> str:
 
 
 @pytest.fixture
-def database_url(pg_server: EmbeddedPostgres, template_database: str) -> Iterator[str]:
-    """A SQLAlchemy URL of a fresh, migrated database private to this test."""
-    name = f"test_{next(_counter)}"
-    with psycopg.connect(admin_url(pg_server), autocommit=True) as conn:
-        conn.execute(
-            sql.SQL("CREATE DATABASE {} TEMPLATE {}").format(
-                sql.Identifier(name), sql.Identifier(template_database)
+def database_factory(pg_server: EmbeddedPostgres, template_database: str) -> Iterator:
+    """``database_factory()`` → the URL of another fresh, migrated database for this test."""
+    created: list[str] = []
+
+    def create() -> str:
+        name = f"test_{next(_counter)}"
+        with psycopg.connect(admin_url(pg_server), autocommit=True) as conn:
+            conn.execute(
+                sql.SQL("CREATE DATABASE {} TEMPLATE {}").format(
+                    sql.Identifier(name), sql.Identifier(template_database)
+                )
             )
-        )
-    yield pg_server.status().url(name)
+        created.append(name)
+        return pg_server.status().url(name)
+
+    yield create
     dispose_engines()
     with psycopg.connect(admin_url(pg_server), autocommit=True) as conn:
-        conn.execute(sql.SQL("DROP DATABASE {} WITH (FORCE)").format(sql.Identifier(name)))
+        for name in created:
+            conn.execute(sql.SQL("DROP DATABASE {} WITH (FORCE)").format(sql.Identifier(name)))
+
+
+@pytest.fixture
+def database_url(database_factory) -> str:
+    """A SQLAlchemy URL of a fresh, migrated database private to this test."""
+    return database_factory()
 
 
 @pytest.fixture

@@ -8,6 +8,7 @@ from sqlalchemy import func, select
 
 from morpheus_pipelines.assets.hubspot import ASSET_KEY as HUBSPOT_TARGET_ACCOUNTS
 from morpheus_pipelines.assets.metadata import metadata
+from morpheus_pipelines.clients.domain_intelligence import DomainIntelligenceClient
 from morpheus_pipelines.models import (
     RoutingDecision,
     SalesOwnedTenant,
@@ -35,7 +36,6 @@ _enriched = EnrichedTenantRepository()
 _buckets = TenantBucketRepository()
 _decisions = RoutingDecisionRepository()
 
-CHUNK_SIZE = 100_000
 GROUP = "tenants"
 
 
@@ -102,7 +102,7 @@ def tenant_candidates(
         ctx = _context(warehouse, hubspot, routing, partition_key, context.run.run_id)
         with warehouse.session() as session:
             forced_batches = _candidates.iter_partition_with_enrichment(
-                session, partition_key=partition_key, forced=True, chunk_size=CHUNK_SIZE
+                session, partition_key=partition_key, forced=True, chunk_size=routing.batch_size
             )
             forced = route_batches(
                 list(forced_batches), warehouse.session, ctx, forced=True, log=context.log
@@ -142,6 +142,7 @@ def enriched_tenants(
     context: dg.AssetExecutionContext,
     warehouse: WarehouseResource,
     domain_intelligence: DomainIntelligenceResource,
+    routing: TenantRoutingResource,
 ) -> dg.MaterializeResult:
     """Email-domain class and Domain Intelligence results per candidate
     (`apac_enriched_tenants`).
@@ -152,17 +153,22 @@ def enriched_tenants(
     """
     client = domain_intelligence.get_client(context.log)
     with client if client is not None else contextlib.nullcontext():
-        return _enrich_partitions(context, warehouse, client)
+        return _enrich_partitions(context, warehouse, client, routing.batch_size)
 
 
-def _enrich_partitions(context, warehouse, client) -> dg.MaterializeResult:
+def _enrich_partitions(
+    context: dg.AssetExecutionContext,
+    warehouse: WarehouseResource,
+    client: DomainIntelligenceClient | None,
+    batch_size: int,
+) -> dg.MaterializeResult:
     status_counts: dict[str, int] = {}
     written = requests = failed_batches = tenants = 0
     for partition_key in context.partition_keys:
         with warehouse.session() as session:
             chunks = list(
                 _candidates.iter_partition_with_enrichment(
-                    session, partition_key=partition_key, forced=False, chunk_size=CHUNK_SIZE
+                    session, partition_key=partition_key, forced=False, chunk_size=batch_size
                 )
             )
         for chunk in chunks:
@@ -237,7 +243,10 @@ def routed_tenants(
         with warehouse.session() as session:
             batches = list(
                 _candidates.iter_partition_with_enrichment(
-                    session, partition_key=partition_key, forced=False, chunk_size=CHUNK_SIZE
+                    session,
+                    partition_key=partition_key,
+                    forced=False,
+                    chunk_size=routing.batch_size,
                 )
             )
         route_batches(

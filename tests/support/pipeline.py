@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 import dagster as dg
@@ -68,6 +72,7 @@ class Pipeline:
     sales_emails: str = ""
     forced_ids: str = ""
     home: str = "."
+    batch_size: int = 100_000
     hubspot_options: dict[str, Any] = field(default_factory=dict)
 
     def resources(self) -> dict[str, Any]:
@@ -89,6 +94,7 @@ class Pipeline:
             "routing": TenantRoutingResource(
                 apac_sales_emails=self.sales_emails,
                 forced_sales_owned_tenant_ids=self.forced_ids,
+                batch_size=self.batch_size,
             ),
         }
 
@@ -114,6 +120,23 @@ class Pipeline:
     def route(self, partition_key: str) -> dg.ExecuteInProcessResult:
         return self.materialize(
             ["tenant_candidates", "enriched_tenants", "routed_tenants"], partition_key
+        )
+
+    def spawn(self, keys: Sequence[str], partition_key: str | None = None) -> subprocess.Popen:
+        """Run ``keys`` in a child process (so a test can kill it)."""
+        fields = {k: v for k, v in asdict(self).items()}
+        return subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "tests.support.run_pipeline",
+                json.dumps(fields),
+                ",".join(keys),
+                *([partition_key] if partition_key else []),
+            ],
+            cwd=Path(__file__).resolve().parents[2],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
         )
 
     def query(self, statement: str, **params: Any) -> list[tuple]:
