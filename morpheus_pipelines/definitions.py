@@ -3,12 +3,23 @@
 import dagster as dg
 
 from morpheus_pipelines.assets.hubspot import hubspot_target_accounts, snapshot_freshness
+from morpheus_pipelines.assets.reports import daily_summary, weekly_metrics
+from morpheus_pipelines.assets.scores import tenant_scores
 from morpheus_pipelines.assets.tenants import enriched_tenants, routed_tenants, tenant_candidates
+from morpheus_pipelines.jobs import (
+    apac_daily_job,
+    apac_daily_schedule,
+    apac_weekly_job,
+    apac_weekly_schedule,
+)
 from morpheus_pipelines.resources.domain_intelligence import DomainIntelligenceResource
 from morpheus_pipelines.resources.env import env_int_or_default, env_or_default
 from morpheus_pipelines.resources.hubspot import HubSpotResource
+from morpheus_pipelines.resources.notifier import NotifierResource
 from morpheus_pipelines.resources.routing import TenantRoutingResource
+from morpheus_pipelines.resources.scoring import ScoringModelResource
 from morpheus_pipelines.resources.warehouse import WarehouseResource
+from morpheus_pipelines.sensors.alerts import hubspot_snapshot_health, run_failure_alert
 from morpheus_pipelines.settings import load_settings
 
 warehouse = WarehouseResource(
@@ -41,10 +52,23 @@ RESOURCES = {
     "hubspot": hubspot,
     "domain_intelligence": domain_intelligence,
     "routing": routing,
+    "scoring": ScoringModelResource(),
+    "notifier": NotifierResource(webhook_url=env_or_default("MORPHEUS_ALERT_WEBHOOK_URL")),
 }
 
 defs = dg.Definitions(
-    assets=[hubspot_target_accounts, tenant_candidates, enriched_tenants, routed_tenants],
+    assets=[
+        hubspot_target_accounts,
+        tenant_candidates,
+        enriched_tenants,
+        routed_tenants,
+        tenant_scores,
+        daily_summary,
+        weekly_metrics,
+    ],
     asset_checks=[snapshot_freshness],
+    jobs=[apac_daily_job, apac_weekly_job],
+    schedules=[apac_daily_schedule, apac_weekly_schedule],
+    sensors=[run_failure_alert, hubspot_snapshot_health],
     resources=RESOURCES,
 )

@@ -178,3 +178,44 @@ class TenantEventLog:
                 }
             )
         )
+
+    def tenants_scored(self, scores: Any, rejected: Any, *, run_id: str, partition_key: str) -> None:
+        """One ``tenant_scored`` line per scored tenant and one ``tenant_scoring_rejected`` per
+        rejected routing message (002 §10 "Scoring")."""
+        import pandas as pd
+
+        now = datetime.now(UTC).isoformat(timespec="milliseconds")
+        frames = [
+            pd.DataFrame(
+                {
+                    "ts": now,
+                    "level": "INFO",
+                    "event": "tenant_scored",
+                    "run_id": run_id,
+                    "partition_key": partition_key,
+                    "tenant_id": scores["tenant_id"].to_numpy(),
+                    "tenant_bucket": scores["tenant_bucket"].to_numpy(),
+                    "total_score": scores["total_score"].to_numpy(),
+                    "calculated_priority": scores["calculated_priority"].to_numpy(),
+                    "priority": scores["priority"].to_numpy(),
+                    "priority_reason": scores["priority_reason"].to_numpy(),
+                }
+            )
+        ]
+        if len(rejected):
+            frames.append(
+                pd.DataFrame(
+                    {
+                        "ts": now,
+                        "level": "WARNING",
+                        "event": "tenant_scoring_rejected",
+                        "run_id": run_id,
+                        "partition_key": partition_key,
+                        "tenant_id": rejected["tenant_id"].to_numpy(),
+                        "tenant_bucket": rejected["tenant_bucket"].to_numpy(),
+                        "rejection_reason": rejected["rejection_reason"].to_numpy(),
+                    }
+                )
+            )
+        for frame in frames:
+            self._append(frame)

@@ -1,10 +1,13 @@
 """Daily tenant assets: selection, enrichment and bucket routing (002 §2, §3.2, §6–§8)."""
 
 import contextlib
+from collections.abc import Iterator
 from pathlib import Path
 
 import dagster as dg
+import pandas as pd
 from sqlalchemy import func, select
+from sqlalchemy.orm import Session
 
 from morpheus_pipelines.assets.hubspot import ASSET_KEY as HUBSPOT_TARGET_ACCOUNTS
 from morpheus_pipelines.assets.metadata import metadata
@@ -27,6 +30,7 @@ from morpheus_pipelines.resources.domain_intelligence import DomainIntelligenceR
 from morpheus_pipelines.resources.hubspot import HubSpotResource
 from morpheus_pipelines.resources.routing import TenantRoutingResource
 from morpheus_pipelines.resources.warehouse import WarehouseResource
+from morpheus_pipelines.services.chunks import iter_chunks
 from morpheus_pipelines.services.enrichment import enrich_candidates
 from morpheus_pipelines.services.tenant_routing import RoutingContext, load_context, route_batches
 from morpheus_pipelines.services.tenant_selection import stream_candidates
@@ -57,7 +61,18 @@ def _context(
         )
 
 
-def _event_log(warehouse: WarehouseResource, partition_key: str) -> TenantEventLog:
+def _candidate_chunks(
+    warehouse: WarehouseResource, partition_key: str, *, forced: bool, size: int
+) -> Iterator[pd.DataFrame]:
+    def read(session: Session, after: str | None, limit: int) -> pd.DataFrame:
+        return _candidates.read_with_enrichment(
+            session, partition_key=partition_key, forced=forced, after=after, limit=limit
+        )
+
+    return iter_chunks(warehouse.session, read, size=size)
+
+
+def event_log(warehouse: WarehouseResource, partition_key: str) -> TenantEventLog:
     return TenantEventLog(
         Path(warehouse.home) / "logs" / "tenant_events" / f"{partition_key}.jsonl"
     )
@@ -100,13 +115,13 @@ def tenant_candidates(
                 forced_ids=routing.forced_ids,
             )
         ctx = _context(warehouse, hubspot, routing, partition_key, context.run.run_id)
-        with warehouse.session() as session:
-            forced_batches = _candidates.iter_partition_with_enrichment(
-                session, partition_key=partition_key, forced=True, chunk_size=routing.batch_size
-            )
-            forced = route_batches(
-                list(forced_batches), warehouse.session, ctx, forced=True, log=context.log
-            )
+        forced = route_batches(
+            _candidate_chunks(warehouse, partition_key, forced=True, size=routing.batch_size),
+            warehouse.session,
+            ctx,
+            forced=True,
+            log=context.log,
+        )
         with warehouse.session() as session:
             counts = _candidates.partition_counts(session, partition_key=partition_key)
         counts["rows_written"] = written
@@ -165,13 +180,7 @@ def _enrich_partitions(
     status_counts: dict[str, int] = {}
     written = requests = failed_batches = tenants = 0
     for partition_key in context.partition_keys:
-        with warehouse.session() as session:
-            chunks = list(
-                _candidates.iter_partition_with_enrichment(
-                    session, partition_key=partition_key, forced=False, chunk_size=batch_size
-                )
-            )
-        for chunk in chunks:
+        for chunk in _candidate_chunks(warehouse, partition_key, forced=False, size=batch_size):
             routable = chunk.loc[chunk["rejection_reason"].isna(), ["tenant_id", "name", "email"]]
             result = enrich_candidates(routable, client, log=context.log, run_id=context.run.run_id)
             with warehouse.session() as session:
@@ -240,20 +249,11 @@ def routed_tenants(
             f"{partition_key}: snapshot {ctx.snapshot.status}"
             + (f", sync {ctx.snapshot.sync_id}" if ctx.snapshot.sync_id else "")
         )
-        with warehouse.session() as session:
-            batches = list(
-                _candidates.iter_partition_with_enrichment(
-                    session,
-                    partition_key=partition_key,
-                    forced=False,
-                    chunk_size=routing.batch_size,
-                )
-            )
         route_batches(
-            batches,
+            _candidate_chunks(warehouse, partition_key, forced=False, size=routing.batch_size),
             warehouse.session,
             ctx,
-            events=_event_log(warehouse, partition_key),
+            events=event_log(warehouse, partition_key),
             log=context.log,
         )
         with warehouse.session() as session:

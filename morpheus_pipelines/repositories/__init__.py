@@ -13,6 +13,11 @@ from morpheus_pipelines.repositories.hubspot_target_account import (
 from morpheus_pipelines.repositories.hubspot_target_sync_state import (
     HubSpotTargetSyncStateRepository,
 )
+from morpheus_pipelines.repositories.reports import (
+    DailySummaryMetricRepository,
+    DailySummaryRepository,
+    WeeklyMetricsRepository,
+)
 from morpheus_pipelines.repositories.routing_decision import RoutingDecisionRepository
 from morpheus_pipelines.repositories.tenant_bucket import (
     ActiveTenantRepository,
@@ -25,6 +30,8 @@ from morpheus_pipelines.repositories.tenant_score_snapshot import TenantScoreSna
 __all__ = [
     "ActiveTenantRepository",
     "BaseRepository",
+    "DailySummaryMetricRepository",
+    "DailySummaryRepository",
     "EnrichedTenantRepository",
     "HubSpotTargetAccountRepository",
     "HubSpotTargetSyncStateRepository",
@@ -35,4 +42,5 @@ __all__ = [
     "TenantBucketRepository",
     "TenantCandidateRepository",
     "TenantScoreSnapshotRepository",
+    "WeeklyMetricsRepository",
 ]

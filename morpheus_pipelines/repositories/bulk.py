@@ -44,6 +44,22 @@ def driver_cursor(session: Session) -> Any:
     return session.connection().connection.driver_connection.cursor()
 
 
+def keyset_after(column: str, after: str | None) -> sql.Composable:
+    """``AND <column> > after`` for keyset pagination, or nothing on the first page."""
+    if after is None:
+        return sql.SQL("")
+    return sql.SQL("AND {} > {}").format(sql.SQL(column), sql.Literal(after))
+
+
+def read_frame(session: Session, query: sql.Composable) -> pd.DataFrame:
+    """Run a read on the session's connection and return the rows as a DataFrame."""
+    with driver_cursor(session) as cursor:
+        cursor.execute(query)
+        rows = cursor.fetchall()
+        columns = [d.name for d in cursor.description]
+    return pd.DataFrame.from_records(rows, columns=columns)
+
+
 class SetBasedRepository(BaseRepository[ModelT]):
     """``BaseRepository`` plus COPY-based bulk methods for concrete high-volume repositories."""
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 
 import pandas as pd
 from psycopg import sql
@@ -10,7 +10,12 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from morpheus_pipelines.models import TenantCandidate
-from morpheus_pipelines.repositories.bulk import SetBasedRepository, driver_cursor
+from morpheus_pipelines.repositories.bulk import (
+    SetBasedRepository,
+    driver_cursor,
+    keyset_after,
+    read_frame,
+)
 
 # What the source selection streams into staging, in this order.
 CANDIDATE_SOURCE_COLUMNS = (
@@ -96,52 +101,39 @@ class TenantCandidateRepository(SetBasedRepository[TenantCandidate]):
             counts["rejected"] += n if rejected else 0
         return counts
 
-    def iter_partition_with_enrichment(
+    def read_with_enrichment(
         self,
         session: Session,
         *,
         partition_key: str,
         forced: bool,
-        chunk_size: int = 100_000,
-    ) -> Iterator[pd.DataFrame]:
-        """The partition's candidates joined to their enrichment, in tenant-id order, in
-        chunks of at most ``chunk_size`` (keyset pagination: memory does not grow with the
-        partition)."""
-        last: str | None = None
-        while True:
-            query = sql.SQL(
-                "SELECT c.tenant_id, c.source_type, c.custom_id, c.name, c.email, "
-                "c.sales_owner_email, c.status, c.plan, c.seats, c.active_users_30d, "
-                "c.signup_at, c.last_active_at, c.rejection_reason, "
-                "e.email_domain, e.email_domain_class, e.official_website, e.company_name, "
-                "e.industry, e.employee_count, e.country, e.enrichment_status, "
-                "e.enrichment_error_count "
-                "FROM apac_tenant_candidates c LEFT JOIN apac_enriched_tenants e "
-                "ON e.partition_key = c.partition_key AND e.tenant_id = c.tenant_id "
-                "WHERE c.partition_key = {p} AND c.forced_sales_owned = {forced} {after} "
-                "ORDER BY c.tenant_id LIMIT {n}"
-            ).format(
-                p=sql.Literal(partition_key),
-                forced=sql.Literal(forced),
-                after=sql.SQL("AND c.tenant_id > {}").format(sql.Literal(last))
-                if last is not None
-                else sql.SQL(""),
-                n=sql.Literal(chunk_size),
-            )
-            with driver_cursor(session) as cursor:
-                cursor.execute(query)
-                rows = cursor.fetchall()
-                columns = [d.name for d in cursor.description]
-            if not rows:
-                return
-            frame = pd.DataFrame.from_records(rows, columns=columns)
-            for name in INTEGER_COLUMNS:
-                # NULLs would otherwise turn the column into floats that COPY rejects.
-                frame[name] = frame[name].astype("Int64")
-            last = frame["tenant_id"].iloc[-1]
-            yield frame
-            if len(rows) < chunk_size:
-                return
+        after: str | None,
+        limit: int,
+    ) -> pd.DataFrame:
+        """Up to ``limit`` candidates after tenant id ``after`` (keyset pagination), joined to
+        their enrichment, in tenant-id order."""
+        query = sql.SQL(
+            "SELECT c.tenant_id, c.source_type, c.custom_id, c.name, c.email, "
+            "c.sales_owner_email, c.status, c.plan, c.seats, c.active_users_30d, "
+            "c.signup_at, c.last_active_at, c.rejection_reason, "
+            "e.email_domain, e.email_domain_class, e.official_website, e.company_name, "
+            "e.industry, e.employee_count, e.country, e.enrichment_status, "
+            "e.enrichment_error_count "
+            "FROM apac_tenant_candidates c LEFT JOIN apac_enriched_tenants e "
+            "ON e.partition_key = c.partition_key AND e.tenant_id = c.tenant_id "
+            "WHERE c.partition_key = {p} AND c.forced_sales_owned = {forced} {after} "
+            "ORDER BY c.tenant_id LIMIT {n}"
+        ).format(
+            p=sql.Literal(partition_key),
+            forced=sql.Literal(forced),
+            after=keyset_after("c.tenant_id", after),
+            n=sql.Literal(limit),
+        )
+        frame = read_frame(session, query)
+        for name in INTEGER_COLUMNS:
+            # NULLs would otherwise turn the column into floats that COPY rejects.
+            frame[name] = frame[name].astype("Int64")
+        return frame
 
     def load_partition(
         self, session: Session, *, partition_key: str, forced: bool | None = None

@@ -19,7 +19,9 @@ from morpheus_pipelines.db.session import get_session
 from morpheus_pipelines.definitions import defs
 from morpheus_pipelines.resources.domain_intelligence import DomainIntelligenceResource
 from morpheus_pipelines.resources.hubspot import HubSpotResource
+from morpheus_pipelines.resources.notifier import NotifierResource
 from morpheus_pipelines.resources.routing import TenantRoutingResource
+from morpheus_pipelines.resources.scoring import ScoringModelResource
 from morpheus_pipelines.resources.warehouse import WarehouseResource
 from morpheus_pipelines.source import SOURCE_COLUMNS, source_table_ddl
 
@@ -73,6 +75,7 @@ class Pipeline:
     forced_ids: str = ""
     home: str = "."
     batch_size: int = 100_000
+    webhook_url: str = ""
     hubspot_options: dict[str, Any] = field(default_factory=dict)
 
     def resources(self) -> dict[str, Any]:
@@ -91,6 +94,8 @@ class Pipeline:
             "domain_intelligence": DomainIntelligenceResource(
                 base_url=self.domain_intel_url, max_backoff_seconds=0.05, read_timeout=2.0
             ),
+            "scoring": ScoringModelResource(),
+            "notifier": NotifierResource(webhook_url=self.webhook_url),
             "routing": TenantRoutingResource(
                 apac_sales_emails=self.sales_emails,
                 forced_sales_owned_tenant_ids=self.forced_ids,
@@ -121,6 +126,9 @@ class Pipeline:
         return self.materialize(
             ["tenant_candidates", "enriched_tenants", "routed_tenants"], partition_key
         )
+
+    def score(self, partition_key: str) -> dg.ExecuteInProcessResult:
+        return self.materialize(["tenant_scores"], partition_key)
 
     def spawn(self, keys: Sequence[str], partition_key: str | None = None) -> subprocess.Popen:
         """Run ``keys`` in a child process (so a test can kill it)."""

@@ -1,0 +1,179 @@
+"""Report assets: the Daily Summary and the Weekly Metrics (002 §3.4).
+
+Both read ``apac_active_tenants`` only (through ``repositories.reports``): Sales-owned tenants
+never appear in a report, whatever their priority.
+"""
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import dagster as dg
+
+from morpheus_pipelines.assets.metadata import metadata
+from morpheus_pipelines.partitions import daily_partitions, weekly_partitions
+from morpheus_pipelines.repositories import DailySummaryRepository, WeeklyMetricsRepository
+from morpheus_pipelines.resources.hubspot import HubSpotResource
+from morpheus_pipelines.resources.warehouse import WarehouseResource
+from morpheus_pipelines.services.hubspot_snapshot import read_snapshot_state
+from morpheus_pipelines.services.reports import (
+    ActiveTenantFigures,
+    DailySummary,
+    build_daily_summary,
+    build_weekly_metrics,
+    render_daily_markdown,
+    render_weekly_markdown,
+    week_days,
+    write_daily_report,
+    write_weekly_report,
+)
+
+_daily = DailySummaryRepository()
+_weekly = WeeklyMetricsRepository()
+
+GROUP = "reports"
+# Written in the scoring module; referenced by key so this module does not import it.
+TENANT_SCORES = dg.AssetKey("tenant_scores")
+
+
+def _paths(files: dict[str, Path]) -> dict[str, dg.MetadataValue]:
+    return {f"file_{name}": dg.MetadataValue.path(str(path)) for name, path in files.items()}
+
+
+def _summarise(warehouse: WarehouseResource, list_id: str, partition_key: str) -> DailySummary:
+    generated_at = datetime.now(UTC)
+    with warehouse.session() as session:
+        _daily.begin_consistent_read(session)
+        figures = ActiveTenantFigures(
+            changed=_daily.changed_top_priorities(session, partition_key=partition_key),
+            priority_counts=_daily.priority_counts(session),
+            reason_counts=_daily.priority_reason_counts(session),
+            match_method_counts=_daily.match_method_counts(session),
+            entered_counts=_daily.entered_counts(session, partition_key=partition_key),
+            transitions=_daily.priority_transitions(session, partition_key=partition_key),
+            state_partition=_daily.state_partition(session),
+        )
+        snapshot = read_snapshot_state(session, list_id, now=generated_at)
+    return build_daily_summary(partition_key, figures, snapshot, generated_at=generated_at)
+
+
+@dg.asset(
+    partitions_def=daily_partitions,
+    deps=[TENANT_SCORES],
+    group_name=GROUP,
+    kinds={"postgres", "html"},
+    backfill_policy=dg.BackfillPolicy.single_run(),
+    owners=["team:sales-ops-data"],
+)
+def daily_summary(
+    context: dg.AssetExecutionContext, warehouse: WarehouseResource, hubspot: HubSpotResource
+) -> dg.MaterializeResult:
+    """P0/P1 tenants that are new or changed priority on the partition's CST day, and why
+    (`apac_daily_summary_tenants`), with the day's figures (`apac_daily_summary_metrics`).
+
+    Reads `apac_active_tenants` only (002 §3.4): HubSpot target accounts appear as P0, and
+    Sales-owned tenants never appear. "Why" is the HubSpot match (method and company) or the
+    score. Also records tenants per priority, per match method and per reason, tenants that
+    entered the Active list (new or from Sales-owned) and the HubSpot snapshot status.
+    Writes `summary.html`, `summary.csv`, `metrics.csv` and `summary.md` under
+    `$MORPHEUS_HOME/reports/daily/<partition>/`. Re-running replaces the partition's rows;
+    unchanged rows stay identical. Figures are the Active table's state when the summary
+    runs, so it belongs right after `tenant_scores` of the same partition.
+    """
+    per_partition = {}
+    written = listed = 0
+    for partition_key in context.partition_keys:
+        summary = _summarise(warehouse, hubspot.target_list_id, partition_key)
+        with warehouse.session() as session:
+            written += _daily.replace_partition(
+                session,
+                summary.tenant_rows(),
+                partition_key=partition_key,
+                run_id=context.run.run_id,
+            )
+            written += _daily.replace_metrics(
+                session,
+                summary.metrics_rows(),
+                partition_key=partition_key,
+                run_id=context.run.run_id,
+            )
+        files = write_daily_report(summary, warehouse.home)
+        per_partition[partition_key] = summary.counts()
+        listed += len(summary.tenants)
+        if summary.late:
+            context.log.warning(
+                f"{partition_key}: apac_active_tenants already reflects partition "
+                f"{summary.state_partition}; the summary shows that later state"
+            )
+        context.log.info(f"{partition_key}: {summary.counts()}")
+    return dg.MaterializeResult(
+        metadata={
+            "summary": dg.MetadataValue.md(render_daily_markdown(summary, files=files)),
+            **metadata(
+                {
+                    "dagster/row_count": listed,
+                    **summary.counts(),
+                    "snapshot_sync_id": summary.snapshot.sync_id,
+                    "state_partition": summary.state_partition,
+                    "rows_written": written,
+                    "partitions": per_partition if len(per_partition) > 1 else None,
+                }
+            ),
+            **_paths(files),
+        }
+    )
+
+
+@dg.asset(
+    partitions_def=weekly_partitions,
+    deps=[daily_summary],
+    group_name=GROUP,
+    kinds={"postgres", "html"},
+    backfill_policy=dg.BackfillPolicy.single_run(),
+    owners=["team:sales-ops-data"],
+)
+def weekly_metrics(
+    context: dg.AssetExecutionContext, warehouse: WarehouseResource
+) -> dg.MaterializeResult:
+    """The week's trends from the seven Daily Summaries (`apac_weekly_metrics`, Monday-start
+    CST weeks).
+
+    Per day: Active tenants per priority, HubSpot match-method mix, new and changed P0/P1,
+    tenants entering the Active list (new or from Sales-owned) and the snapshot status; per
+    week (rows on the Monday, metrics prefixed `week_`): events summed, tenant counts as of
+    the last day with data, and `days_with_data`. Days without a Daily Summary are reported
+    as missing, never as zero. Writes `metrics.html` (charts embedded), `metrics.csv`,
+    `metrics.md`, `priorities.png` and `match_methods.png` under
+    `$MORPHEUS_HOME/reports/weekly/<week>/`.
+    """
+    per_week = {}
+    written = 0
+    for week_key in context.partition_keys:
+        days = [day.isoformat() for day in week_days(week_key)]
+        with warehouse.session() as session:
+            daily = _daily.metrics_for_partitions(session, days)
+        weekly = build_weekly_metrics(week_key, daily)
+        with warehouse.session() as session:
+            written += _weekly.replace_week(
+                session, weekly.rows(), week_key=week_key, run_id=context.run.run_id
+            )
+        files = write_weekly_report(weekly, warehouse.home)
+        per_week[week_key] = weekly.counts()
+        if weekly.missing_days:
+            context.log.warning(
+                f"{week_key}: no Daily Summary for "
+                + ", ".join(d.isoformat() for d in weekly.missing_days)
+            )
+    return dg.MaterializeResult(
+        metadata={
+            "metrics": dg.MetadataValue.md(render_weekly_markdown(weekly, files=files)),
+            **metadata(
+                {
+                    "dagster/row_count": len(weekly.rows()),
+                    **weekly.counts(),
+                    "rows_written": written,
+                    "weeks": per_week if len(per_week) > 1 else None,
+                }
+            ),
+            **_paths(files),
+        }
+    )

@@ -1,0 +1,83 @@
+"""``tenant_scores``: the same versioned model over both buckets (002 §3.3)."""
+
+import dagster as dg
+
+from morpheus_pipelines.assets.metadata import metadata
+from morpheus_pipelines.assets.tenants import GROUP, event_log, routed_tenants
+from morpheus_pipelines.partitions import daily_partitions
+from morpheus_pipelines.resources.routing import TenantRoutingResource
+from morpheus_pipelines.resources.scoring import ScoringModelResource
+from morpheus_pipelines.resources.warehouse import WarehouseResource
+from morpheus_pipelines.services.scoring import score_partition
+
+ALLOWLIST_CHECK = "routing_messages_allowlisted"
+
+
+@dg.asset(
+    partitions_def=daily_partitions,
+    deps=[routed_tenants],
+    group_name=GROUP,
+    kinds={"postgres"},
+    backfill_policy=dg.BackfillPolicy.single_run(),
+    check_specs=[
+        dg.AssetCheckSpec(
+            name=ALLOWLIST_CHECK,
+            asset="tenant_scores",
+            description=(
+                "Every routing message has bucket active/sales_owned and no override other "
+                "than P0 with reason hubspot_target_account (002 §9.2); violations are "
+                "rejected, not scored."
+            ),
+        )
+    ],
+    owners=["team:sales-ops-data"],
+)
+def tenant_scores(
+    context: dg.AssetExecutionContext,
+    warehouse: WarehouseResource,
+    routing: TenantRoutingResource,
+    scoring: ScoringModelResource,
+) -> dg.MaterializeResult:
+    """`total_score` (0–100) and priority for every routed tenant of both buckets, with a
+    row per tenant in `apac_tenant_score_snapshots` holding the bucket and the per-signal
+    contributions. Final priority is P0 only for HubSpot target accounts; the forced
+    Sales-owned ids are not scored."""
+    model = scoring.model
+    results = {}
+    for partition_key in context.partition_keys:
+        results[partition_key] = score_partition(
+            warehouse.session,
+            partition_key=partition_key,
+            run_id=context.run.run_id,
+            model=model,
+            batch_size=routing.batch_size,
+            log=context.log,
+            events=event_log(warehouse, partition_key),
+        )
+    scored = sum(r.scored for r in results.values())
+    rejected = sum(r.rejected for r in results.values())
+    reasons: dict[str, int] = {}
+    by_priority: dict[str, int] = {}
+    for r in results.values():
+        for key, n in r.rejection_reasons.items():
+            reasons[key] = reasons.get(key, 0) + n
+        for key, n in r.by_bucket_priority.items():
+            by_priority[key] = by_priority.get(key, 0) + n
+    return dg.MaterializeResult(
+        metadata=metadata(
+            {
+                "dagster/row_count": scored,
+                "score_model_version": model.version,
+                "rejected": rejected,
+                "by_bucket_and_priority": by_priority,
+                "duration_seconds": round(sum(r.seconds for r in results.values()), 3),
+            }
+        ),
+        check_results=[
+            dg.AssetCheckResult(
+                check_name=ALLOWLIST_CHECK,
+                passed=rejected == 0,
+                metadata=metadata({"rejected": rejected, "reasons": reasons}),
+            )
+        ],
+    )

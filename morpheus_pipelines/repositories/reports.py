@@ -1,0 +1,300 @@
+"""Repositories of the report tables: the Daily Summary and the Weekly Metrics (002 §3.4).
+
+Reporting reads ``apac_active_tenants`` only. Every read of a tenant table below is one SQL
+statement whose only tenant table is ``apac_active_tenants``; ``apac_sales_owned_tenants`` is
+never named, so Sales-owned tenants cannot reach a report whatever their priority. The
+statements are module constants so a test can check them, and the test suite also renames the
+Sales-owned table away and runs both report assets to prove it at run time.
+
+Writes replace one partition's (or one week's) rows with the given rows: COPY into staging,
+``INSERT … ON CONFLICT DO UPDATE`` of changed rows only (``run_id`` is a touch column), then
+``DELETE`` of the partition's rows that are no longer in the set. Re-running on unchanged
+input therefore leaves the rows identical, ``run_id`` included.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pandas as pd
+from psycopg import sql
+from sqlalchemy import bindparam, text
+from sqlalchemy.orm import Session
+
+from morpheus_pipelines.models import DailySummaryMetric, DailySummaryTenant, WeeklyMetric
+from morpheus_pipelines.repositories.bulk import SetBasedRepository, driver_cursor, frame_records
+
+TOP_PRIORITIES = ("P0", "P1")
+
+# -- reads of apac_active_tenants (the only tenant table reporting may read) -------------------
+
+# P0/P1 tenants whose priority was set on the partition's day: new (no previous priority) or
+# changed (it had one). Scoring writes previous_priority and priority_changed_partition.
+CHANGED_TOP_PRIORITIES_SQL = """
+SELECT tenant_id, name, priority, previous_priority,
+       CASE WHEN previous_priority IS NULL THEN 'new' ELSE 'changed' END AS change,
+       COALESCE(priority_reason, 'unknown') AS reason,
+       hubspot_match_method, hubspot_company_id, total_score
+FROM apac_active_tenants
+WHERE priority IN ('P0', 'P1') AND priority_changed_partition = :partition_key
+ORDER BY priority, total_score DESC NULLS LAST, tenant_id
+"""
+
+PRIORITY_COUNTS_SQL = """
+SELECT COALESCE(priority, 'unscored') AS dimension, count(*) AS n
+FROM apac_active_tenants GROUP BY 1
+"""
+
+PRIORITY_REASON_COUNTS_SQL = """
+SELECT COALESCE(priority_reason, 'unscored') AS dimension, count(*) AS n
+FROM apac_active_tenants GROUP BY 1
+"""
+
+# How the Active HubSpot target accounts were matched (002 §6); 'none' for the rest.
+MATCH_METHOD_COUNTS_SQL = """
+SELECT COALESCE(hubspot_match_method, 'none') AS dimension, count(*) AS n
+FROM apac_active_tenants GROUP BY 1
+"""
+
+# Tenants that entered the Active table on the day: 'new' or moved from 'sales_owned'.
+ENTERED_COUNTS_SQL = """
+SELECT COALESCE(entered_from, 'unknown') AS dimension, count(*) AS n
+FROM apac_active_tenants WHERE bucket_entered_partition = :partition_key GROUP BY 1
+"""
+
+PRIORITY_TRANSITIONS_SQL = """
+SELECT previous_priority || '->' || COALESCE(priority, 'unscored') AS dimension, count(*) AS n
+FROM apac_active_tenants
+WHERE priority_changed_partition = :partition_key AND previous_priority IS NOT NULL
+GROUP BY 1
+"""
+
+# The latest partition that changed the table: when it is later than the partition being
+# reported, the table no longer shows that day's state (a late re-run).
+STATE_PARTITION_SQL = """
+SELECT GREATEST(max(partition_key), max(priority_changed_partition)) FROM apac_active_tenants
+"""
+
+ACTIVE_TENANT_QUERIES = (
+    CHANGED_TOP_PRIORITIES_SQL,
+    PRIORITY_COUNTS_SQL,
+    PRIORITY_REASON_COUNTS_SQL,
+    MATCH_METHOD_COUNTS_SQL,
+    ENTERED_COUNTS_SQL,
+    PRIORITY_TRANSITIONS_SQL,
+    STATE_PARTITION_SQL,
+)
+
+SUMMARY_TENANT_COLUMNS = (
+    "tenant_id",
+    "name",
+    "priority",
+    "previous_priority",
+    "change",
+    "reason",
+    "hubspot_match_method",
+    "hubspot_company_id",
+    "total_score",
+)
+METRIC_COLUMNS = ("metric", "dimension", "value")
+WEEKLY_COLUMNS = ("day", "metric", "dimension", "value", "days_with_data")
+
+
+def _counts(session: Session, statement: str, **params: object) -> dict[str, int]:
+    return {str(key): int(n) for key, n in session.execute(text(statement), params).all()}
+
+
+def _replace(
+    repository: SetBasedRepository,
+    session: Session,
+    frame: pd.DataFrame,
+    *,
+    columns: Sequence[str],
+    scope_column: str,
+    scope_value: str,
+    row_key: Sequence[str],
+    run_id: str,
+) -> int:
+    """Make the rows of ``scope_column = scope_value`` exactly ``frame``; returns rows
+    inserted, updated or deleted (0 on a re-run over unchanged input)."""
+    staging, _ = repository.copy_into_staging(
+        session, frame_records(frame, columns), columns=columns
+    )
+    written = repository.upsert_from_staging(
+        session,
+        staging,
+        columns=columns,
+        conflict_columns=[scope_column, *row_key],
+        touch_columns=["run_id"],
+        computed={scope_column: sql.Literal(scope_value), "run_id": sql.Literal(run_id)},
+    )
+    with driver_cursor(session) as cursor:
+        cursor.execute(
+            sql.SQL(
+                "DELETE FROM {target} t WHERE t.{scope} = {value} AND NOT EXISTS "
+                "(SELECT 1 FROM {staging} s WHERE {match})"
+            ).format(
+                target=sql.Identifier(repository.table.name),
+                scope=sql.Identifier(scope_column),
+                value=sql.Literal(scope_value),
+                staging=sql.Identifier(staging),
+                match=sql.SQL(" AND ").join(
+                    sql.SQL("s.{c} = t.{c}").format(c=sql.Identifier(c)) for c in row_key
+                ),
+            )
+        )
+        return written + max(cursor.rowcount, 0)
+
+
+class DailySummaryMetricRepository(SetBasedRepository[DailySummaryMetric]):
+    model_class = DailySummaryMetric
+
+
+class DailySummaryRepository(SetBasedRepository[DailySummaryTenant]):
+    """``apac_daily_summary_tenants`` and ``apac_daily_summary_metrics``, plus the reads of
+    ``apac_active_tenants`` the Daily Summary is built from."""
+
+    model_class = DailySummaryTenant
+    metrics = DailySummaryMetricRepository()
+
+    # -- reads of apac_active_tenants ---------------------------------------------------------
+
+    def begin_consistent_read(self, session: Session) -> None:
+        """Make the rest of the caller's transaction one consistent, read-only view, so the
+        figures of one summary agree even while scoring commits. Must be the transaction's
+        first statement."""
+        session.execute(text("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY"))
+
+    def changed_top_priorities(self, session: Session, *, partition_key: str) -> pd.DataFrame:
+        """Active P0/P1 tenants that are new or changed priority on the partition's day, with
+        the evidence of why (``SUMMARY_TENANT_COLUMNS``), highest priority and score first."""
+        result = session.execute(text(CHANGED_TOP_PRIORITIES_SQL), {"partition_key": partition_key})
+        return pd.DataFrame(result.fetchall(), columns=list(SUMMARY_TENANT_COLUMNS))
+
+    def priority_counts(self, session: Session) -> dict[str, int]:
+        """Active tenants per final priority now (``unscored`` for no priority yet)."""
+        return _counts(session, PRIORITY_COUNTS_SQL)
+
+    def priority_reason_counts(self, session: Session) -> dict[str, int]:
+        """Active tenants per ``priority_reason`` (``hubspot_target_account``, ``score``)."""
+        return _counts(session, PRIORITY_REASON_COUNTS_SQL)
+
+    def match_method_counts(self, session: Session) -> dict[str, int]:
+        """Active tenants per HubSpot match method (``none`` when not a target account)."""
+        return _counts(session, MATCH_METHOD_COUNTS_SQL)
+
+    def entered_counts(self, session: Session, *, partition_key: str) -> dict[str, int]:
+        """Tenants that entered the Active table on the day, by origin (``new``,
+        ``sales_owned``)."""
+        return _counts(session, ENTERED_COUNTS_SQL, partition_key=partition_key)
+
+    def priority_transitions(self, session: Session, *, partition_key: str) -> dict[str, int]:
+        """Priority changes of the day, as ``"P2->P1"`` → count (new priorities excluded)."""
+        return _counts(session, PRIORITY_TRANSITIONS_SQL, partition_key=partition_key)
+
+    def state_partition(self, session: Session) -> str | None:
+        """The latest partition that changed ``apac_active_tenants`` (None when empty)."""
+        return session.scalar(text(STATE_PARTITION_SQL))
+
+    # -- report tables ------------------------------------------------------------------------
+
+    def replace_partition(
+        self, session: Session, rows: pd.DataFrame, *, partition_key: str, run_id: str
+    ) -> int:
+        """Make the partition's summary tenants exactly ``rows`` (``SUMMARY_TENANT_COLUMNS``)."""
+        return _replace(
+            self,
+            session,
+            rows,
+            columns=SUMMARY_TENANT_COLUMNS,
+            scope_column="partition_key",
+            scope_value=partition_key,
+            row_key=["tenant_id"],
+            run_id=run_id,
+        )
+
+    def replace_metrics(
+        self, session: Session, rows: pd.DataFrame, *, partition_key: str, run_id: str
+    ) -> int:
+        """Make the partition's metrics exactly ``rows`` (``metric, dimension, value``)."""
+        return _replace(
+            self.metrics,
+            session,
+            rows,
+            columns=METRIC_COLUMNS,
+            scope_column="partition_key",
+            scope_value=partition_key,
+            row_key=["metric", "dimension"],
+            run_id=run_id,
+        )
+
+    def load_partition(self, session: Session, *, partition_key: str) -> pd.DataFrame:
+        """The stored summary tenants of one partition, in report order."""
+        result = session.execute(
+            text(
+                "SELECT partition_key, tenant_id, name, priority, previous_priority, change, "
+                "reason, hubspot_match_method, hubspot_company_id, total_score, run_id "
+                "FROM apac_daily_summary_tenants WHERE partition_key = :p "
+                "ORDER BY priority, total_score DESC NULLS LAST, tenant_id"
+            ),
+            {"p": partition_key},
+        )
+        return pd.DataFrame(result.fetchall(), columns=list(result.keys()))
+
+    def metrics_for_partitions(
+        self, session: Session, partition_keys: Sequence[str]
+    ) -> pd.DataFrame:
+        """Stored daily metrics of the given partitions: ``partition_key, metric, dimension,
+        value`` (value as float). Partitions never summarised have no rows."""
+        statement = text(
+            "SELECT partition_key, metric, dimension, value FROM apac_daily_summary_metrics "
+            "WHERE partition_key IN :keys ORDER BY partition_key, metric, dimension"
+        ).bindparams(bindparam("keys", expanding=True))
+        rows = (
+            session.execute(statement, {"keys": list(partition_keys)}).all()
+            if partition_keys
+            else []
+        )
+        frame = pd.DataFrame(rows, columns=["partition_key", "metric", "dimension", "value"])
+        frame["value"] = frame["value"].astype(float)
+        return frame
+
+
+class WeeklyMetricsRepository(SetBasedRepository[WeeklyMetric]):
+    """``apac_weekly_metrics``: one row per week, day, metric and dimension."""
+
+    model_class = WeeklyMetric
+
+    def replace_week(
+        self, session: Session, rows: pd.DataFrame, *, week_key: str, run_id: str
+    ) -> int:
+        """Make the week's rows exactly ``rows`` (``WEEKLY_COLUMNS``)."""
+        return _replace(
+            self,
+            session,
+            rows,
+            columns=WEEKLY_COLUMNS,
+            scope_column="week_key",
+            scope_value=week_key,
+            row_key=["day", "metric", "dimension"],
+            run_id=run_id,
+        )
+
+    def load_week(self, session: Session, *, week_key: str) -> pd.DataFrame:
+        """The stored rows of one week (``week_key`` plus ``WEEKLY_COLUMNS`` and ``run_id``)."""
+        result = session.execute(
+            text(
+                "SELECT week_key, day, metric, dimension, value, days_with_data, run_id "
+                "FROM apac_weekly_metrics WHERE week_key = :w ORDER BY day, metric, dimension"
+            ),
+            {"w": week_key},
+        )
+        return pd.DataFrame(result.fetchall(), columns=list(result.keys()))
+
+    def days_with_data(self, session: Session, *, week_key: str) -> int:
+        """How many of the week's days had a Daily Summary (0 when the week is unknown)."""
+        value = session.scalar(
+            text("SELECT max(days_with_data) FROM apac_weekly_metrics WHERE week_key = :w"),
+            {"w": week_key},
+        )
+        return int(value or 0)

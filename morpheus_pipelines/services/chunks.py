@@ -1,0 +1,29 @@
+"""Keyset-paginated reading: one short transaction per chunk, so memory stays bounded by the
+chunk size, not by the partition size, and no transaction stays open while a chunk is
+processed."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
+
+import pandas as pd
+from sqlalchemy.orm import Session
+
+SessionFactory = Callable[[], AbstractContextManager[Session]]
+ChunkReader = Callable[[Session, str | None, int], pd.DataFrame]
+
+
+def iter_chunks(
+    session_factory: SessionFactory, read: ChunkReader, *, size: int, key: str = "tenant_id"
+) -> Iterator[pd.DataFrame]:
+    """Call ``read(session, after, size)`` until it returns fewer than ``size`` rows."""
+    after: str | None = None
+    while True:
+        with session_factory() as session:
+            frame = read(session, after, size)
+        if len(frame):
+            yield frame
+        if len(frame) < size:
+            return
+        after = frame[key].iloc[-1]

@@ -1,0 +1,91 @@
+"""Scoring a partition's routed tenants (002 §3.3, §9.2).
+
+Both buckets are scored with the same model; the final priority is P0 only for tenants that
+routing marked with the override P0 / ``hubspot_target_account``. The routing → scoring
+message (bucket, override, reason) is checked against the allowlists first: a violating row
+is rejected and counted, never scored.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+import pandas as pd
+
+from morpheus_pipelines.repositories import TenantScoreSnapshotRepository
+from morpheus_pipelines.rules.scoring import (
+    REJECTION_REASON_COLUMN,
+    ScoringModel,
+    partition_scoring_input,
+    score_tenants,
+)
+from morpheus_pipelines.services.chunks import SessionFactory, iter_chunks
+from morpheus_pipelines.services.tenant_selection import cst_day_bounds
+
+_scores = TenantScoreSnapshotRepository()
+
+
+@dataclass
+class ScoringTotals:
+    scored: int = 0
+    rejected: int = 0
+    rejection_reasons: dict[str, int] = field(default_factory=dict)
+    by_bucket_priority: dict[str, int] = field(default_factory=dict)
+    rows_written: dict[str, int] = field(default_factory=dict)
+    seconds: float = 0.0
+
+
+def as_of(partition_key: str) -> datetime:
+    """Scores are computed as of the end of the partition's CST day."""
+    return cst_day_bounds(partition_key)[1] - timedelta(microseconds=1)
+
+
+def _add(counts: dict[str, int], series: pd.Series) -> None:
+    for key, n in series.value_counts().items():
+        counts[str(key)] = counts.get(str(key), 0) + int(n)
+
+
+def score_partition(
+    session_factory: SessionFactory,
+    *,
+    partition_key: str,
+    run_id: str,
+    model: ScoringModel,
+    batch_size: int = 100_000,
+    log: logging.Logger | None = None,
+    events: object | None = None,
+) -> ScoringTotals:
+    """Score every routed tenant of the partition, one transaction per chunk."""
+    started = time.perf_counter()
+    totals = ScoringTotals()
+
+    def read(session, after, limit):
+        return _scores.read_scoring_input(
+            session, partition_key=partition_key, after=after, limit=limit
+        )
+
+    for chunk in iter_chunks(session_factory, read, size=batch_size):
+        _, rejected = partition_scoring_input(chunk)
+        scores = score_tenants(chunk, model=model, as_of=as_of(partition_key))
+        with session_factory() as session:
+            written = _scores.write_scores(
+                session, scores, partition_key=partition_key, run_id=run_id
+            )
+        for key, n in written.items():
+            totals.rows_written[key] = totals.rows_written.get(key, 0) + n
+        totals.scored += len(scores)
+        totals.rejected += len(rejected)
+        _add(totals.rejection_reasons, rejected[REJECTION_REASON_COLUMN])
+        _add(totals.by_bucket_priority, scores["tenant_bucket"] + ":" + scores["priority"])
+        if events is not None:
+            events.tenants_scored(scores, rejected, run_id=run_id, partition_key=partition_key)
+        if log is not None:
+            log.info(
+                f"scored {totals.scored:,} tenants ({totals.rejected} rejected) "
+                f"for {partition_key}"
+            )
+    totals.seconds = time.perf_counter() - started
+    return totals
