@@ -1,14 +1,199 @@
-"""``morpheus demo``: the main job on the embedded default, end to end."""
+"""``morpheus demo`` and the data behind ``morpheus dev``.
+
+On a fresh clone with nothing running: start the embedded Postgres and migrate it, generate a
+realistic APAC data set, load it as the DevOps source table, start the HubSpot and Domain
+Intelligence emulators on free loopback ports, and materialise the whole graph for
+yesterday's CST partition through Dagster with the Postgres instance (the runs show in the
+UI afterwards). Deterministic: running it again gives the same tables.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import os
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+from morpheus_pipelines.demo_data import DemoDataset, generate_dataset
+from morpheus_pipelines.emulators import DomainIntelEmulator, HubSpotEmulator
+from morpheus_pipelines.observability import log_events_to
 from morpheus_pipelines.settings import Settings
+
+CST = ZoneInfo("Asia/Shanghai")
+
+
+def yesterday_cst(now: datetime | None = None) -> date:
+    """The last complete CST day: the partition a run made today processes."""
+    return (now or datetime.now(CST)).astimezone(CST).date() - timedelta(days=1)
+
+
+@dataclass
+class DemoEnvironment:
+    dataset: DemoDataset
+    partition_key: str
+    env: dict[str, str]
+    hubspot: HubSpotEmulator
+    domain_intel: DomainIntelEmulator
+
+
+@contextlib.contextmanager
+def demo_environment(
+    settings: Settings, *, tenants: int, companies: int, seed: int = 7
+) -> Iterator[DemoEnvironment]:
+    """Database up and migrated, source loaded, emulators serving; the environment that
+    Dagster processes need (already applied to ``os.environ``)."""
+    from morpheus_pipelines.cli import prepare_dagster_environment
+    from morpheus_pipelines.source import SOURCE_COLUMNS, replace_source_tenants
+
+    env = prepare_dagster_environment(settings)
+    day = yesterday_cst()
+    dataset = generate_dataset(tenants=tenants, companies=companies, seed=seed, partition_day=day)
+    frame = dataset.tenants[list(SOURCE_COLUMNS)].astype(object)
+    frame = frame.where(frame.notna(), None)
+    replace_source_tenants(
+        settings.source_database_url or env["MORPHEUS_DATABASE_URL"],
+        settings.source_schema,
+        frame.itertuples(index=False, name=None),
+    )
+    with (
+        HubSpotEmulator(dataset.hubspot_data()) as hubspot,
+        DomainIntelEmulator(dataset.domain_intel) as domain_intel,
+    ):
+        env.update(dataset.environment())
+        env.update(
+            {
+                "HUBSPOT_BASE_URL": hubspot.base_url,
+                "DOMAIN_INTELLIGENCE_BASE_URL": domain_intel.base_url,
+                # The emulators run on loopback without HubSpot's limits to respect here.
+                "HUBSPOT_REQUESTS_PER_10S": env.get("HUBSPOT_REQUESTS_PER_10S") or "1000",
+            }
+        )
+        os.environ.update(env)
+        yield DemoEnvironment(dataset, day.isoformat(), env, hubspot, domain_intel)
 
 
 def run_demo(settings: Settings, *, tenants: int, companies: int) -> int:
-    from morpheus_pipelines.cli import prepare_dagster_environment
+    started = time.perf_counter()
+    print(f"Morpheus demo: {tenants:,} tenants, {companies:,} target companies")
+    events = log_events_to(settings.home / "logs" / "events.jsonl")
+    print(f"  event log  {events}")
+    with demo_environment(settings, tenants=tenants, companies=companies) as demo:
+        print(f"  database   {_redacted(demo.env['MORPHEUS_DATABASE_URL'])} (migrated)")
+        print(f"  HubSpot    emulator on {demo.hubspot.base_url}")
+        print(f"  Domain Intelligence emulator on {demo.domain_intel.base_url}")
+        print(f"  partition  {demo.partition_key} (yesterday, Asia/Shanghai)")
+        ok = _materialise(demo.partition_key)
+        summary = _summary(demo.env["MORPHEUS_DATABASE_URL"], demo.partition_key)
+    _print_summary(summary, settings.home, demo.partition_key, time.perf_counter() - started)
+    return 0 if ok else 1
 
-    env = prepare_dagster_environment(settings)
-    print(f"warehouse ready and migrated: {env['MORPHEUS_DATABASE_URL']}")
-    print("The asset graph is not built yet: nothing else to run.")
-    return 0
+
+def demo_partitions(yesterday: str) -> tuple[list[str], str]:
+    """The daily partitions to run, oldest first, and the weekly partition to report: the
+    last complete Monday-to-Sunday week (so its report has seven days of data) and
+    yesterday."""
+    from morpheus_pipelines.partitions import weekly_partitions
+
+    week = weekly_partitions.get_last_partition_key()
+    start = date.fromisoformat(week)
+    days = {(start + timedelta(days=i)).isoformat() for i in range(7)} | {yesterday}
+    return sorted(days), week
+
+
+def _materialise(partition_key: str) -> bool:
+    """The daily job for each demo partition, then the weekly report, on the persistent
+    Dagster instance (so the runs appear in the UI)."""
+    import dagster as dg
+
+    from morpheus_pipelines.definitions import defs
+
+    # Dagster's console logger prints every event; the demo prints a summary instead (the
+    # full event log is in the UI).
+    quiet = {"loggers": {"console": {"config": {"log_level": "ERROR"}}}}
+    days, week = demo_partitions(partition_key)
+    ok = True
+    with dg.DagsterInstance.get() as instance:
+        for day in days:
+            daily = defs.resolve_job_def("apac_daily_job").execute_in_process(
+                partition_key=day, instance=instance, raise_on_error=False, run_config=quiet
+            )
+            failed = sorted(
+                e.check_name for e in daily.get_asset_check_evaluations() if not e.passed
+            )
+            print(
+                f"  daily run  {day} {daily.run_id[:8]} "
+                f"{'succeeded' if daily.success else 'FAILED'}"
+                + (f"; failed checks: {', '.join(failed)}" if failed else "")
+            )
+            ok = ok and daily.success
+        weekly = defs.resolve_job_def("apac_weekly_job").execute_in_process(
+            partition_key=week, instance=instance, raise_on_error=False, run_config=quiet
+        )
+        print(
+            f"  weekly run {week} {weekly.run_id[:8]} {'succeeded' if weekly.success else 'FAILED'}"
+        )
+    return ok and weekly.success
+
+
+def _summary(url: str, partition_key: str) -> dict:
+    from sqlalchemy import text
+
+    from morpheus_pipelines.db.session import get_session
+
+    with get_session(url) as session:
+
+        def rows(statement: str) -> list:
+            return session.execute(text(statement), {"p": partition_key}).all()
+
+        return {
+            "buckets": rows(
+                "SELECT 'active', priority, count(*) FROM apac_active_tenants GROUP BY 2 "
+                "UNION ALL SELECT 'sales_owned', priority, count(*) "
+                "FROM apac_sales_owned_tenants GROUP BY 2 ORDER BY 1, 2"
+            ),
+            "rules": rows(
+                "SELECT routing_rule, coalesce(hubspot_match_method, ''), count(*) "
+                "FROM apac_routing_decisions WHERE partition_key = :p GROUP BY 1, 2 ORDER BY 1, 2"
+            ),
+            "snapshot": rows(
+                "SELECT last_successful_sync_id, last_successful_list_total, last_attempt_status "
+                "FROM apac_hubspot_target_sync_state"
+            ),
+        }
+
+
+def _print_summary(summary: dict, home: Path, partition_key: str, seconds: float) -> None:
+    print("\nTenants per bucket and priority")
+    for bucket, priority, n in summary["buckets"]:
+        print(f"  {bucket:<12} {priority or 'unscored':<9} {n:>8,}")
+    print(f"\nRouting decisions for {partition_key}")
+    for rule, method, n in summary["rules"]:
+        print(f"  {rule:<24} {method:<17} {n:>8,}")
+    for sync_id, total, status in summary["snapshot"]:
+        print(f"\nHubSpot snapshot: sync {sync_id}, {total} companies, last attempt {status}")
+    reports = home / "reports"
+    print(f"\nReports: {reports / 'daily' / partition_key}")
+    print(f"         {reports / 'weekly'}")
+    print("Dagster UI: uv run morpheus dev   (then open http://127.0.0.1:3000)")
+    print(f"Done in {seconds:.0f} s.")
+
+
+def _redacted(url: str) -> str:
+    from sqlalchemy.engine import make_url
+
+    return make_url(url).render_as_string(hide_password=True)
+
+
+def main() -> int:  # pragma: no cover - convenience for `python -m morpheus_pipelines.demo`
+    from morpheus_pipelines.settings import load_settings
+
+    return run_demo(load_settings(), tenants=10_000, companies=500)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

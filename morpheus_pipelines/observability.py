@@ -96,6 +96,18 @@ def _logger() -> logging.Logger:
     return logger
 
 
+def log_events_to(path: Path) -> Path:
+    """Send the structured event log to ``path`` (JSON lines) instead of stderr."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    logger = _logger()
+    for handler in list(logger.handlers):
+        logger.removeHandler(handler)
+    handler = logging.FileHandler(path, encoding="utf-8")
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    logger.addHandler(handler)
+    return path
+
+
 def log_event(event: str, *, level: int = logging.INFO, **fields: Any) -> None:
     """Write one structured event line."""
     logger = _logger()
@@ -179,7 +191,9 @@ class TenantEventLog:
             )
         )
 
-    def tenants_scored(self, scores: Any, rejected: Any, *, run_id: str, partition_key: str) -> None:
+    def tenants_scored(
+        self, scores: Any, rejected: Any, *, run_id: str, partition_key: str
+    ) -> None:
         """One ``tenant_scored`` line per scored tenant and one ``tenant_scoring_rejected`` per
         rejected routing message (002 §10 "Scoring")."""
         import pandas as pd

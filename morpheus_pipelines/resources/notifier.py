@@ -31,7 +31,9 @@ class NotifierResource(dg.ConfigurableResource):
             response.raise_for_status()
         except requests.RequestException as exc:
             log_event(
-                "alert_delivery_failed", level=logging.ERROR, alert=alert,
+                "alert_delivery_failed",
+                level=logging.ERROR,
+                alert=alert,
                 error=type(exc).__name__,
             )
             return False

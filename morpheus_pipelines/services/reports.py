@@ -788,7 +788,7 @@ def _week_headline(weekly: WeeklyMetrics) -> list[str]:
         snapshot = weekly.week.get(WEEK_PREFIX + SNAPSHOT_STATUS, {})
         lines.append(
             f"New P0/P1 this week: {format_count(new.get('P0', 0))} P0, "
-            f"{format_count(new.get('P1', 0))} P1; priority changed into P0/P1: "
+            f"{format_count(new.get('P1', 0))} P1; changed priority to P0/P1: "
             f"{format_count(changed.get('P0', 0))} P0, {format_count(changed.get('P1', 0))} P1."
         )
         lines.append(

@@ -84,8 +84,7 @@ def score_partition(
             events.tenants_scored(scores, rejected, run_id=run_id, partition_key=partition_key)
         if log is not None:
             log.info(
-                f"scored {totals.scored:,} tenants ({totals.rejected} rejected) "
-                f"for {partition_key}"
+                f"scored {totals.scored:,} tenants ({totals.rejected} rejected) for {partition_key}"
             )
     totals.seconds = time.perf_counter() - started
     return totals

@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 import dagster as dg
-import psycopg
 from sqlalchemy import text
 
 from morpheus_pipelines.db.session import get_session
@@ -23,26 +22,16 @@ from morpheus_pipelines.resources.notifier import NotifierResource
 from morpheus_pipelines.resources.routing import TenantRoutingResource
 from morpheus_pipelines.resources.scoring import ScoringModelResource
 from morpheus_pipelines.resources.warehouse import WarehouseResource
-from morpheus_pipelines.source import SOURCE_COLUMNS, source_table_ddl
+from morpheus_pipelines.source import SOURCE_COLUMNS, replace_source_tenants
 
 SCHEMA = "devops"
 
 
-def libpq(url: str) -> str:
-    return url.replace("postgresql+psycopg", "postgresql")
-
-
-def load_source(database_url: str, rows: Iterable[dict[str, Any]], *, replace: bool = True) -> None:
+def load_source(database_url: str, rows: Iterable[dict[str, Any]]) -> None:
     """Create ``devops.tenants`` in the test database and load ``rows`` into it."""
-    with psycopg.connect(libpq(database_url)) as conn:
-        conn.execute(source_table_ddl(SCHEMA))
-        if replace:
-            conn.execute(f"TRUNCATE {SCHEMA}.tenants")
-        with conn.cursor().copy(
-            f"COPY {SCHEMA}.tenants ({', '.join(SOURCE_COLUMNS)}) FROM STDIN"
-        ) as copy:
-            for row in rows:
-                copy.write_row([row.get(c) for c in SOURCE_COLUMNS])
+    replace_source_tenants(
+        database_url, SCHEMA, ([row.get(c) for c in SOURCE_COLUMNS] for row in rows)
+    )
 
 
 def tenant(tenant_id: str, **values: Any) -> dict[str, Any]:
