@@ -113,7 +113,22 @@ def prepare_dagster_environment(settings: Settings) -> dict[str, str]:
 
 def cmd_dev(args: argparse.Namespace) -> int:
     settings = load_settings()
-    env = prepare_dagster_environment(settings)
+    if args.configured:
+        return _dagster_dev(prepare_dagster_environment(settings), args)
+    from morpheus_pipelines.demo import demo_environment
+
+    with demo_environment(settings, tenants=args.tenants, companies=args.companies) as demo:
+        print(
+            f"HubSpot emulator on {demo.hubspot.base_url}, Domain Intelligence emulator on "
+            f"{demo.domain_intel.base_url}, demo data loaded ({args.tenants:,} tenants)"
+        )
+        return _dagster_dev(demo.env, args)
+
+
+def _dagster_dev(env: dict[str, str], args: argparse.Namespace) -> int:
+    """Run `dagster dev` (webserver + daemon) in a child process until it exits or Ctrl-C."""
+    import subprocess
+
     command = [
         sys.executable,
         "-m",
@@ -127,8 +142,12 @@ def cmd_dev(args: argparse.Namespace) -> int:
         str(args.port),
     ]
     print(f"Dagster UI on http://{args.host}:{args.port}  (DAGSTER_HOME={env['DAGSTER_HOME']})")
-    os.chdir(PROJECT_ROOT)
-    os.execvpe(command[0], command, env)
+    child = subprocess.Popen(command, env=env, cwd=PROJECT_ROOT)
+    try:
+        return child.wait()
+    except KeyboardInterrupt:
+        child.terminate()
+        return child.wait()
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -165,9 +184,20 @@ def build_parser() -> argparse.ArgumentParser:
     db.add_argument("--database", choices=["morpheus", DAGSTER_DATABASE], default="morpheus")
     db.set_defaults(func=cmd_db)
 
-    dev = sub.add_parser("dev", help="Dagster UI and daemon on the embedded default")
+    dev = sub.add_parser(
+        "dev",
+        help="Dagster UI and daemon on the embedded default, with the emulators and demo data",
+    )
     dev.add_argument("--host", default="127.0.0.1")
     dev.add_argument("--port", type=int, default=3000)
+    dev.add_argument("--tenants", type=int, default=10_000)
+    dev.add_argument("--companies", type=int, default=500)
+    dev.add_argument(
+        "--configured",
+        action="store_true",
+        help="use HubSpot, Domain Intelligence and the source database as configured in the "
+        "environment instead of the emulators and generated data",
+    )
     dev.set_defaults(func=cmd_dev)
 
     demo = sub.add_parser("demo", help="run the whole pipeline once on generated data")

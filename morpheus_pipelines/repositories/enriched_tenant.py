@@ -7,7 +7,12 @@ from psycopg import sql
 from sqlalchemy.orm import Session
 
 from morpheus_pipelines.models import EnrichedTenant
-from morpheus_pipelines.repositories.bulk import SetBasedRepository, driver_cursor, frame_records
+from morpheus_pipelines.repositories.bulk import (
+    SetBasedRepository,
+    analyze,
+    driver_cursor,
+    frame_records,
+)
 
 ENRICHMENT_RESULT_COLUMNS = (
     "tenant_id",
@@ -48,6 +53,7 @@ class EnrichedTenantRepository(SetBasedRepository[EnrichedTenant]):
 
     def delete_orphans(self, session: Session, *, partition_key: str) -> int:
         """Drop results of tenants that are no longer enrichable candidates of the partition."""
+        analyze(session, "apac_enriched_tenants")
         with driver_cursor(session) as cursor:
             cursor.execute(
                 sql.SQL(

@@ -27,6 +27,7 @@ from sqlalchemy.orm import Session
 from morpheus_pipelines.models import ActiveTenant, SalesOwnedTenant
 from morpheus_pipelines.repositories.bulk import (
     SetBasedRepository,
+    analyze,
     driver_cursor,
     frame_records,
     new_staging_name,
@@ -169,6 +170,7 @@ class TenantBucketRepository:
             ) as copy:
                 for row in frame_records(frame, columns):
                     copy.write_row(row)
+        analyze(session, staging)
         return staging
 
     def _upsert_bucket(

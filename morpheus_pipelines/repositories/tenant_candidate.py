@@ -12,6 +12,7 @@ from sqlalchemy.orm import Session
 from morpheus_pipelines.models import TenantCandidate
 from morpheus_pipelines.repositories.bulk import (
     SetBasedRepository,
+    analyze,
     driver_cursor,
     keyset_after,
     read_frame,
@@ -78,6 +79,7 @@ class TenantCandidateRepository(SetBasedRepository[TenantCandidate]):
                 ).format(p=sql.Literal(partition_key), s=sql.Identifier(staging))
             )
             written += max(cursor.rowcount, 0)
+        analyze(session, "apac_tenant_candidates")
         return written
 
     def partition_counts(self, session: Session, *, partition_key: str) -> dict[str, int]:

@@ -24,7 +24,11 @@ class DomainIntelligenceResource(dg.ConfigurableResource):
     retry_count: int = Field(
         default=3, description="Bounded retries for 429, 5xx, timeouts and connection errors."
     )
-    requests_per_10s: int = Field(default=100, description="Client-side rate budget.")
+    requests_per_10s: int = Field(
+        default=5_000,
+        description="Client-side rate budget (our own service: high by default; lower it to "
+        "protect a shared deployment).",
+    )
     max_backoff_seconds: float = Field(
         default=30.0,
         description="Longest wait between attempts; a longer Retry-After fails the batch.",

@@ -211,14 +211,6 @@ def metrics_frame(metrics: Mapping[str, Mapping[str, float]]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["metric", "dimension", "value"])
 
 
-def metrics_dict(frame: pd.DataFrame) -> dict[str, dict[str, float]]:
-    """Rows ``metric, dimension, value`` as ``{metric: {dimension: value}}``."""
-    result: dict[str, dict[str, float]] = {}
-    for metric, dimension, value in frame[["metric", "dimension", "value"]].itertuples(index=False):
-        result.setdefault(metric, {})[dimension] = float(value)
-    return result
-
-
 # -- Daily Summary ----------------------------------------------------------------------------
 
 

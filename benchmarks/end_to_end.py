@@ -1,0 +1,165 @@
+"""The daily job at scale: 1,000,000 tenants against 50,000 target companies.
+
+    uv run python benchmarks/end_to_end.py [--tenants 1000000] [--companies 50000]
+                                           [--assets a,b,...] [--second-day]
+
+Runs each asset of the daily job in turn on the embedded Postgres (a scratch database), with
+the HubSpot and Domain Intelligence emulators on loopback, and prints per asset: wall time,
+rows written, rows per second, peak resident memory, and the ratio of the asset's time to a
+bare ``COPY`` of its output rows into an unindexed table (the write floor), measured in the
+same run. ``--second-day`` also runs the job again for the next partition with nothing
+changed (the steady state: most tenants do not change from one day to the next).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import threading
+import time
+from datetime import date, timedelta
+
+import dagster as dg
+import psycopg
+from _common import scratch_database
+
+from morpheus_pipelines.db.urls import libpq_url
+from morpheus_pipelines.demo_data import generate_dataset
+from morpheus_pipelines.emulators import DomainIntelEmulator, HubSpotEmulator
+from morpheus_pipelines.observability import log_events_to
+from morpheus_pipelines.source import SOURCE_COLUMNS, replace_source_tenants
+
+DAILY = (
+    "hubspot_target_accounts",
+    "tenant_candidates",
+    "enriched_tenants",
+    "routed_tenants",
+    "tenant_scores",
+    "daily_summary",
+)
+# Output tables of each asset: (table, partition filter column or None)
+OUTPUTS = {
+    "hubspot_target_accounts": [("apac_hubspot_target_accounts", None)],
+    "tenant_candidates": [("apac_tenant_candidates", "partition_key")],
+    "enriched_tenants": [("apac_enriched_tenants", "partition_key")],
+    "routed_tenants": [
+        ("apac_active_tenants", None),
+        ("apac_sales_owned_tenants", None),
+        ("apac_routing_decisions", "partition_key"),
+    ],
+    "tenant_scores": [("apac_tenant_score_snapshots", "partition_key")],
+    "daily_summary": [("apac_daily_summary_tenants", "partition_key")],
+}
+
+
+class PeakMemory:
+    """Samples this process's resident memory every 50 ms; ``peak`` since the last reset."""
+
+    def __init__(self) -> None:
+        self.peak = 0
+        self._stop = threading.Event()
+        self._page = os.sysconf("SC_PAGE_SIZE")
+        threading.Thread(target=self._run, daemon=True).start()
+
+    def _run(self) -> None:
+        while not self._stop.wait(0.05):
+            with open("/proc/self/statm") as handle:
+                rss = int(handle.read().split()[1]) * self._page
+            self.peak = max(self.peak, rss)
+
+    def reset(self) -> None:
+        self.peak = 0
+
+
+def copy_floor(url: str, table: str, column: str | None, partition: str) -> tuple[int, float]:
+    """Rows of the asset's output, and the time to COPY them into a fresh unindexed table."""
+    where = f" WHERE {column} = '{partition}'" if column else ""
+    with psycopg.connect(libpq_url(url)) as conn:
+        data = bytearray()
+        with conn.cursor().copy(f"COPY (SELECT * FROM {table}{where}) TO STDOUT") as copy:
+            for chunk in copy:
+                data += chunk
+        rows = conn.execute(f"SELECT count(*) FROM {table}{where}").fetchone()[0]
+        conn.execute(f"CREATE TEMP TABLE floor_copy (LIKE {table})")
+        started = time.perf_counter()
+        with conn.cursor().copy("COPY floor_copy FROM STDIN") as copy:
+            copy.write(bytes(data))
+        conn.commit()
+        return rows, time.perf_counter() - started
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--tenants", type=int, default=1_000_000)
+    parser.add_argument("--companies", type=int, default=50_000)
+    parser.add_argument("--assets", default=",".join(DAILY))
+    parser.add_argument("--second-day", action="store_true")
+    args = parser.parse_args()
+    assets = args.assets.split(",")
+    memory = PeakMemory()
+    day = date(2026, 11, 29)
+    started = time.perf_counter()
+    dataset = generate_dataset(
+        tenants=args.tenants, companies=args.companies, partition_day=day, seed=7
+    )
+    print(
+        f"generated {args.tenants:,} tenants and {args.companies:,} companies in "
+        f"{time.perf_counter() - started:.1f} s"
+    )
+    with scratch_database() as url:
+        frame = dataset.tenants[list(SOURCE_COLUMNS)].astype(object)
+        frame = frame.where(frame.notna(), None)
+        t = time.perf_counter()
+        replace_source_tenants(url, "devops", frame.itertuples(index=False, name=None))
+        print(f"loaded the source table in {time.perf_counter() - t:.1f} s")
+        del frame
+        with (
+            HubSpotEmulator(dataset.hubspot_data()) as hubspot,
+            DomainIntelEmulator(dataset.domain_intel) as domain_intel,
+        ):
+            os.environ.update(dataset.environment())
+            os.environ.update(
+                MORPHEUS_DATABASE_URL=url,
+                HUBSPOT_BASE_URL=hubspot.base_url,
+                DOMAIN_INTELLIGENCE_BASE_URL=domain_intel.base_url,
+                HUBSPOT_REQUESTS_PER_10S="100000",
+            )
+            log_events_to(__import__("pathlib").Path("/tmp/morpheus_bench_events.jsonl"))
+            from morpheus_pipelines.definitions import defs
+
+            days = [day.isoformat()] + (
+                [(day + timedelta(days=1)).isoformat()] if args.second_day else []
+            )
+            for partition in days:
+                print(f"\npartition {partition}")
+                print(
+                    f"{'asset':<26}{'seconds':>9}{'rows':>11}{'rows/s':>10}"
+                    f"{'peak MiB':>10}{'floor s':>9}{'x floor':>9}"
+                )
+                for key in assets:
+                    asset = defs.get_assets_def(key)
+                    memory.reset()
+                    t = time.perf_counter()
+                    result = dg.materialize(
+                        [asset],
+                        partition_key=None if asset.partitions_def is None else partition,
+                        resources=defs.resources,
+                        raise_on_error=False,
+                    )
+                    seconds = time.perf_counter() - t
+                    rows = floor = 0.0
+                    for table, column in OUTPUTS[key]:
+                        n, f = copy_floor(url, table, column, partition)
+                        rows += n
+                        floor += f
+                    status = "" if result.success else "  FAILED"
+                    print(
+                        f"{key:<26}{seconds:>9.1f}{rows:>11,.0f}{rows / seconds:>10,.0f}"
+                        f"{memory.peak / 2**20:>10,.0f}{floor:>9.2f}"
+                        f"{seconds / max(floor, 1e-9):>9.1f}{status}"
+                    )
+    print(f"\ntotal wall time {time.perf_counter() - started:.0f} s")
+
+
+if __name__ == "__main__":
+    main()

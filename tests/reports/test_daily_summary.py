@@ -1,0 +1,322 @@
+"""002 §12 "Reporting": the Daily Summary on the real database, run with ``dg.materialize``."""
+
+from __future__ import annotations
+
+import csv
+import io
+from decimal import Decimal
+from pathlib import Path
+
+from tests.reports.conftest import (
+    DAY,
+    bucket_row,
+    execute,
+    insert_rows,
+    materialization_metadata,
+    query,
+    record_sync,
+)
+
+ACTIVE = "apac_active_tenants"
+SALES_OWNED = "apac_sales_owned_tenants"
+
+
+def scenario() -> list[dict]:
+    """Active rows around DAY: new and changed P0/P1, and what must stay out of the list."""
+    return [
+        bucket_row(
+            "t-target",
+            priority="P0",
+            calculated_priority="P2",
+            priority_reason="hubspot_target_account",
+            total_score=Decimal("48.20"),
+            hubspot_target=True,
+            hubspot_match_method="email_domain",
+            hubspot_company_id="503",
+            priority_changed_partition=DAY,
+            bucket_entered_partition=DAY,
+            entered_from="new",
+        ),
+        bucket_row(
+            "t-new-p1",
+            priority="P1",
+            calculated_priority="P1",
+            total_score=Decimal("78.50"),
+            priority_changed_partition=DAY,
+            bucket_entered_partition=DAY,
+            entered_from="sales_owned",
+        ),
+        bucket_row(
+            "t-up",
+            priority="P1",
+            calculated_priority="P1",
+            total_score=Decimal("71.00"),
+            previous_priority="P2",
+            priority_changed_partition=DAY,
+        ),
+        # changed on another day, new but only P2, and a downgrade out of P1: not listed
+        bucket_row("t-yesterday", priority="P1", priority_changed_partition="2026-11-17"),
+        bucket_row("t-new-p2", priority="P2", priority_changed_partition=DAY),
+        bucket_row("t-down", priority="P2", previous_priority="P1", priority_changed_partition=DAY),
+        bucket_row("t-unscored", priority=None, calculated_priority=None, priority_reason=None),
+    ]
+
+
+def summary_rows(database_url: str) -> dict[str, tuple]:
+    return {
+        r[0]: r[1:]
+        for r in query(
+            database_url,
+            "SELECT tenant_id, priority, previous_priority, change, reason, "
+            "hubspot_match_method, hubspot_company_id, total_score "
+            "FROM apac_daily_summary_tenants WHERE partition_key = :p",
+            p=DAY,
+        )
+    }
+
+
+def metric_values(database_url: str, metric: str) -> dict[str, float]:
+    return {
+        d: float(v)
+        for d, v in query(
+            database_url,
+            "SELECT dimension, value FROM apac_daily_summary_metrics "
+            "WHERE partition_key = :p AND metric = :m",
+            p=DAY,
+            m=metric,
+        )
+    }
+
+
+def table_hash(database_url: str, table: str) -> str:
+    return query(
+        database_url,
+        f"SELECT md5(coalesce(string_agg(t::text, '|' ORDER BY t::text), '')) FROM {table} t",
+    )[0][0]
+
+
+def test_lists_new_and_changed_top_priorities_with_why(
+    database_url: str, run_daily, home: Path
+) -> None:
+    insert_rows(database_url, ACTIVE, scenario())
+    record_sync(database_url, status="success", hours_ago=3)
+    result = run_daily()
+    assert result.success
+
+    rows = summary_rows(database_url)
+    assert rows == {
+        "t-target": (
+            "P0",
+            None,
+            "new",
+            "hubspot_target_account",
+            "email_domain",
+            "503",
+            Decimal("48.20"),
+        ),
+        "t-new-p1": ("P1", None, "new", "score", None, None, Decimal("78.50")),
+        "t-up": ("P1", "P2", "changed", "score", None, None, Decimal("71.00")),
+    }
+    assert metric_values(database_url, "tenants_by_priority") == {
+        "P0": 1,
+        "P1": 3,
+        "P2": 2,
+        "P3": 0,
+        "unscored": 1,
+    }
+    assert metric_values(database_url, "new_top_priority") == {"P0": 1, "P1": 1}
+    assert metric_values(database_url, "changed_top_priority") == {"P0": 0, "P1": 1}
+    assert metric_values(database_url, "entered_active") == {"new": 1, "sales_owned": 1}
+    assert metric_values(database_url, "priority_transitions") == {"P1->P2": 1, "P2->P1": 1}
+    assert metric_values(database_url, "tenants_by_match_method")["email_domain"] == 1
+    assert metric_values(database_url, "snapshot_status") == {
+        "fresh": 1,
+        "stale": 0,
+        "unavailable": 0,
+    }
+
+    meta = materialization_metadata(result, "daily_summary")
+    assert (meta["new_p0"], meta["new_p1"], meta["changed_p0"], meta["changed_p1"]) == (
+        1,
+        1,
+        0,
+        1,
+    )
+    assert meta["dagster/row_count"] == 3
+    assert meta["snapshot_status"] == "fresh"
+    assert "HubSpot target account (match: email\\_domain, company 503)" in meta["summary"]
+
+    page = (home / "reports" / "daily" / DAY / "summary.html").read_text(encoding="utf-8")
+    assert "HubSpot target account (match: email_domain, company 503)" in page
+    assert "score 78.5" in page and "P2 → P1" in page
+    assert "HubSpot target snapshot: fresh" in page and "3.0 h old" in page
+    assert "t-yesterday" not in page and "t-new-p2" not in page and "t-down" not in page
+    # the list is ordered: P0 first, then P1 by score
+    assert page.index("t-target") < page.index("t-new-p1") < page.index("t-up")
+
+
+def test_sales_owned_tenants_never_appear_even_as_p0(
+    database_url: str, run_daily, home: Path
+) -> None:
+    insert_rows(database_url, ACTIVE, scenario()[:1])
+    insert_rows(
+        database_url,
+        SALES_OWNED,
+        [
+            bucket_row(
+                "so-tenant-p0",
+                name="Sales Owned Big Co",
+                priority="P0",
+                priority_override="P0",
+                priority_reason="score",
+                total_score=Decimal("99.00"),
+                priority_changed_partition=DAY,
+                bucket_entered_partition=DAY,
+                entered_from="active",
+                sales_owner_email="alice.sales@morpheus.example",
+            ),
+            bucket_row("so-tenant-p1", priority="P1", priority_changed_partition=DAY),
+        ],
+    )
+    result = run_daily()
+    assert result.success
+
+    assert set(summary_rows(database_url)) == {"t-target"}
+    assert metric_values(database_url, "active_tenants") == {"all": 1}
+    assert metric_values(database_url, "tenants_by_priority")["P0"] == 1
+    assert metric_values(database_url, "entered_active") == {"new": 1, "sales_owned": 0}
+    meta = materialization_metadata(result, "daily_summary")
+    assert meta["new_p0"] == 1 and meta["new_p1"] == 0
+    for path in (home / "reports" / "daily" / DAY).iterdir():
+        content = path.read_text(encoding="utf-8")
+        assert "so-tenant" not in content and "Sales Owned Big Co" not in content, path.name
+    assert "so-tenant" not in meta["summary"]
+
+
+def test_rerun_gives_identical_rows_and_replaces_the_partition(
+    database_url: str, run_daily
+) -> None:
+    insert_rows(database_url, ACTIVE, scenario())
+    first = run_daily()
+    tables = ("apac_daily_summary_tenants", "apac_daily_summary_metrics")
+    before = {t: table_hash(database_url, t) for t in tables}
+
+    second = run_daily()
+    assert second.success and second.run_id != first.run_id
+    assert {t: table_hash(database_url, t) for t in tables} == before
+    assert materialization_metadata(second, "daily_summary")["rows_written"] == 0
+    # unchanged rows keep the run that wrote them
+    assert query(database_url, "SELECT DISTINCT run_id FROM apac_daily_summary_tenants") == [
+        (first.run_id,)
+    ]
+
+    # a tenant whose priority changed again later leaves the day's list; another changes
+    execute(
+        database_url,
+        "UPDATE apac_active_tenants SET priority_changed_partition = '2026-11-19' "
+        "WHERE tenant_id = 't-up'",
+    )
+    execute(
+        database_url,
+        "UPDATE apac_active_tenants SET total_score = 79.25 WHERE tenant_id = 't-new-p1'",
+    )
+    third = run_daily()
+    rows = summary_rows(database_url)
+    assert set(rows) == {"t-target", "t-new-p1"}
+    assert rows["t-new-p1"][-1] == Decimal("79.25")
+    run_ids = dict(query(database_url, "SELECT tenant_id, run_id FROM apac_daily_summary_tenants"))
+    assert run_ids == {"t-target": first.run_id, "t-new-p1": third.run_id}
+    assert metric_values(database_url, "changed_top_priority") == {"P0": 0, "P1": 0}
+    # the later state is flagged: apac_active_tenants already reflects 2026-11-19
+    assert materialization_metadata(third, "daily_summary")["state_partition"] == "2026-11-19"
+
+
+def test_files_are_written_and_tenant_text_is_escaped(
+    database_url: str, run_daily, home: Path
+) -> None:
+    hostile = "<script>alert(1)</script>"
+    insert_rows(
+        database_url,
+        ACTIVE,
+        [
+            bucket_row(
+                "t-xss",
+                name=hostile,
+                email="ceo@secret-customer.example",
+                priority="P1",
+                total_score=Decimal("90.00"),
+                priority_changed_partition=DAY,
+            ),
+            bucket_row(
+                "t-email-name",
+                name="株式会社 | Contact jane.doe@acme.example",
+                priority="P1",
+                total_score=Decimal("80.00"),
+                priority_changed_partition=DAY,
+            ),
+            bucket_row(
+                "t-formula",
+                name='=HYPERLINK("http://evil.example","x")',
+                priority="P1",
+                total_score=Decimal("75.00"),
+                priority_changed_partition=DAY,
+            ),
+        ],
+    )
+    result = run_daily()
+    assert result.success
+    directory = home / "reports" / "daily" / DAY
+    assert sorted(p.name for p in directory.iterdir()) == [
+        "metrics.csv",
+        "summary.csv",
+        "summary.html",
+        "summary.md",
+    ]
+    page = (directory / "summary.html").read_text(encoding="utf-8")
+    assert page.startswith("<!DOCTYPE html>") and page.rstrip().endswith("</html>")
+    assert "<script" not in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    assert "株式会社 | Contact j***@acme.example" in page
+
+    everything = [p.read_text(encoding="utf-8") for p in directory.iterdir()]
+    everything.append(materialization_metadata(result, "daily_summary")["summary"])
+    for content in everything:
+        assert "jane.doe@acme.example" not in content
+        assert "secret-customer" not in content
+    assert "<script" not in everything[-1]  # the Markdown metadata too
+    assert "\\|" in everything[-1]  # a pipe in a name cannot break the Markdown table
+
+    with (directory / "summary.csv").open(encoding="utf-8", newline="") as handle:
+        records = {r["tenant_id"]: r for r in csv.DictReader(handle)}
+    assert set(records) == {"t-xss", "t-email-name", "t-formula"}
+    assert records["t-xss"]["name"] == hostile  # plain text in CSV, as data
+    assert records["t-formula"]["name"].startswith("'=HYPERLINK(")
+    assert records["t-email-name"]["why"] == "score 80"
+    # the stored report row carries the masked name as well
+    assert query(
+        database_url, "SELECT name FROM apac_daily_summary_tenants WHERE tenant_id = 't-email-name'"
+    ) == [("株式会社 | Contact j***@acme.example",)]
+    metrics = list(csv.reader(io.StringIO((directory / "metrics.csv").read_text())))
+    assert ["2026-11-18", "tenants_by_priority", "P1", "3"] in metrics
+
+
+def test_snapshot_health_line_stale_and_unavailable(
+    database_url: str, run_daily, home: Path
+) -> None:
+    insert_rows(database_url, ACTIVE, scenario()[:2])
+    page = home / "reports" / "daily" / DAY / "summary.html"
+    assert run_daily().success
+    assert "HubSpot target snapshot: UNAVAILABLE" in page.read_text(encoding="utf-8")
+    assert metric_values(database_url, "snapshot_status")["unavailable"] == 1
+
+    record_sync(database_url, status="failed", hours_ago=30)
+    result = run_daily()
+    text = page.read_text(encoding="utf-8")
+    assert "HubSpot target snapshot: STALE" in text and "30.0 h old" in text
+    assert "HubSpot 503" not in text  # the raw error stays in the sync state, not the report
+    assert metric_values(database_url, "snapshot_status") == {
+        "fresh": 0,
+        "stale": 1,
+        "unavailable": 0,
+    }
+    assert materialization_metadata(result, "daily_summary")["snapshot_status"] == "stale"
