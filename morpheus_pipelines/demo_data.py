@@ -88,6 +88,7 @@ import numpy as np
 import pandas as pd
 
 from morpheus_pipelines.emulators.hubspot import build_data as build_hubspot_data
+from morpheus_pipelines.source import SOURCE_COLUMNS
 
 __all__ = [
     "CST",
@@ -102,20 +103,7 @@ __all__ = [
 ]
 
 CST = ZoneInfo("Asia/Shanghai")
-TENANT_COLUMNS: tuple[str, ...] = (
-    "id",
-    "custom_id",
-    "name",
-    "email",
-    "sales_owner_email",
-    "status",
-    "region",
-    "plan",
-    "seats",
-    "active_users_30d",
-    "created_at",
-    "last_active_at",
-)
+TENANT_COLUMNS: tuple[str, ...] = SOURCE_COLUMNS
 """Columns of the source table ``{MORPHEUS_SOURCE_SCHEMA}.tenants`` (DESIGN §2), in order."""
 
 EXCLUDED_ACTIVE_STATUSES: frozenset[str] = frozenset({"free_trial", "new_user", "closing"})

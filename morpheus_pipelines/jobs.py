@@ -29,7 +29,8 @@ apac_weekly_job = dg.define_asset_job(
 )
 
 # Schedules start STOPPED, as 002's rollout asks (smoke-test at full volume first); turn them
-# on in the UI. A daily partition is a finished CST day: at 07:30 on day D+1 the schedule runs partition D.
+# on in the UI. A daily partition is a finished CST day: at 07:30 on day D+1 the schedule
+# runs partition D.
 apac_daily_schedule = dg.build_schedule_from_partitioned_job(
     apac_daily_job, hour_of_day=7, minute_of_hour=30
 )

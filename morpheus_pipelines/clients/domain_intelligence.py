@@ -42,8 +42,13 @@ from urllib.parse import urlsplit
 
 import requests
 
-from morpheus_pipelines.clients.http import RateBudget, RequestStats, backoff_seconds
-from morpheus_pipelines.observability import log_event, register_secret
+from morpheus_pipelines.clients.http import (
+    RateBudget,
+    RequestStats,
+    backoff_seconds,
+    pause_before_retry,
+)
+from morpheus_pipelines.observability import register_secret
 
 __all__ = [
     "ENRICHMENT_FIELDS",
@@ -357,16 +362,15 @@ class DomainIntelligenceClient:
                 if retry_after is not None
                 else backoff_seconds(attempt - 1, cap=self.max_backoff)
             )
-            log_event(
-                "domain_intelligence_retry",
+            pause_before_retry(
+                self.budget,
+                self._sleep,
+                wait=wait,
+                rate_limited=response is not None and response.status_code == 429,
+                event="domain_intelligence_retry",
                 attempt=attempt,
                 problem=last_problem,
-                wait_seconds=round(wait, 3),
             )
-            if response is not None and response.status_code == 429:
-                self.budget.pause(wait)
-            else:
-                self._sleep(wait)
         raise DomainIntelligenceError(
             f"Domain Intelligence enrich/batch failed after {attempt} attempts: {last_problem}",
             status=last_status,

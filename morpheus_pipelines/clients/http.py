@@ -9,6 +9,8 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from morpheus_pipelines.observability import log_event
+
 # The server counts a request when it arrives, the client when it sends; a window a little
 # longer than the server's absorbs that skew, so a client at full budget is not answered 429
 # (each 429 costs a whole rate-limit interval of waiting).
@@ -53,6 +55,24 @@ class RateBudget:
         if seconds > 0:
             self.waited_seconds += seconds
             self._sleep(seconds)
+
+
+def pause_before_retry(
+    budget: RateBudget,
+    sleep: Callable[[float], None],
+    *,
+    wait: float,
+    rate_limited: bool,
+    event: str,
+    **fields: object,
+) -> None:
+    """Log the retry, then wait: a 429 holds the whole rate budget (every request of this
+    client), any other failure only this request."""
+    log_event(event, wait_seconds=round(wait, 3), **fields)
+    if rate_limited:
+        budget.pause(wait)
+    else:
+        sleep(wait)
 
 
 def backoff_seconds(attempt: int, *, base: float = 0.5, cap: float = 30.0) -> float:

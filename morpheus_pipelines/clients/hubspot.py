@@ -21,8 +21,13 @@ from typing import Any
 
 import requests
 
-from morpheus_pipelines.clients.http import RateBudget, RequestStats, backoff_seconds
-from morpheus_pipelines.observability import log_event, register_secret
+from morpheus_pipelines.clients.http import (
+    RateBudget,
+    RequestStats,
+    backoff_seconds,
+    pause_before_retry,
+)
+from morpheus_pipelines.observability import register_secret
 
 # 002 §5.1: only what deterministic matching and audit need.
 COMPANY_PROPERTIES = (
@@ -178,18 +183,16 @@ class HubSpotClient:
                     )
             if attempt == self.retry_count:
                 break
-            wait = self._wait_before_retry(response, attempt)
-            log_event(
-                "hubspot_retry",
+            pause_before_retry(
+                self.budget,
+                self._sleep,
+                wait=self._wait_before_retry(response, attempt),
+                rate_limited=response is not None and response.status_code == 429,
+                event="hubspot_retry",
                 endpoint=endpoint,
                 attempt=attempt + 1,
                 problem=last_problem,
-                wait_seconds=round(wait, 3),
             )
-            if response is not None and response.status_code == 429:
-                self.budget.pause(wait)
-            else:
-                self._sleep(wait)
         raise HubSpotError(
             f"HubSpot {endpoint} failed after {self.retry_count + 1} attempts: {last_problem}",
             endpoint=endpoint,

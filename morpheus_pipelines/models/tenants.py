@@ -23,6 +23,18 @@ from morpheus_pipelines.models.base import Base
 SOURCE_TYPES = ("active", "signup")
 MATCH_METHODS = ("portal_id", "account_id", "email_domain", "official_website")
 PRIORITIES = ("P0", "P1", "P2", "P3")
+# What enrichment produces per tenant, stored per partition and carried onto the bucket rows.
+ENRICHMENT_COLUMNS = (
+    "email_domain",
+    "email_domain_class",
+    "official_website",
+    "company_name",
+    "industry",
+    "employee_count",
+    "country",
+    "enrichment_status",
+    "enrichment_error_count",
+)
 
 
 def _in(column: str, values: tuple[str, ...]) -> str:

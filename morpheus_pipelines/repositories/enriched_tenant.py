@@ -7,6 +7,7 @@ from psycopg import sql
 from sqlalchemy.orm import Session
 
 from morpheus_pipelines.models import EnrichedTenant
+from morpheus_pipelines.models.tenants import ENRICHMENT_COLUMNS
 from morpheus_pipelines.repositories.bulk import (
     SetBasedRepository,
     analyze,
@@ -14,19 +15,7 @@ from morpheus_pipelines.repositories.bulk import (
     frame_records,
 )
 
-ENRICHMENT_RESULT_COLUMNS = (
-    "tenant_id",
-    "email_domain",
-    "email_domain_class",
-    "official_website",
-    "company_name",
-    "industry",
-    "employee_count",
-    "country",
-    "enrichment_status",
-    "enrichment_error_count",
-    "enrichment_ms",
-)
+ENRICHMENT_RESULT_COLUMNS = ("tenant_id", *ENRICHMENT_COLUMNS, "enrichment_ms")
 
 
 class EnrichedTenantRepository(SetBasedRepository[EnrichedTenant]):

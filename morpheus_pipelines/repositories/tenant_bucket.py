@@ -25,6 +25,7 @@ from sqlalchemy import func, select, text
 from sqlalchemy.orm import Session
 
 from morpheus_pipelines.models import ActiveTenant, SalesOwnedTenant
+from morpheus_pipelines.models.tenants import ENRICHMENT_COLUMNS
 from morpheus_pipelines.repositories.bulk import (
     SetBasedRepository,
     analyze,
@@ -49,15 +50,7 @@ ROUTED_COLUMNS = (
     "seats",
     "active_users_30d",
     "last_active_at",
-    "email_domain",
-    "email_domain_class",
-    "official_website",
-    "company_name",
-    "industry",
-    "employee_count",
-    "country",
-    "enrichment_status",
-    "enrichment_error_count",
+    *ENRICHMENT_COLUMNS,
     "priority_override",
     "hubspot_target",
     "hubspot_company_id",

@@ -54,6 +54,7 @@ from morpheus_pipelines.clients.domain_intelligence import (
     DomainIntelligenceError,
 )
 from morpheus_pipelines.observability import log_event, redact
+from morpheus_pipelines.repositories.enriched_tenant import ENRICHMENT_RESULT_COLUMNS
 from morpheus_pipelines.rules.domains import (
     email_domains,
     map_unique_values,
@@ -78,19 +79,7 @@ UNAVAILABLE = "unavailable"
 ENRICHMENT_STATUSES: tuple[str, ...] = (ENRICHED, NOT_FOUND, UNAVAILABLE)
 
 INPUT_COLUMNS = ("tenant_id", "name", "email")
-OUTPUT_COLUMNS: tuple[str, ...] = (
-    "tenant_id",
-    "email_domain",
-    "email_domain_class",
-    "official_website",
-    "company_name",
-    "industry",
-    "employee_count",
-    "country",
-    "enrichment_status",
-    "enrichment_error_count",
-    "enrichment_ms",
-)
+OUTPUT_COLUMNS: tuple[str, ...] = ENRICHMENT_RESULT_COLUMNS
 _TEXT_RESULT_FIELDS = ("official_website", "company_name", "industry", "country")
 _MAX_NAME_LENGTH = 256
 

@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 from sqlalchemy.orm import Session
 
+from morpheus_pipelines.models.tenants import ENRICHMENT_COLUMNS
 from morpheus_pipelines.observability import TenantEventLog
 from morpheus_pipelines.repositories import (
     HubSpotTargetAccountRepository,
@@ -36,17 +37,6 @@ _decisions = RoutingDecisionRepository()
 
 SessionFactory = Callable[[], AbstractContextManager[Session]]
 FORCED_PRIORITY = "P0"
-ENRICHMENT_COLUMNS = (
-    "email_domain",
-    "email_domain_class",
-    "official_website",
-    "company_name",
-    "industry",
-    "employee_count",
-    "country",
-    "enrichment_status",
-    "enrichment_error_count",
-)
 
 
 @dataclass(frozen=True)

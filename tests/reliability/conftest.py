@@ -16,8 +16,12 @@ SALES = "alice.sales@morpheus.example"
 
 def companies(count: int = 200) -> list[dict]:
     return [
-        {"id": str(7000 + i), "name": f"Target {i}", "domain": f"target{i}.com.au",
-         "portal_id__c": f"t{i:05d}" if i % 3 == 0 else None}
+        {
+            "id": str(7000 + i),
+            "name": f"Target {i}",
+            "domain": f"target{i}.com.au",
+            "portal_id__c": f"t{i:05d}" if i % 3 == 0 else None,
+        }
         for i in range(count)
     ]
 

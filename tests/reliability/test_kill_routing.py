@@ -12,16 +12,20 @@ from tests.support.hubspot import TOKEN
 from tests.support.pipeline import Pipeline, load_source
 
 # Columns that legitimately differ between two runs (ids and clocks), not routing state.
-VOLATILE = ("run_id", "updated_at", "decided_at", "hubspot_sync_id",
-            "hubspot_snapshot_synced_at")
+VOLATILE = ("run_id", "updated_at", "decided_at", "hubspot_sync_id", "hubspot_snapshot_synced_at")
 TABLES = ("apac_active_tenants", "apac_sales_owned_tenants", "apac_routing_decisions")
 COUNT = 6000
 
 
 def _prepare(url: str, emulator: HubSpotEmulator, home: Path) -> Pipeline:
     """Route once without Sales emails, then switch them on so the next run moves tenants."""
-    pipeline = Pipeline(database_url=url, hubspot_url=emulator.base_url, hubspot_token=TOKEN,
-                        home=str(home), batch_size=50)
+    pipeline = Pipeline(
+        database_url=url,
+        hubspot_url=emulator.base_url,
+        hubspot_token=TOKEN,
+        home=str(home),
+        batch_size=50,
+    )
     load_source(url, tenants(COUNT, sales_every=4))
     assert pipeline.snapshot().success
     assert pipeline.route(PARTITION).success
