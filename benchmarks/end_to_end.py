@@ -7,7 +7,7 @@ Runs each asset of the daily job in turn on the embedded Postgres (a scratch dat
 the HubSpot and Domain Intelligence emulators on loopback, and prints per asset: wall time,
 rows written, rows per second, peak resident memory, and the ratio of the asset's time to a
 bare ``COPY`` of its output rows into an unindexed table (the write floor), measured in the
-same run. ``--second-day`` also runs the job again for the next partition with nothing
+same run. ``--second-day`` also runs the job again for the previous partition with nothing
 changed (the steady state: most tenants do not change from one day to the next).
 """
 

@@ -2,8 +2,6 @@
 
 import dagster as dg
 
-from morpheus_pipelines.partitions import daily_partitions, weekly_partitions
-
 DAILY_ASSETS = (
     "hubspot_target_accounts",
     "tenant_candidates",
@@ -16,7 +14,6 @@ DAILY_ASSETS = (
 apac_daily_job = dg.define_asset_job(
     name="apac_daily_job",
     selection=dg.AssetSelection.assets(*DAILY_ASSETS),
-    partitions_def=daily_partitions,
     description="Snapshot, tenant selection, enrichment, routing, scores and the Daily "
     "Summary for one CST day.",
 )
@@ -24,7 +21,6 @@ apac_daily_job = dg.define_asset_job(
 apac_weekly_job = dg.define_asset_job(
     name="apac_weekly_job",
     selection=dg.AssetSelection.assets("weekly_metrics"),
-    partitions_def=weekly_partitions,
     description="Weekly Metrics for one Monday-to-Sunday CST week.",
 )
 

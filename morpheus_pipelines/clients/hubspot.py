@@ -92,6 +92,7 @@ class HubSpotClient:
         requests_per_10s: int = 100,
         logger: logging.Logger | None = None,
         sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.monotonic,
         max_backoff: float = 30.0,
     ) -> None:
         self.base_url = base_url.rstrip("/")
@@ -99,7 +100,7 @@ class HubSpotClient:
         self.retry_count = retry_count
         self.max_backoff = max_backoff
         self.stats = RequestStats()
-        self.budget = RateBudget(requests_per_10s, sleep=sleep)
+        self.budget = RateBudget(requests_per_10s, clock=clock, sleep=sleep)
         self._sleep = sleep
         self._log = logger or logging.getLogger(__name__)
         self._session = requests.Session()

@@ -20,6 +20,7 @@ from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Session
 
 from morpheus_pipelines.repositories.base import BaseRepository, ModelT, RepositoryError
+from morpheus_pipelines.repositories.copy_text import COPY_OPTIONS, frame_csv
 
 _staging_counter = itertools.count()
 
@@ -42,6 +43,18 @@ def frame_records(frame: pd.DataFrame, columns: Sequence[str]) -> Iterator[tuple
 def driver_cursor(session: Session) -> Any:
     """A psycopg cursor on the session's own connection and transaction."""
     return session.connection().connection.driver_connection.cursor()
+
+
+def write_frame(session: Session, table: str, frame: pd.DataFrame, columns: Sequence[str]) -> None:
+    """COPY ``frame[columns]`` into ``table`` in slices of 50,000 rows (bounded text size)."""
+    statement = sql.SQL("COPY {} ({}) FROM STDIN {}").format(
+        sql.Identifier(table),
+        sql.SQL(", ").join(map(sql.Identifier, columns)),
+        sql.SQL(COPY_OPTIONS),
+    )
+    with driver_cursor(session) as cursor, cursor.copy(statement) as copy:
+        for start in range(0, len(frame), 50_000):
+            copy.write(frame_csv(frame.iloc[start : start + 50_000], columns))
 
 
 def analyze(session: Session, table: str) -> None:
@@ -101,6 +114,16 @@ class SetBasedRepository(BaseRepository[ModelT]):
         # Temporary tables are never analysed by autovacuum; joins on them need estimates.
         analyze(session, staging)
         return staging, copied
+
+    def copy_frame_into_staging(
+        self, session: Session, frame: pd.DataFrame, *, columns: Sequence[str]
+    ) -> str:
+        """COPY ``frame[columns]`` into a new temporary table (vectorised text conversion, see
+        ``copy_text``); returns the staging table's name."""
+        staging = self.create_staging(session, columns=columns)
+        write_frame(session, staging, frame, columns)
+        analyze(session, staging)
+        return staging
 
     def stream_into_staging(
         self, session: Session, chunks: Iterable[bytes], *, columns: Sequence[str]

@@ -12,7 +12,6 @@ from morpheus_pipelines.repositories.bulk import (
     SetBasedRepository,
     analyze,
     driver_cursor,
-    frame_records,
 )
 
 ENRICHMENT_RESULT_COLUMNS = ("tenant_id", *ENRICHMENT_COLUMNS, "enrichment_ms")
@@ -26,11 +25,7 @@ class EnrichedTenantRepository(SetBasedRepository[EnrichedTenant]):
     ) -> int:
         """Upsert one chunk of enrichment results; unchanged rows are not rewritten (their
         timing and run id stay those of the run that produced the values)."""
-        staging, _ = self.copy_into_staging(
-            session,
-            frame_records(frame, ENRICHMENT_RESULT_COLUMNS),
-            columns=ENRICHMENT_RESULT_COLUMNS,
-        )
+        staging = self.copy_frame_into_staging(session, frame, columns=ENRICHMENT_RESULT_COLUMNS)
         return self.upsert_from_staging(
             session,
             staging,

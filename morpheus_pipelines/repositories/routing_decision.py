@@ -8,7 +8,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from morpheus_pipelines.models import RoutingDecision
-from morpheus_pipelines.repositories.bulk import SetBasedRepository, driver_cursor, frame_records
+from morpheus_pipelines.repositories.bulk import SetBasedRepository, driver_cursor
 
 DECISION_COLUMNS = (
     "tenant_id",
@@ -44,9 +44,7 @@ class RoutingDecisionRepository(SetBasedRepository[RoutingDecision]):
         partition keeps ``moved``/``moved_from`` of that earlier decision, so re-running a
         partition reproduces the same record.
         """
-        staging, _ = self.copy_into_staging(
-            session, frame_records(frame, DECISION_COLUMNS), columns=DECISION_COLUMNS
-        )
+        staging = self.copy_frame_into_staging(session, frame, columns=DECISION_COLUMNS)
         with driver_cursor(session) as cursor:
             cursor.execute(
                 sql.SQL(

@@ -30,8 +30,8 @@ from morpheus_pipelines.repositories.bulk import (
     SetBasedRepository,
     analyze,
     driver_cursor,
-    frame_records,
     new_staging_name,
+    write_frame,
 )
 
 ROUTING_LOCK_KEY = 0x726F757465  # "route"
@@ -145,8 +145,8 @@ class TenantBucketRepository:
         return MoveResult(written, moved_from)
 
     def _stage(self, session: Session, frame: pd.DataFrame, columns: Sequence[str]) -> str:
+        staging = new_staging_name("routing")
         with driver_cursor(session) as cursor:
-            staging = new_staging_name("routing")
             cursor.execute(
                 sql.SQL(
                     "CREATE TEMP TABLE {s} ON COMMIT DROP AS SELECT {cols}, "
@@ -156,13 +156,7 @@ class TenantBucketRepository:
                     cols=sql.SQL(", ").join(map(sql.Identifier, ROUTED_COLUMNS)),
                 )
             )
-            with cursor.copy(
-                sql.SQL("COPY {} ({}) FROM STDIN").format(
-                    sql.Identifier(staging), sql.SQL(", ").join(map(sql.Identifier, columns))
-                )
-            ) as copy:
-                for row in frame_records(frame, columns):
-                    copy.write_row(row)
+        write_frame(session, staging, frame, columns)
         analyze(session, staging)
         return staging
 

@@ -11,7 +11,6 @@ from morpheus_pipelines.models import TenantScoreSnapshot
 from morpheus_pipelines.repositories.bulk import (
     SetBasedRepository,
     driver_cursor,
-    frame_records,
     keyset_after,
     read_frame,
 )
@@ -71,9 +70,7 @@ class TenantScoreSnapshotRepository(SetBasedRepository[TenantScoreSnapshot]):
         keeps the old value in ``previous_priority`` and the partition in
         ``priority_changed_partition`` (what the Daily Summary reports as new or changed).
         """
-        staging, _ = self.copy_into_staging(
-            session, frame_records(scores, SNAPSHOT_COLUMNS), columns=SNAPSHOT_COLUMNS
-        )
+        staging = self.copy_frame_into_staging(session, scores, columns=SNAPSHOT_COLUMNS)
         written = {
             "snapshots": self.upsert_from_staging(
                 session,

@@ -36,8 +36,6 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
 
 from morpheus_pipelines.repositories.reports import SUMMARY_TENANT_COLUMNS
 from morpheus_pipelines.rules.domains import mask_email
@@ -647,7 +645,9 @@ def _day_label(day: date, has_data: bool) -> str:
     return f"{day:%a %m-%d}" + ("" if has_data else "\n(no data)")
 
 
-def _png(figure: Figure) -> bytes:
+def _png(figure: Any) -> bytes:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
     FigureCanvasAgg(figure)
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", dpi=110, metadata={"Software": None})
@@ -663,6 +663,10 @@ def _stacked_bar_chart(
     ylabel: str,
     empty_text: str,
 ) -> bytes:
+    # Imported here: matplotlib costs seconds to import, and every Dagster step process
+    # imports the code location, while only the weekly report draws charts.
+    from matplotlib.figure import Figure
+
     figure = Figure(figsize=(9, 4.2), layout="constrained")
     axes = figure.add_subplot()
     present = set(weekly.daily["day"])

@@ -37,6 +37,7 @@ def make_client(emulator: HubSpotEmulator, sleeps: RecordingSleep) -> Callable[.
             "retry_count": 3,
             "requests_per_10s": 1000,
             "sleep": sleeps,
+            "clock": sleeps.clock,
         }
         options.update(overrides)
         return HubSpotClient(emulator.base_url, options.pop("token", TOKEN), **options)

@@ -11,24 +11,49 @@ from tests.support.hubspot import TOKEN
 from tests.support.jobs import apac_daily_job
 from tests.support.pipeline import Pipeline, load_source
 
-VOLATILE = ("run_id", "updated_at", "decided_at", "hubspot_sync_id",
-            "hubspot_snapshot_synced_at", "scored_at", "enrichment_ms", "synced_at", "sync_id")
-TABLES = ("apac_active_tenants", "apac_sales_owned_tenants", "apac_routing_decisions",
-          "apac_enriched_tenants", "apac_tenant_score_snapshots", "apac_daily_summary_tenants")
+VOLATILE = (
+    "run_id",
+    "updated_at",
+    "decided_at",
+    "hubspot_sync_id",
+    "hubspot_snapshot_synced_at",
+    "scored_at",
+    "enrichment_ms",
+    "synced_at",
+    "sync_id",
+)
+TABLES = (
+    "apac_active_tenants",
+    "apac_sales_owned_tenants",
+    "apac_routing_decisions",
+    "apac_enriched_tenants",
+    "apac_tenant_score_snapshots",
+    "apac_daily_summary_tenants",
+)
 COUNT = 400
+# One process for all steps: each multiprocess step would re-import the code location.
+IN_PROCESS = {"execution": {"config": {"in_process": {}}}}
 
 
 @pytest.fixture
 def domain_intel():
-    data = {"tenants": {f"t{i:05d}": {"official_website": f"https://target{i % 200}.com.au",
-                                      "country": "AU", "employee_count": 50}
-                        for i in range(5, COUNT, 10)}}
+    data = {
+        "tenants": {
+            f"t{i:05d}": {
+                "official_website": f"https://target{i % 200}.com.au",
+                "country": "AU",
+                "employee_count": 50,
+            }
+            for i in range(5, COUNT, 10)
+        }
+    }
     with DomainIntelEmulator(data) as emu:
         yield emu
 
 
-def _environment(monkeypatch, url: str, hubspot: HubSpotEmulator, di: DomainIntelEmulator,
-                 home) -> Pipeline:
+def _environment(
+    monkeypatch, url: str, hubspot: HubSpotEmulator, di: DomainIntelEmulator, home
+) -> Pipeline:
     for name, value in {
         "MORPHEUS_DATABASE_URL": url,
         "MORPHEUS_HOME": str(home),
@@ -40,42 +65,67 @@ def _environment(monkeypatch, url: str, hubspot: HubSpotEmulator, di: DomainInte
     }.items():
         monkeypatch.setenv(name, value)
     load_source(url, tenants(COUNT, sales_every=7))
-    return Pipeline(database_url=url, hubspot_url=hubspot.base_url, hubspot_token=TOKEN,
-                    domain_intel_url=di.base_url, sales_emails=SALES, home=str(home))
+    return Pipeline(
+        database_url=url,
+        hubspot_url=hubspot.base_url,
+        hubspot_token=TOKEN,
+        domain_intel_url=di.base_url,
+        sales_emails=SALES,
+        home=str(home),
+    )
 
 
-def _state(pipeline: Pipeline) -> dict[str, str]:
-    return {t: pipeline.table_hash(t, exclude=VOLATILE) for t in TABLES}
+# History columns record what really happened: after a successful but degraded run, the
+# re-run genuinely moved tenants and changed priorities, and these columns say so.
+HISTORY = (
+    "moved",
+    "moved_from",
+    "entered_from",
+    "previous_priority",
+    "priority_changed_partition",
+    "change",
+)
 
 
-def _clean_state(database_factory, monkeypatch, hubspot, di, tmp_path) -> dict[str, str]:
+def _state(pipeline: Pipeline, exclude: tuple[str, ...] = ()) -> dict[str, str]:
+    return {t: pipeline.table_hash(t, exclude=(*VOLATILE, *exclude)) for t in TABLES}
+
+
+def _clean_state(
+    database_factory, monkeypatch, hubspot, di, tmp_path, exclude: tuple[str, ...] = ()
+) -> dict[str, str]:
     clean = _environment(monkeypatch, database_factory(), hubspot, di, tmp_path / "clean")
     with dg.instance_for_test() as instance:
         result = dg.execute_job(
-            dg.reconstructable(apac_daily_job), instance, tags={"dagster/partition": PARTITION}
+            dg.reconstructable(apac_daily_job),
+            instance,
+            tags={"dagster/partition": PARTITION},
+            run_config=IN_PROCESS,
         )
         assert result.success
-    return _state(clean)
+    return _state(clean, exclude)
 
 
 def test_reexecute_from_failure_after_the_database_failed_mid_run(
     database_factory, monkeypatch, hubspot_emulator, domain_intel, tmp_path
 ) -> None:
-    expected = _clean_state(database_factory, monkeypatch, hubspot_emulator, domain_intel,
-                            tmp_path)
-    pipeline = _environment(monkeypatch, database_factory(), hubspot_emulator, domain_intel,
-                            tmp_path / "failing")
+    expected = _clean_state(database_factory, monkeypatch, hubspot_emulator, domain_intel, tmp_path)
+    pipeline = _environment(
+        monkeypatch, database_factory(), hubspot_emulator, domain_intel, tmp_path / "failing"
+    )
     # The database refuses writes to the decision record mid-run (as if it went away).
-    pipeline.query("""
+    pipeline.execute("""
         CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS
         $$ BEGIN RAISE EXCEPTION 'connection to server lost (simulated)'; END $$;
         CREATE TRIGGER refuse BEFORE INSERT ON apac_routing_decisions
         FOR EACH STATEMENT EXECUTE FUNCTION refuse();
-        SELECT 1
     """)
     with dg.instance_for_test() as instance:
         failed = dg.execute_job(
-            dg.reconstructable(apac_daily_job), instance, tags={"dagster/partition": PARTITION},
+            dg.reconstructable(apac_daily_job),
+            instance,
+            tags={"dagster/partition": PARTITION},
+            run_config=IN_PROCESS,
             raise_on_error=False,
         )
         assert not failed.success
@@ -83,11 +133,14 @@ def test_reexecute_from_failure_after_the_database_failed_mid_run(
         assert failed_steps == {"routed_tenants"}
         # nothing half-written: the failing batch rolled back as a whole
         assert pipeline.query("SELECT count(*) FROM apac_routing_decisions") == [(0,)]
-        pipeline.query("DROP TRIGGER refuse ON apac_routing_decisions; SELECT 1")
+        pipeline.execute("DROP TRIGGER refuse ON apac_routing_decisions")
         rerun = dg.execute_job(
             dg.reconstructable(apac_daily_job),
             instance,
             reexecution_options=dg.ReexecutionOptions.from_failure(failed.run_id, instance),
+            # the UI carries the parent run's tags over; the Python API needs them given
+            tags={"dagster/partition": PARTITION},
+            run_config=IN_PROCESS,
         )
         assert rerun.success
         rerun_steps = {e.step_key for e in rerun.all_events if e.is_step_success}
@@ -98,23 +151,32 @@ def test_reexecute_from_failure_after_the_database_failed_mid_run(
 def test_rerun_after_domain_intelligence_errors_reaches_the_clean_state(
     database_factory, monkeypatch, hubspot_emulator, domain_intel, tmp_path
 ) -> None:
-    expected = _clean_state(database_factory, monkeypatch, hubspot_emulator, domain_intel,
-                            tmp_path)
-    pipeline = _environment(monkeypatch, database_factory(), hubspot_emulator, domain_intel,
-                            tmp_path / "di_down")
+    expected = _clean_state(
+        database_factory, monkeypatch, hubspot_emulator, domain_intel, tmp_path, HISTORY
+    )
+    pipeline = _environment(
+        monkeypatch, database_factory(), hubspot_emulator, domain_intel, tmp_path / "di_down"
+    )
     fault = domain_intel.fail(503, times=None)
     with dg.instance_for_test() as instance:
         degraded = dg.execute_job(
-            dg.reconstructable(apac_daily_job), instance, tags={"dagster/partition": PARTITION}
+            dg.reconstructable(apac_daily_job),
+            instance,
+            tags={"dagster/partition": PARTITION},
+            run_config=IN_PROCESS,
         )
         assert degraded.success  # routing never waits on enrichment
-        assert pipeline.query(
-            "SELECT DISTINCT enrichment_status FROM apac_enriched_tenants"
-        ) == [("unavailable",)]
-        assert _state(pipeline) != expected  # official-website matches were missed
+        assert pipeline.query("SELECT DISTINCT enrichment_status FROM apac_enriched_tenants") == [
+            ("unavailable",)
+        ]
+        # official-website matches were missed
+        assert _state(pipeline, exclude=HISTORY) != expected
         domain_intel.faults.remove(fault)
         again = dg.execute_job(
-            dg.reconstructable(apac_daily_job), instance, tags={"dagster/partition": PARTITION}
+            dg.reconstructable(apac_daily_job),
+            instance,
+            tags={"dagster/partition": PARTITION},
+            run_config=IN_PROCESS,
         )
         assert again.success
-    assert _state(pipeline) == expected
+    assert _state(pipeline, exclude=HISTORY) == expected

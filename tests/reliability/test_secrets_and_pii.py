@@ -27,8 +27,12 @@ PARTITION = "2026-11-29"
 
 def test_no_token_or_email_anywhere(database_url: str, tmp_path: Path, capfd) -> None:
     rows = [
-        tenant("s1", email=CUSTOMER_EMAILS[0], sales_owner_email=SALES,
-               name=f"Contact {CUSTOMER_EMAILS[0]}"),
+        tenant(
+            "s1",
+            email=CUSTOMER_EMAILS[0],
+            sales_owner_email=SALES,
+            name=f"Contact {CUSTOMER_EMAILS[0]}",
+        ),
         tenant("s2", email=CUSTOMER_EMAILS[1]),
         tenant("s3", email=CUSTOMER_EMAILS[2], sales_owner_email=SALES.upper()),
         tenant("s4", email="not-an-email"),
@@ -47,14 +51,20 @@ def test_no_token_or_email_anywhere(database_url: str, tmp_path: Path, capfd) ->
             hubspot.fail_page(0, "503", times=1)
             domain_intel.fail(500, times=None)
             pipeline = Pipeline(
-                database_url=database_url, hubspot_url=hubspot.base_url, hubspot_token=TOKEN,
-                domain_intel_url=domain_intel.base_url, sales_emails=SALES,
-                home=str(tmp_path), webhook_url="",
+                database_url=database_url,
+                hubspot_url=hubspot.base_url,
+                hubspot_token=TOKEN,
+                domain_intel_url=domain_intel.base_url,
+                sales_emails=SALES,
+                home=str(tmp_path),
+                webhook_url="",
             )
             with dg.instance_for_test() as instance:
                 job = defs.resolve_job_def("apac_daily_job")
                 result = job.execute_in_process(
-                    partition_key=PARTITION, instance=instance, resources=pipeline.resources(),
+                    partition_key=PARTITION,
+                    instance=instance,
+                    resources=pipeline.resources(),
                     raise_on_error=False,
                 )
                 assert result.success

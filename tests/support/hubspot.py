@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from sqlalchemy import text
@@ -30,13 +31,19 @@ def companies(count: int, *, start: int = 0) -> list[dict[str, Any]]:
 
 
 class RecordingSleep:
-    """Stands in for time.sleep in the client: records each wait instead of sleeping."""
+    """Stands in for time.sleep and the clock in a client: records each wait and advances a
+    virtual clock by it, so a rate budget "waits" without the test sleeping."""
 
     def __init__(self) -> None:
         self.waits: list[float] = []
+        self.offset = 0.0
 
     def __call__(self, seconds: float) -> None:
         self.waits.append(seconds)
+        self.offset += seconds
+
+    def clock(self) -> float:
+        return time.monotonic() + self.offset
 
 
 def snapshot_hash(database_url: str) -> str:

@@ -136,6 +136,11 @@ class Pipeline:
             stderr=subprocess.PIPE,
         )
 
+    def execute(self, statement: str) -> None:
+        """Run statements that return no rows (DDL, several statements at once)."""
+        with get_session(self.database_url) as session:
+            session.connection().exec_driver_sql(statement)
+
     def query(self, statement: str, **params: Any) -> list[tuple]:
         with get_session(self.database_url) as session:
             return [tuple(r) for r in session.execute(text(statement), params).all()]
