@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import signal
 import sys
 from pathlib import Path
 
@@ -142,12 +143,19 @@ def _dagster_dev(env: dict[str, str], args: argparse.Namespace) -> int:
         str(args.port),
     ]
     print(f"Dagster UI on http://{args.host}:{args.port}  (DAGSTER_HOME={env['DAGSTER_HOME']})")
-    child = subprocess.Popen(command, env=env, cwd=PROJECT_ROOT)
-    try:
-        return child.wait()
-    except KeyboardInterrupt:
-        child.terminate()
-        return child.wait()
+    child = subprocess.Popen(command, env=env, cwd=env["DAGSTER_HOME"])
+    # SIGTERM to `morpheus dev` is passed on, so `dagster dev` shuts its webserver, daemon
+    # and code server down instead of being orphaned.
+    signal.signal(signal.SIGTERM, lambda *_: child.send_signal(signal.SIGTERM))
+    while True:
+        try:
+            return child.wait()
+        except KeyboardInterrupt:
+            # Ctrl-C already reached `dagster dev` (same process group): let it shut down.
+            try:
+                return child.wait(timeout=30)
+            except (subprocess.TimeoutExpired, KeyboardInterrupt):
+                child.kill()
 
 
 def cmd_demo(args: argparse.Namespace) -> int:

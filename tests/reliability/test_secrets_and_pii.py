@@ -4,7 +4,6 @@ Dagster event, metadata value, exception text or report."""
 from __future__ import annotations
 
 import io
-import json
 import logging
 from pathlib import Path
 
@@ -83,10 +82,10 @@ def test_no_token_or_email_anywhere(database_url: str, tmp_path: Path, capfd) ->
         texts.append(record.user_message or "")
         event = record.dagster_event
         if event is not None:
-            texts.append(json.dumps(event.event_specific_data, default=repr))
+            texts.append(repr(event.event_specific_data))
     for event in failing.all_events:
         texts.append(event.message or "")
-        texts.append(json.dumps(event.event_specific_data, default=repr))
+        texts.append(repr(event.event_specific_data))
     for path in tmp_path.rglob("*"):
         if path.is_file() and path.suffix in {".jsonl", ".html", ".csv", ".md"}:
             texts.append(path.read_text(errors="replace"))
