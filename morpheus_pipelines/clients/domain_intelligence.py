@@ -46,6 +46,7 @@ from morpheus_pipelines.clients.http import (
     RateBudget,
     RequestStats,
     backoff_seconds,
+    error_summary,
     pause_before_retry,
 )
 from morpheus_pipelines.observability import register_secret
@@ -144,17 +145,7 @@ def _clean_text(value: object) -> str | None:
 
 def _error_summary(response: requests.Response) -> str:
     """Status plus the service's ``error`` code and a short ``message``; never the payload."""
-    try:
-        body = response.json()
-    except ValueError:
-        return f"HTTP {response.status_code} (non-JSON body)"
-    if not isinstance(body, dict):
-        return f"HTTP {response.status_code}"
-    parts = [f"HTTP {response.status_code}"]
-    for key in ("error", "message"):
-        if isinstance(body.get(key), str | int) and body.get(key) != "":
-            parts.append(f"{key}={str(body[key])[:200]}")
-    return " ".join(parts)
+    return error_summary(response, ("error", "message"), limit=200)
 
 
 def _retry_after_seconds(response: requests.Response | None) -> float | None:

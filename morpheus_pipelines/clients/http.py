@@ -6,8 +6,10 @@ import random
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+
+import requests
 
 from morpheus_pipelines.observability import log_event
 
@@ -73,6 +75,24 @@ def pause_before_retry(
         budget.pause(wait)
     else:
         sleep(wait)
+
+
+def error_summary(response: requests.Response, keys: Sequence[str], *, limit: int = 300) -> str:
+    """``HTTP <status>`` plus the named fields of a JSON error body, each cut to ``limit``
+    characters. Built only from the response body: never from the request, so a token in a
+    header cannot reach a message."""
+    try:
+        body = response.json()
+    except ValueError:
+        return f"HTTP {response.status_code} (non-JSON body)"
+    if not isinstance(body, dict):
+        return f"HTTP {response.status_code}"
+    parts = [f"HTTP {response.status_code}"]
+    for key in keys:
+        value = body.get(key)
+        if isinstance(value, str | int) and value != "":
+            parts.append(f"{key}={str(value)[:limit]}")
+    return " ".join(parts)
 
 
 def backoff_seconds(attempt: int, *, base: float = 0.5, cap: float = 30.0) -> float:

@@ -25,6 +25,7 @@ from morpheus_pipelines.clients.http import (
     RateBudget,
     RequestStats,
     backoff_seconds,
+    error_summary,
     pause_before_retry,
 )
 from morpheus_pipelines.observability import register_secret
@@ -65,17 +66,7 @@ class CompanyBatch:
 
 
 def _error_summary(response: requests.Response) -> str:
-    try:
-        body = response.json()
-    except ValueError:
-        return f"HTTP {response.status_code} (non-JSON body)"
-    if not isinstance(body, dict):
-        return f"HTTP {response.status_code}"
-    parts = [f"HTTP {response.status_code}"]
-    for key in ("category", "policyName", "message"):
-        if body.get(key):
-            parts.append(f"{key}={str(body[key])[:300]}")
-    return " ".join(parts)
+    return error_summary(response, ("category", "policyName", "message"))
 
 
 class HubSpotClient:
