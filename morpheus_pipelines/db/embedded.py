@@ -83,6 +83,10 @@ def _free_port() -> int:
 
 def _port_is_free(port: int) -> bool:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        # PostgreSQL binds with SO_REUSEADDR, so connections of the previous server left in
+        # TIME_WAIT do not stop it from taking its port back; test the same way, or a restart
+        # would move the server to a new port under every configured URL.
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             sock.bind(("127.0.0.1", port))
         except OSError:

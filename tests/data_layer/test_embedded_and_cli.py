@@ -61,8 +61,9 @@ def test_two_processes_starting_at_once_share_one_server(home: Path) -> None:
     assert status.returncode == 0 and "running" in status.stdout
     assert _morpheus(home, "db", "stop").stdout.strip() == "stopped"
     assert _morpheus(home, "db", "status").returncode == 3
-    # The data survives a restart.
+    # The data survives a restart, on the same port (configured URLs keep working).
     assert _morpheus(home, "db", "start").returncode == 0
+    assert _morpheus(home, "db", "url").stdout.strip() == url
 
 
 def test_migrate_creates_every_warehouse_table(home: Path) -> None:
