@@ -280,3 +280,34 @@ def test_sync_log_has_progress_and_no_token_or_email(
     assert TOKEN not in text_out
     assert "jane.doe@gmail.com" not in text_out
     assert all(line.startswith("{") and line.endswith("}") for line in lines)
+
+
+# HubSpot answering 200 with a body of the wrong shape: a specific error, the previous
+# snapshot untouched, never a crash of the run.
+MALFORMED_PAYLOADS = {
+    "list_without_list_object": ("list", {"id": "19544"}),
+    "list_not_an_object": ("list", ["not", "an", "object"]),
+    "memberships_results_not_a_list": ("memberships", {"results": "oops"}),
+    "membership_not_an_object": ("memberships", {"results": ["9000", 17]}),
+    "batch_results_missing": ("batch_read", {"status": "COMPLETE"}),
+    "batch_company_wrong_types": (
+        "batch_read",
+        {"status": "COMPLETE", "results": [{"id": {"nested": 1}, "properties": "x"}]},
+    ),
+    "non_json_body": ("memberships", "<html>502 Bad Gateway</html>"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(MALFORMED_PAYLOADS))
+def test_malformed_hubspot_payloads_fail_the_sync_cleanly(
+    case: str, emulator: HubSpotEmulator, make_client, sessions, database_url: str
+) -> None:
+    assert _sync(make_client, sessions).succeeded
+    before = snapshot_hash(database_url)
+    endpoint, body = MALFORMED_PAYLOADS[case]
+    emulator.fail(200, endpoint=endpoint, body=body, times=None)
+    outcome = _sync(make_client, sessions, run_id="run00002", retry_count=1)
+    assert not outcome.succeeded
+    assert outcome.error and TOKEN not in outcome.error
+    assert outcome.state.status == "stale"
+    assert snapshot_hash(database_url) == before
