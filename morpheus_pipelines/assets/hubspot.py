@@ -93,9 +93,7 @@ def hubspot_target_accounts(
                 "snapshot_status": state.status,
                 "sync_id": outcome.sync_id,
                 "snapshot_sync_id": state.sync_id,
-                "snapshot_age_hours": None
-                if state.age_seconds is None
-                else round(state.age_seconds / 3600, 2),
+                "snapshot_age_hours": state.age_hours,
                 "list_total": outcome.list_total,
                 "rows_upserted": outcome.rows_upserted,
                 "rows_deleted": outcome.rows_deleted,
@@ -116,7 +114,7 @@ class SnapshotFreshnessConfig(dg.Config):
 
 
 def freshness_result(
-    status: str, age_seconds: float | None, max_age_hours: float, **extra: object
+    status: str, age_seconds: float | None, max_age_hours: float
 ) -> tuple[bool, dg.AssetCheckSeverity, str]:
     """Pass when younger than the limit; WARN when older; ERROR when none ever succeeded."""
     if status == "unavailable" or age_seconds is None:
@@ -150,9 +148,7 @@ def snapshot_freshness(
                 "snapshot_status": state.status,
                 "snapshot_sync_id": state.sync_id,
                 "last_successful_sync_at": state.synced_at,
-                "snapshot_age_hours": None
-                if state.age_seconds is None
-                else round(state.age_seconds / 3600, 2),
+                "snapshot_age_hours": state.age_hours,
                 "max_age_hours": config.max_age_hours,
                 "last_attempt_status": state.last_attempt_status,
                 "last_error": state.last_error,

@@ -136,17 +136,3 @@ class TenantCandidateRepository(SetBasedRepository[TenantCandidate]):
             # NULLs would otherwise turn the column into floats that COPY rejects.
             frame[name] = frame[name].astype("Int64")
         return frame
-
-    def load_partition(
-        self, session: Session, *, partition_key: str, forced: bool | None = None
-    ) -> pd.DataFrame:
-        """The partition's candidates as a DataFrame (ordered by tenant id)."""
-        statement = (
-            select(*TenantCandidate.__table__.columns)
-            .where(TenantCandidate.partition_key == partition_key)
-            .order_by(TenantCandidate.tenant_id)
-        )
-        if forced is not None:
-            statement = statement.where(TenantCandidate.forced_sales_owned.is_(forced))
-        result = session.execute(statement)
-        return pd.DataFrame(result.fetchall(), columns=list(result.keys()))

@@ -55,6 +55,10 @@ class SnapshotState:
     last_attempt_status: str | None = None
     last_error: str | None = None
 
+    @property
+    def age_hours(self) -> float | None:
+        return None if self.age_seconds is None else round(self.age_seconds / 3600, 2)
+
 
 @dataclass
 class SyncOutcome:
