@@ -16,6 +16,7 @@ from pathlib import Path
 import psycopg
 import pytest
 from psycopg import sql
+from sqlalchemy.engine import make_url
 
 from morpheus_pipelines.db.embedded import EmbeddedPostgres
 from morpheus_pipelines.db.migrate import upgrade
@@ -60,27 +61,47 @@ def template_database(pg_server: EmbeddedPostgres) -> str:
     return TEMPLATE
 
 
-@pytest.fixture
-def database_factory(pg_server: EmbeddedPostgres, template_database: str) -> Iterator:
-    """``database_factory()`` → the URL of another fresh, migrated database for this test."""
-    created: list[str] = []
+class DatabaseFactory:
+    """``factory()`` → the URL of another fresh, migrated database; ``factory(copy_of=url)``
+    → a copy (data too) of a database this factory made. ``drop_all()`` removes them."""
 
-    def create() -> str:
+    def __init__(self, server: EmbeddedPostgres, template: str) -> None:
+        self._server = server
+        self._template = template
+        self._created: list[str] = []
+
+    def __call__(self, copy_of: str | None = None) -> str:
         name = f"test_{next(_counter)}"
-        with psycopg.connect(admin_url(pg_server), autocommit=True) as conn:
+        template = self._template
+        if copy_of is not None:
+            template = make_url(copy_of).database
+            assert template in self._created, "copy only a database this factory made"
+            dispose_engines()  # a template database must have no open connections
+        with psycopg.connect(admin_url(self._server), autocommit=True) as conn:
             conn.execute(
                 sql.SQL("CREATE DATABASE {} TEMPLATE {}").format(
-                    sql.Identifier(name), sql.Identifier(template_database)
+                    sql.Identifier(name), sql.Identifier(template)
                 )
             )
-        created.append(name)
-        return pg_server.status().url(name)
+        self._created.append(name)
+        return self._server.status().url(name)
 
-    yield create
-    dispose_engines()
-    with psycopg.connect(admin_url(pg_server), autocommit=True) as conn:
-        for name in created:
-            conn.execute(sql.SQL("DROP DATABASE {} WITH (FORCE)").format(sql.Identifier(name)))
+    def drop_all(self) -> None:
+        dispose_engines()
+        with psycopg.connect(admin_url(self._server), autocommit=True) as conn:
+            for name in self._created:
+                conn.execute(sql.SQL("DROP DATABASE {} WITH (FORCE)").format(sql.Identifier(name)))
+        self._created.clear()
+
+
+@pytest.fixture
+def database_factory(
+    pg_server: EmbeddedPostgres, template_database: str
+) -> Iterator[DatabaseFactory]:
+    """Databases private to this test (see :class:`DatabaseFactory`)."""
+    factory = DatabaseFactory(pg_server, template_database)
+    yield factory
+    factory.drop_all()
 
 
 @pytest.fixture

@@ -43,6 +43,7 @@ from urllib.parse import urlsplit
 import requests
 
 from morpheus_pipelines.clients.http import (
+    TRANSIENT_TRANSPORT_ERRORS,
     RateBudget,
     RequestStats,
     backoff_seconds,
@@ -73,16 +74,10 @@ _EMPLOYEE_COUNT_TEXT = re.compile(r"\+?(?:\d{1,3}(?:,\d{3})+|\d{1,12})(?:\.0*)?"
 # Long enough for any real URL or company name; bounds what a misbehaving service can make us
 # store.
 _MAX_TEXT_LENGTH = 2048
+
+
 # Connection-level problems worth another attempt. ChunkedEncodingError is what a body cut
 # short (Content-Length promised more) surfaces as; ContentDecodingError a garbled gzip body.
-_TRANSIENT_TRANSPORT_ERRORS = (
-    requests.ConnectionError,
-    requests.Timeout,
-    requests.exceptions.ChunkedEncodingError,
-    requests.exceptions.ContentDecodingError,
-)
-
-
 class DomainIntelligenceError(RuntimeError):
     """A Domain Intelligence call failed for good; the message is safe to log.
 
@@ -319,7 +314,7 @@ class DomainIntelligenceClient:
             retried = attempt > 1
             try:
                 response = self._send(url, payload)
-            except _TRANSIENT_TRANSPORT_ERRORS as exc:
+            except TRANSIENT_TRANSPORT_ERRORS as exc:
                 self._count(type(exc).__name__, retried=retried)
                 last_problem = type(exc).__name__
             else:

@@ -18,6 +18,15 @@ from morpheus_pipelines.observability import log_event
 # (each 429 costs a whole rate-limit interval of waiting).
 WINDOW_MARGIN = 1.03
 
+# Transport failures worth another attempt: no answer, no answer in time, or an answer cut
+# short (a body shorter than its Content-Length surfaces only while it is read).
+TRANSIENT_TRANSPORT_ERRORS = (
+    requests.ConnectionError,
+    requests.Timeout,
+    requests.exceptions.ChunkedEncodingError,
+    requests.exceptions.ContentDecodingError,
+)
+
 
 class RateBudget:
     """At most ``limit`` requests in any ``window`` seconds (client-side, before HubSpot's)."""

@@ -1,7 +1,8 @@
 """HubSpot CRM v3 client for the target-account snapshot (002 §5, DESIGN §3).
 
 Every request has (connect, read) timeouts and goes through a client-side rate budget of
-``requests_per_10s``. 429, 5xx, connection errors, read timeouts and unparseable bodies are
+``requests_per_10s``. 429, 5xx, connection errors, read timeouts, bodies cut short and
+unparseable bodies are
 retried at most ``retry_count`` times, waiting for ``Retry-After`` when present, else for the
 ``X-HubSpot-RateLimit-Interval-Milliseconds`` window when the remaining budget is 0, else an
 exponential back-off with jitter. 400/401/403/404 fail at once. A DAILY rate-limit 429 is not
@@ -22,6 +23,7 @@ from typing import Any
 import requests
 
 from morpheus_pipelines.clients.http import (
+    TRANSIENT_TRANSPORT_ERRORS,
     RateBudget,
     RequestStats,
     backoff_seconds,
@@ -139,7 +141,7 @@ class HubSpotClient:
             response: requests.Response | None = None
             try:
                 response = self._session.request(method, url, timeout=self.timeout, **kwargs)
-            except (requests.ConnectionError, requests.Timeout) as exc:
+            except TRANSIENT_TRANSPORT_ERRORS as exc:
                 self.stats.count(type(exc).__name__)
                 last_problem = f"{type(exc).__name__}"
             else:

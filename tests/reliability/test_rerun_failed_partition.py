@@ -3,52 +3,16 @@
 from __future__ import annotations
 
 import dagster as dg
-import pytest
 
 from morpheus_pipelines.emulators import DomainIntelEmulator, HubSpotEmulator
-from tests.reliability.conftest import PARTITION, SALES, tenants
+from tests.reliability.conftest import PARTITION, SALES, state, tenants
 from tests.support.hubspot import TOKEN
 from tests.support.jobs import apac_daily_job
 from tests.support.pipeline import Pipeline, load_source
 
-VOLATILE = (
-    "run_id",
-    "updated_at",
-    "decided_at",
-    "hubspot_sync_id",
-    "hubspot_snapshot_synced_at",
-    "scored_at",
-    "enrichment_ms",
-    "synced_at",
-    "sync_id",
-)
-TABLES = (
-    "apac_active_tenants",
-    "apac_sales_owned_tenants",
-    "apac_routing_decisions",
-    "apac_enriched_tenants",
-    "apac_tenant_score_snapshots",
-    "apac_daily_summary_tenants",
-)
 COUNT = 400
 # One process for all steps: each multiprocess step would re-import the code location.
 IN_PROCESS = {"execution": {"config": {"in_process": {}}}}
-
-
-@pytest.fixture
-def domain_intel():
-    data = {
-        "tenants": {
-            f"t{i:05d}": {
-                "official_website": f"https://target{i % 200}.com.au",
-                "country": "AU",
-                "employee_count": 50,
-            }
-            for i in range(5, COUNT, 10)
-        }
-    }
-    with DomainIntelEmulator(data) as emu:
-        yield emu
 
 
 def _environment(
@@ -75,24 +39,8 @@ def _environment(
     )
 
 
-# History columns record what really happened: after a successful but degraded run, the
-# re-run genuinely moved tenants and changed priorities, and these columns say so.
-HISTORY = (
-    "moved",
-    "moved_from",
-    "entered_from",
-    "previous_priority",
-    "priority_changed_partition",
-    "change",
-)
-
-
-def _state(pipeline: Pipeline, exclude: tuple[str, ...] = ()) -> dict[str, str]:
-    return {t: pipeline.table_hash(t, exclude=(*VOLATILE, *exclude)) for t in TABLES}
-
-
 def _clean_state(
-    database_factory, monkeypatch, hubspot, di, tmp_path, exclude: tuple[str, ...] = ()
+    database_factory, monkeypatch, hubspot, di, tmp_path, *, history: bool = True
 ) -> dict[str, str]:
     clean = _environment(monkeypatch, database_factory(), hubspot, di, tmp_path / "clean")
     with dg.instance_for_test() as instance:
@@ -103,7 +51,7 @@ def _clean_state(
             run_config=IN_PROCESS,
         )
         assert result.success
-    return _state(clean, exclude)
+    return state(clean, history=history)
 
 
 def test_reexecute_from_failure_after_the_database_failed_mid_run(
@@ -145,14 +93,14 @@ def test_reexecute_from_failure_after_the_database_failed_mid_run(
         assert rerun.success
         rerun_steps = {e.step_key for e in rerun.all_events if e.is_step_success}
         assert "routed_tenants" in rerun_steps and "tenant_candidates" not in rerun_steps
-    assert _state(pipeline) == expected
+    assert state(pipeline) == expected
 
 
 def test_rerun_after_domain_intelligence_errors_reaches_the_clean_state(
     database_factory, monkeypatch, hubspot_emulator, domain_intel, tmp_path
 ) -> None:
     expected = _clean_state(
-        database_factory, monkeypatch, hubspot_emulator, domain_intel, tmp_path, HISTORY
+        database_factory, monkeypatch, hubspot_emulator, domain_intel, tmp_path, history=False
     )
     pipeline = _environment(
         monkeypatch, database_factory(), hubspot_emulator, domain_intel, tmp_path / "di_down"
@@ -170,7 +118,7 @@ def test_rerun_after_domain_intelligence_errors_reaches_the_clean_state(
             ("unavailable",)
         ]
         # official-website matches were missed
-        assert _state(pipeline, exclude=HISTORY) != expected
+        assert state(pipeline, history=False) != expected
         domain_intel.faults.remove(fault)
         again = dg.execute_job(
             dg.reconstructable(apac_daily_job),
@@ -179,4 +127,4 @@ def test_rerun_after_domain_intelligence_errors_reaches_the_clean_state(
             run_config=IN_PROCESS,
         )
         assert again.success
-    assert _state(pipeline, exclude=HISTORY) == expected
+    assert state(pipeline, history=False) == expected

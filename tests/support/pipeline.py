@@ -65,7 +65,9 @@ class Pipeline:
     home: str = "."
     batch_size: int = 100_000
     webhook_url: str = ""
+    # Client settings that override the fast-failing test defaults below.
     hubspot_options: dict[str, Any] = field(default_factory=dict)
+    domain_intel_options: dict[str, Any] = field(default_factory=dict)
 
     def resources(self) -> dict[str, Any]:
         return {
@@ -73,15 +75,18 @@ class Pipeline:
             "hubspot": HubSpotResource(
                 base_url=self.hubspot_url,
                 private_app_token=self.hubspot_token,
-                request_timeout=2.0,
-                connect_timeout=2.0,
-                retry_count=1,
-                max_backoff_seconds=0.05,
-                requests_per_10s=1000,
-                **self.hubspot_options,
+                **{
+                    "request_timeout": 2.0,
+                    "connect_timeout": 2.0,
+                    "retry_count": 1,
+                    "max_backoff_seconds": 0.05,
+                    "requests_per_10s": 1000,
+                    **self.hubspot_options,
+                },
             ),
             "domain_intelligence": DomainIntelligenceResource(
-                base_url=self.domain_intel_url, max_backoff_seconds=0.05, read_timeout=2.0
+                base_url=self.domain_intel_url,
+                **{"max_backoff_seconds": 0.05, "read_timeout": 2.0, **self.domain_intel_options},
             ),
             "scoring": ScoringModelResource(),
             "notifier": NotifierResource(webhook_url=self.webhook_url),
@@ -155,11 +160,10 @@ class Pipeline:
             )
             if r[0] not in exclude
         ]
-        key = "tenant_id" if "tenant_id" in columns else columns[0]
-        cols = ", ".join(columns)
+        # Ordered by the whole row: a key such as tenant_id repeats across partitions.
+        row = f"row({', '.join(columns)})::text"
         return self.query(
-            f"SELECT md5(coalesce(string_agg(row({cols})::text, '|' ORDER BY {key}), '')) "
-            f"FROM {table}"
+            f"SELECT md5(coalesce(string_agg({row}, '|' ORDER BY {row}), '')) FROM {table}"
         )[0][0]
 
     def bucket_of(self, tenant_id: str) -> str | None:
