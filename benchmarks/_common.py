@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import resource
+import subprocess
+import sys
+import tempfile
 import time
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
 import psycopg
 from psycopg import sql
@@ -39,6 +45,32 @@ def scratch_database() -> Iterator[str]:
         dispose_engines()
         with psycopg.connect(admin, autocommit=True) as conn:
             conn.execute(sql.SQL("DROP DATABASE {} WITH (FORCE)").format(sql.Identifier(name)))
+
+
+@contextlib.contextmanager
+def emulator_process(module: str, data: dict[str, Any]) -> Iterator[str]:
+    """Serve ``data`` with ``python -m <module>`` in its own process; yields the base URL.
+
+    A real service does not share the pipeline's interpreter: in-process, the emulator's
+    request handling would compete with the pipeline for the GIL and be counted as its time.
+    """
+    with tempfile.TemporaryDirectory() as scratch:
+        path = Path(scratch) / "data.json"
+        path.write_text(json.dumps(data))
+        server = subprocess.Popen(
+            [sys.executable, "-m", module, "--data", str(path)],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            assert server.stdout is not None
+            url = server.stdout.readline().strip()  # the first line is the base URL
+            if not url.startswith("http"):
+                raise SystemExit(f"{module} did not start (exit {server.wait()})")
+            yield url
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
 
 
 @contextlib.contextmanager

@@ -21,11 +21,10 @@ from datetime import date, timedelta
 
 import dagster as dg
 import psycopg
-from _common import scratch_database
+from _common import emulator_process, scratch_database
 
 from morpheus_pipelines.db.urls import libpq_url
 from morpheus_pipelines.demo_data import generate_dataset
-from morpheus_pipelines.emulators import DomainIntelEmulator, HubSpotEmulator
 from morpheus_pipelines.observability import log_events_to
 from morpheus_pipelines.source import SOURCE_COLUMNS, replace_source_tenants
 
@@ -114,14 +113,16 @@ def main() -> None:
         print(f"loaded the source table in {time.perf_counter() - t:.1f} s")
         del frame
         with (
-            HubSpotEmulator(dataset.hubspot_data()) as hubspot,
-            DomainIntelEmulator(dataset.domain_intel) as domain_intel,
+            emulator_process("morpheus_pipelines.emulators.hubspot", dataset.hubspot_data()) as hs,
+            emulator_process(
+                "morpheus_pipelines.emulators.domain_intel", dataset.domain_intel
+            ) as di,
         ):
             os.environ.update(dataset.environment())
             os.environ.update(
                 MORPHEUS_DATABASE_URL=url,
-                HUBSPOT_BASE_URL=hubspot.base_url,
-                DOMAIN_INTELLIGENCE_BASE_URL=domain_intel.base_url,
+                HUBSPOT_BASE_URL=hs,
+                DOMAIN_INTELLIGENCE_BASE_URL=di,
                 HUBSPOT_REQUESTS_PER_10S="100000",
             )
             log_events_to(__import__("pathlib").Path("/tmp/morpheus_bench_events.jsonl"))

@@ -1,0 +1,92 @@
+"""The per-tenant event log: one valid JSON line per tenant, whatever the tenant id holds."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from types import SimpleNamespace
+
+import pandas as pd
+
+from morpheus_pipelines.observability import TenantEventLog, register_secret
+
+SECRET = "pat-na1-EVENTLOG-SECRET-0000"
+AWKWARD_IDS = [
+    "t1",
+    'quote " and backslash \\',
+    "line\nbreak and {brace}",
+    "tab\tand unicode 日本語 ✓",
+    f"holds {SECRET}",
+]
+
+
+def _context() -> SimpleNamespace:
+    snapshot = SimpleNamespace(sync_id="20261129T000000Z-abc", status="stale", age_seconds=90.5)
+    return SimpleNamespace(run_id="run-1", partition_key="2026-11-29", snapshot=snapshot)
+
+
+def _lines(path: Path) -> list[dict]:
+    text = path.read_text(encoding="utf-8")
+    assert text.endswith("\n")
+    return [json.loads(line) for line in text.splitlines()]
+
+
+def test_every_tenant_gets_one_parseable_line_with_batch_and_tenant_fields(tmp_path) -> None:
+    register_secret(SECRET)
+    log = TenantEventLog(tmp_path / "events.jsonl")
+    frame = pd.DataFrame(
+        {
+            "tenant_id": AWKWARD_IDS,
+            "source_type": ["active"] * 4 + ["signup"],
+            "enrichment_status": ["enriched", None, "unavailable", "not_found", "enriched"],
+            "enrichment_error_count": [0, 0, 2, 0, 1],
+        }
+    )
+    log.tenants_started(frame, _context(), offset=10)
+    decisions = frame.assign(
+        hubspot_match_method=["portal_id", None, None, "email_domain", None],
+        hubspot_company_id=["7000", None, None, "7001", None],
+        ambiguous_match=[False, False, True, False, False],
+        sales_owned_match=[False, True, False, False, False],
+        tenant_bucket=["active", "sales_owned", "active", "active", "active"],
+        rejection_reason=[None, None, None, None, "invalid tenant id"],
+    )
+    log.tenants_completed(decisions, _context(), elapsed=0.5, offset=10)
+
+    started, completed = _lines(log.path)[:5], _lines(log.path)[5:]
+    assert len(completed) == 5
+    assert [e["tenant_id"] for e in started[:4]] == AWKWARD_IDS[:4]
+    assert started[4]["tenant_id"] == "holds ***"  # registered secrets never reach the file
+    for index, event in enumerate(started):
+        assert list(event)[:3] == ["ts", "level", "event"]
+        assert event["event"] == "tenant_routing_started"
+        assert event["run_id"] == "run-1" and event["sync_id"] == "20261129T000000Z-abc"
+        assert event["snapshot_status"] == "stale" and event["snapshot_age_seconds"] == 90.5
+        assert event["record_index"] == 10 + index
+    assert started[1]["enrichment_status"] is None
+    assert [e["match_result"] for e in completed] == [
+        "portal_id",
+        "none",
+        "none",
+        "email_domain",
+        "none",
+    ]
+    assert [e["status"] for e in completed] == ["routed"] * 4 + ["rejected"]
+    assert completed[1]["sales_owned_match"] is True
+    assert completed[0]["elapsed_seconds"] == 0.1
+
+
+def test_an_empty_batch_writes_nothing(tmp_path) -> None:
+    log = TenantEventLog(tmp_path / "events.jsonl")
+    empty = pd.DataFrame(
+        {
+            "tenant_id": [],
+            "tenant_bucket": [],
+            "total_score": [],
+            "calculated_priority": [],
+            "priority": [],
+            "priority_reason": [],
+        }
+    )
+    log.tenants_scored(empty, empty.head(0), run_id="run-1", partition_key="2026-11-29")
+    assert not log.path.exists() or log.path.read_text() == ""
