@@ -48,29 +48,44 @@ def scratch_database() -> Iterator[str]:
 
 
 @contextlib.contextmanager
-def emulator_process(module: str, data: dict[str, Any]) -> Iterator[str]:
-    """Serve ``data`` with ``python -m <module>`` in its own process; yields the base URL.
+def emulator_process(service: str, data: dict[str, Any]) -> Iterator[str]:
+    """Serve ``data`` with ``morpheus emulate <service>`` in its own process; yields the base
+    URL.
 
     A real service does not share the pipeline's interpreter: in-process, the emulator's
     request handling would compete with the pipeline for the GIL and be counted as its time.
     """
-    with tempfile.TemporaryDirectory() as scratch:
-        path = Path(scratch) / "data.json"
-        path.write_text(json.dumps(data))
-        server = subprocess.Popen(
-            [sys.executable, "-m", module, "--data", str(path)],
+    with (
+        tempfile.TemporaryDirectory() as scratch,
+        open(Path(scratch) / "data.json", "w") as handle,
+    ):
+        json.dump(data, handle)
+        handle.close()
+        with subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "morpheus_pipelines.cli",
+                "emulate",
+                service,
+                "--data",
+                handle.name,
+            ],
             stdout=subprocess.PIPE,
             text=True,
-        )
-        try:
-            assert server.stdout is not None
-            url = server.stdout.readline().strip()  # the first line is the base URL
-            if not url.startswith("http"):
-                raise SystemExit(f"{module} did not start (exit {server.wait()})")
-            yield url
-        finally:
-            server.terminate()
-            server.wait(timeout=30)
+        ) as server:
+            try:
+                assert server.stdout is not None
+                url = server.stdout.readline().strip()  # the first line is the base URL
+                if not url.startswith("http"):
+                    raise SystemExit(f"the {service} emulator did not start (exit {server.wait()})")
+                yield url
+            finally:
+                server.terminate()
+                try:
+                    server.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    server.kill()
 
 
 @contextlib.contextmanager

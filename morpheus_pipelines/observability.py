@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import re
 import sys
 import threading
@@ -49,6 +50,11 @@ def redact(text: str) -> str:
     for secret in secrets:
         text = text.replace(secret, "***")
     return text
+
+
+def _is_nan(value: Any) -> bool:
+    """NaN has no JSON form; it is written as null."""
+    return isinstance(value, float) and math.isnan(value)
 
 
 def _jsonable(value: Any) -> Any:
@@ -139,13 +145,16 @@ class TenantEventLog:
             "level": level,
             "event": event,
         }
+        if shared.keys() & per_tenant.keys():
+            raise ValueError(f"fields both shared and per tenant: {shared.keys() & per_tenant}")
         frame = pd.DataFrame(per_tenant)
         if frame.empty:
             return
         text = frame.to_json(orient="records", lines=True, date_format="iso")
-        # Every line starts with "{" (a newline inside a value is escaped as "\n").
-        prefix = json.dumps({**head, **shared}, default=_jsonable, separators=(",", ":"))
-        prefix = prefix[:-1] + ","
+        # Every line starts with "{" (a newline inside a value is escaped as "\n", so "\n{"
+        # only ever joins two lines).
+        fields = {**head, **{k: None if _is_nan(v) else v for k, v in shared.items()}}
+        prefix = json.dumps(fields, default=str, separators=(",", ":"))[:-1] + ","
         lines = prefix + text[1:].replace("\n{", "\n" + prefix)
         with self.path.open("a", encoding="utf-8") as handle:
             handle.write(redact(lines))

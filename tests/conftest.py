@@ -7,7 +7,6 @@ cannot see another test's rows.
 
 from __future__ import annotations
 
-import itertools
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -16,14 +15,13 @@ from pathlib import Path
 import psycopg
 import pytest
 from psycopg import sql
-from sqlalchemy.engine import make_url
 
 from morpheus_pipelines.db.embedded import EmbeddedPostgres
 from morpheus_pipelines.db.migrate import upgrade
 from morpheus_pipelines.db.session import dispose_engines
+from tests.support.databases import DatabaseFactory, admin_url
 
 TEMPLATE = "morpheus_template"
-_counter = itertools.count()
 
 # Test data is disposable: skip the disk flushes that make a real server durable.
 TEST_SERVER_OPTIONS = {"fsync": "off", "full_page_writes": "off"}
@@ -47,11 +45,6 @@ def pg_server() -> Iterator[EmbeddedPostgres]:
     shutil.rmtree(home, ignore_errors=True)
 
 
-def admin_url(server: EmbeddedPostgres, database: str = "postgres") -> str:
-    """A psycopg (libpq) URL for administrative statements."""
-    return server.status().url(database).replace("postgresql+psycopg", "postgresql")
-
-
 @pytest.fixture(scope="session")
 def template_database(pg_server: EmbeddedPostgres) -> str:
     with psycopg.connect(admin_url(pg_server), autocommit=True) as conn:
@@ -59,39 +52,6 @@ def template_database(pg_server: EmbeddedPostgres) -> str:
         conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(TEMPLATE)))
     upgrade(pg_server.status().url(TEMPLATE))
     return TEMPLATE
-
-
-class DatabaseFactory:
-    """``factory()`` → the URL of another fresh, migrated database; ``factory(copy_of=url)``
-    → a copy (data too) of a database this factory made. ``drop_all()`` removes them."""
-
-    def __init__(self, server: EmbeddedPostgres, template: str) -> None:
-        self._server = server
-        self._template = template
-        self._created: list[str] = []
-
-    def __call__(self, copy_of: str | None = None) -> str:
-        name = f"test_{next(_counter)}"
-        template = self._template
-        if copy_of is not None:
-            template = make_url(copy_of).database
-            assert template in self._created, "copy only a database this factory made"
-            dispose_engines()  # a template database must have no open connections
-        with psycopg.connect(admin_url(self._server), autocommit=True) as conn:
-            conn.execute(
-                sql.SQL("CREATE DATABASE {} TEMPLATE {}").format(
-                    sql.Identifier(name), sql.Identifier(template)
-                )
-            )
-        self._created.append(name)
-        return self._server.status().url(name)
-
-    def drop_all(self) -> None:
-        dispose_engines()
-        with psycopg.connect(admin_url(self._server), autocommit=True) as conn:
-            for name in self._created:
-                conn.execute(sql.SQL("DROP DATABASE {} WITH (FORCE)").format(sql.Identifier(name)))
-        self._created.clear()
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ SECRET = "pat-na1-EVENTLOG-SECRET-0000"
 AWKWARD_IDS = [
     "t1",
     'quote " and backslash \\',
-    "line\nbreak and {brace}",
+    'line\n{"tenant_id": "spliced"} and a brace',
     "tab\tand unicode 日本語 ✓",
     f"holds {SECRET}",
 ]
@@ -25,10 +25,14 @@ def _context() -> SimpleNamespace:
     return SimpleNamespace(run_id="run-1", partition_key="2026-11-29", snapshot=snapshot)
 
 
+def _strict(constant: str) -> None:
+    raise AssertionError(f"{constant} is not JSON")
+
+
 def _lines(path: Path) -> list[dict]:
     text = path.read_text(encoding="utf-8")
     assert text.endswith("\n")
-    return [json.loads(line) for line in text.splitlines()]
+    return [json.loads(line, parse_constant=_strict) for line in text.splitlines()]
 
 
 def test_every_tenant_gets_one_parseable_line_with_batch_and_tenant_fields(tmp_path) -> None:
@@ -73,7 +77,39 @@ def test_every_tenant_gets_one_parseable_line_with_batch_and_tenant_fields(tmp_p
     ]
     assert [e["status"] for e in completed] == ["routed"] * 4 + ["rejected"]
     assert completed[1]["sales_owned_match"] is True
-    assert completed[0]["elapsed_seconds"] == 0.1
+    for event in completed:
+        assert event["event"] == "tenant_routing_completed"
+        assert (event["run_id"], event["partition_key"]) == ("run-1", "2026-11-29")
+        assert event["sync_id"] == "20261129T000000Z-abc"
+        assert event["elapsed_seconds"] == 0.1
+
+
+def test_scored_and_rejected_tenants_and_a_nan_shared_field(tmp_path) -> None:
+    log = TenantEventLog(tmp_path / "events.jsonl")
+    scores = pd.DataFrame(
+        {
+            "tenant_id": ["t1", "t2"],
+            "tenant_bucket": ["active", "sales_owned"],
+            "total_score": [71.5, float("nan")],
+            "calculated_priority": ["P1", None],
+            "priority": ["P0", None],
+            "priority_reason": ["hubspot_target_account", None],
+        }
+    )
+    rejected = pd.DataFrame(
+        {"tenant_id": ["t3"], "tenant_bucket": ["archive"], "rejection_reason": ["bad bucket"]}
+    )
+    log.tenants_scored(scores, rejected, run_id="run-1", partition_key="2026-11-29")
+    snapshot = SimpleNamespace(sync_id=None, status="unavailable", age_seconds=float("nan"))
+    context = SimpleNamespace(run_id="run-2", partition_key="2026-11-29", snapshot=snapshot)
+    log.tenants_started(scores[["tenant_id"]].assign(source_type="active"), context, offset=0)
+
+    scored_1, scored_2, rejected_3, started_1, _ = _lines(log.path)
+    assert scored_1["event"] == "tenant_scored" and scored_1["priority"] == "P0"
+    assert scored_1["total_score"] == 71.5 and scored_2["total_score"] is None
+    assert rejected_3["event"] == "tenant_scoring_rejected"
+    assert rejected_3["level"] == "WARNING" and rejected_3["rejection_reason"] == "bad bucket"
+    assert started_1["snapshot_age_seconds"] is None and started_1["sync_id"] is None
 
 
 def test_an_empty_batch_writes_nothing(tmp_path) -> None:

@@ -76,8 +76,6 @@ _EMPLOYEE_COUNT_TEXT = re.compile(r"\+?(?:\d{1,3}(?:,\d{3})+|\d{1,12})(?:\.0*)?"
 _MAX_TEXT_LENGTH = 2048
 
 
-# Connection-level problems worth another attempt. ChunkedEncodingError is what a body cut
-# short (Content-Length promised more) surfaces as; ContentDecodingError a garbled gzip body.
 class DomainIntelligenceError(RuntimeError):
     """A Domain Intelligence call failed for good; the message is safe to log.
 

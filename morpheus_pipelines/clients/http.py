@@ -19,7 +19,8 @@ from morpheus_pipelines.observability import log_event
 WINDOW_MARGIN = 1.03
 
 # Transport failures worth another attempt: no answer, no answer in time, or an answer cut
-# short (a body shorter than its Content-Length surfaces only while it is read).
+# short (a body shorter than its Content-Length surfaces as ChunkedEncodingError while it is
+# read; a garbled compressed body as ContentDecodingError).
 TRANSIENT_TRANSPORT_ERRORS = (
     requests.ConnectionError,
     requests.Timeout,

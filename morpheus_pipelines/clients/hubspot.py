@@ -2,11 +2,10 @@
 
 Every request has (connect, read) timeouts and goes through a client-side rate budget of
 ``requests_per_10s``. 429, 5xx, connection errors, read timeouts, bodies cut short and
-unparseable bodies are
-retried at most ``retry_count`` times, waiting for ``Retry-After`` when present, else for the
-``X-HubSpot-RateLimit-Interval-Milliseconds`` window when the remaining budget is 0, else an
-exponential back-off with jitter. 400/401/403/404 fail at once. A DAILY rate-limit 429 is not
-retried inside a run: HubSpot resets that budget at midnight.
+unparseable bodies are retried at most ``retry_count`` times, waiting for ``Retry-After`` when
+present, else for the ``X-HubSpot-RateLimit-Interval-Milliseconds`` window when the remaining
+budget is 0, else an exponential back-off with jitter. 400/401/403/404 fail at once. A DAILY
+rate-limit 429 is not retried inside a run: HubSpot resets that budget at midnight.
 
 No message this module produces contains the token: it is sent only in the Authorization
 header and errors quote HubSpot's ``status``, ``category`` and ``message`` fields.

@@ -20,7 +20,12 @@ from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Session
 
 from morpheus_pipelines.repositories.base import BaseRepository, ModelT, RepositoryError
-from morpheus_pipelines.repositories.copy_text import COPY_OPTIONS, frame_csv
+from morpheus_pipelines.repositories.copy_text import (
+    ARROW_TYPES,
+    COPY_OPTIONS,
+    csv_frame,
+    frame_csv,
+)
 
 _staging_counter = itertools.count()
 
@@ -73,12 +78,23 @@ def keyset_after(column: str, after: str | None) -> sql.Composable:
 
 
 def read_frame(session: Session, query: sql.Composable) -> pd.DataFrame:
-    """Run a read on the session's connection and return the rows as a DataFrame."""
+    """Run a read on the session's connection and return the rows as a DataFrame.
+
+    When every column has a type Arrow parses exactly (``copy_text.ARROW_TYPES``) the rows
+    are COPYed out as CSV and parsed in C; otherwise they are fetched as Python objects.
+    """
     with driver_cursor(session) as cursor:
+        cursor.execute(sql.SQL("SELECT * FROM ({}) AS q LIMIT 0").format(query))
+        columns = [(d.name, d.type_code) for d in cursor.description]
+        if all(oid in ARROW_TYPES for _, oid in columns):
+            data = bytearray()
+            with cursor.copy(sql.SQL("COPY ({}) TO STDOUT (FORMAT csv)").format(query)) as copy:
+                for chunk in copy:
+                    data += chunk
+            return csv_frame(bytes(data), columns)
         cursor.execute(query)
         rows = cursor.fetchall()
-        columns = [d.name for d in cursor.description]
-    return pd.DataFrame.from_records(rows, columns=columns)
+    return pd.DataFrame.from_records(rows, columns=[name for name, _ in columns])
 
 
 class SetBasedRepository(BaseRepository[ModelT]):

@@ -1,10 +1,15 @@
-"""DataFrames as ``COPY … FROM STDIN (FORMAT csv)`` input, converted by Arrow in C.
+"""DataFrames to and from ``COPY … (FORMAT csv)``, converted by Arrow in C.
 
 ``psycopg``'s ``write_row`` converts every value of every row in Python (about 1 µs a value),
 which made it the largest cost of routing a million tenants. Arrow converts each column at
 once and writes CSV in C. Every non-null value is quoted and a NULL is an empty unquoted
 field, so PostgreSQL tells NULL from the empty string, and any text — commas, quotes,
 newlines, tabs, backslashes, ``\\N`` — round-trips unchanged.
+
+Reading is the mirror image: ``COPY (query) TO STDOUT (FORMAT csv)`` parsed by Arrow's CSV
+reader with the column types the query declares, instead of one Python object per value from
+``fetchall`` (which, with pandas inferring each column's type again, was a third of the time
+of enrichment, routing and scoring at scale).
 """
 
 from __future__ import annotations
@@ -19,6 +24,20 @@ import pyarrow.csv as pa_csv
 
 COPY_OPTIONS = "(FORMAT csv)"
 _WRITE_OPTIONS = pa_csv.WriteOptions(include_header=False, quoting_style="all_valid")
+
+# Arrow types for the PostgreSQL types (by OID) a COPY read can parse exactly. Others (numeric,
+# json, dates, ...) are read the slow way, so nothing is ever approximated.
+ARROW_TYPES = {
+    16: pa.bool_(),  # boolean: t / f
+    20: pa.int64(),  # bigint
+    21: pa.int64(),  # smallint
+    23: pa.int64(),  # integer
+    25: pa.string(),  # text
+    1043: pa.string(),  # varchar
+    700: pa.float64(),  # real
+    701: pa.float64(),  # double precision
+    1184: pa.timestamp("us", tz="UTC"),  # timestamptz, written with its offset
+}
 
 
 def _text(value: object) -> object:
@@ -50,3 +69,26 @@ def frame_csv(frame: pd.DataFrame, columns: Sequence[str]) -> bytes:
     sink = io.BytesIO()
     pa_csv.write_csv(table, sink, _WRITE_OPTIONS)
     return sink.getvalue()
+
+
+def csv_frame(data: bytes, columns: Sequence[tuple[str, int]]) -> pd.DataFrame:
+    """Rows COPYed out as CSV, as a DataFrame with ``columns`` (name, type OID) in order.
+
+    An unquoted empty field is NULL, a quoted one the empty string, as PostgreSQL writes them.
+    """
+    schema = pa.schema([(name, ARROW_TYPES[oid]) for name, oid in columns])
+    if not data:
+        return schema.empty_table().to_pandas()
+    table = pa_csv.read_csv(
+        io.BytesIO(data),
+        read_options=pa_csv.ReadOptions(column_names=schema.names),
+        convert_options=pa_csv.ConvertOptions(
+            column_types=schema,
+            null_values=[""],
+            strings_can_be_null=True,
+            quoted_strings_can_be_null=False,
+            true_values=["t"],
+            false_values=["f"],
+        ),
+    )
+    return table.to_pandas()

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+import requests
 from sqlalchemy.orm import Session
 
 from morpheus_pipelines.clients.hubspot import BATCH_READ_SIZE, HubSpotClient, HubSpotError
@@ -149,6 +150,10 @@ def fetch_target_list(
                 )
     except HubSpotError as exc:
         fetched.fetch_error = redact(str(exc))
+    except requests.RequestException as exc:
+        # Retryable transport errors become HubSpotError in the client; anything else the HTTP
+        # stack raises (a redirect loop, an invalid URL) is still a failed fetch, not a crash.
+        fetched.fetch_error = redact(f"HubSpot request failed: {type(exc).__name__}")
     except (AttributeError, KeyError, TypeError, ValueError) as exc:
         # A payload of the wrong shape (missing fields, wrong types) is a failed fetch with a
         # specific reason, never a crash of the run.

@@ -1,5 +1,6 @@
-"""DataFrames written with COPY round-trip every value: NULL vs empty text, quotes, newlines,
-tabs, backslashes, the text "\\N", JSON dicts, timestamps, nullable integers."""
+"""DataFrames written with COPY, and read back with COPY, round-trip every value: NULL vs empty
+text, quotes, newlines, tabs, backslashes, the text "\\N", JSON dicts, timestamps, nullable
+integers and booleans."""
 
 from __future__ import annotations
 
@@ -7,17 +8,19 @@ from datetime import UTC, datetime
 
 import numpy as np
 import pandas as pd
+from psycopg import sql
 from sqlalchemy import text
 
 from morpheus_pipelines.db.session import get_session
-from morpheus_pipelines.repositories.bulk import write_frame
+from morpheus_pipelines.repositories.bulk import read_frame, write_frame
+
+AWKWARD = ["plain", "", None, "\\N", 'q"uo,te\nnew\tline\\back', "例え.jp ünïcode", "=SUM(A1)"]
 
 
-def test_frame_round_trips_through_copy(database_url: str) -> None:
-    awkward = ["plain", "", None, "\\N", 'q"uo,te\nnew\tline\\back', "例え.jp ünïcode", "=SUM(A1)"]
-    frame = pd.DataFrame(
+def _frame() -> pd.DataFrame:
+    return pd.DataFrame(
         {
-            "t": awkward,
+            "t": AWKWARD,
             "i": pd.array([1, None, 3, 4, 5, 6, 2**31 - 1], dtype="Int64"),
             "b": [True, False, None, True, False, True, False],
             "ts": pd.to_datetime(
@@ -28,6 +31,11 @@ def test_frame_round_trips_through_copy(database_url: str) -> None:
             "j": [{"plan": 1.5}, None, {"a": [1, 2]}, {}, None, {"ü": "x"}, {"k": None}],
         }
     )
+
+
+def test_frame_round_trips_through_copy(database_url: str) -> None:
+    awkward = AWKWARD
+    frame = _frame()
     with get_session(database_url) as session:
         session.execute(
             text(
@@ -42,3 +50,39 @@ def test_frame_round_trips_through_copy(database_url: str) -> None:
     assert rows[0][3] == datetime(2026, 1, 1, 0, 0, 0, 123456, tzinfo=UTC)
     assert rows[1][3] is None and rows[1][4] is None
     assert [r[5] for r in rows] == list(frame["j"])
+
+
+def test_read_frame_copies_out_exactly_what_fetchall_returns(database_url: str) -> None:
+    frame = _frame()
+    with get_session(database_url) as session:
+        session.execute(
+            text("CREATE TABLE roundtrip (t text, i int, b bool, ts timestamptz, f float8)")
+        )
+        write_frame(session, "roundtrip", frame, ["t", "i", "b", "ts", "f"])
+        # A session in another time zone: timestamps come out with a +05:30 offset.
+        session.execute(text("SET LOCAL TimeZone = 'Asia/Kolkata'"))
+        query = sql.SQL("SELECT t, i, b, ts, f FROM roundtrip ORDER BY i NULLS FIRST")
+        copied = read_frame(session, query)  # every type is one Arrow parses: COPY path
+        fetched = session.execute(text(query.as_string())).all()
+    assert list(copied.columns) == ["t", "i", "b", "ts", "f"]
+    assert len(copied) == len(fetched) == 7
+    for row, expected in zip(copied.astype(object).itertuples(index=False), fetched, strict=True):
+        values = [None if pd.isna(v) else v for v in row]
+        assert values[0] == expected[0]  # '' stays '', NULL stays None
+        assert values[1] == expected[1] and values[2] == expected[2]
+        assert values[3] == expected[3] and values[4] == expected[4]
+    assert str(copied["ts"].dtype) == "datetime64[us, UTC]"
+
+
+def test_read_frame_falls_back_for_types_arrow_does_not_parse(database_url: str) -> None:
+    with get_session(database_url) as session:
+        frame = read_frame(
+            session, sql.SQL("SELECT 1.25::numeric(6, 2) AS score, '{\"a\": 1}'::jsonb AS j")
+        )
+    assert str(frame.loc[0, "score"]) == "1.25" and frame.loc[0, "j"] == {"a": 1}
+
+
+def test_read_frame_of_no_rows_has_the_columns(database_url: str) -> None:
+    with get_session(database_url) as session:
+        frame = read_frame(session, sql.SQL("SELECT 'x'::text AS t, 1 AS i WHERE false"))
+    assert list(frame.columns) == ["t", "i"] and frame.empty

@@ -95,6 +95,7 @@ PERMANENT_FAULTS: dict[str, Callable[[HubSpotEmulator], object]] = {
     "page_5xx": lambda emu: emu.fail_page(1, "503", times=None),
     "page_connection_reset": lambda emu: emu.fail_page(1, "reset", times=None),
     "page_truncated_json": lambda emu: emu.fail_page(0, "truncated_json", times=None),
+    "page_short_body": lambda emu: emu.fail_page(1, "short_body", times=None),
     "batch_500": lambda emu: emu.fail("500", endpoint="batch_read", nth=1, times=None),
     "daily_429": lambda emu: emu.rate_limit("DAILY", endpoint="memberships", times=None),
     "unauthorized_401": lambda emu: emu.unauthorized(endpoint="list"),
@@ -187,6 +188,7 @@ def test_database_failure_during_refresh_rolls_back_whole_refresh(
         (lambda emu: emu.fail_page(1, "500", times=2), None),
         (lambda emu: emu.fail_page(1, "reset", times=2), None),
         (lambda emu: emu.fail_page(0, "truncated_json", times=2), None),
+        (lambda emu: emu.fail_page(1, "short_body", times=2), None),
         (
             lambda emu: emu.rate_limit(
                 "TEN_SECONDLY_ROLLING", retry_after=7, endpoint="list", times=2
@@ -210,7 +212,15 @@ def test_database_failure_during_refresh_rolls_back_whole_refresh(
             None,
         ),
     ],
-    ids=["5xx", "reset", "truncated", "429-retry-after", "429-ratelimit-headers", "429-bare"],
+    ids=[
+        "5xx",
+        "reset",
+        "truncated",
+        "short-body",
+        "429-retry-after",
+        "429-ratelimit-headers",
+        "429-bare",
+    ],
 )
 def test_transient_faults_are_retried_then_succeed(
     fault,

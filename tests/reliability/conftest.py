@@ -34,8 +34,7 @@ TABLES = (
     "apac_daily_summary_tenants",
 )
 # History columns record what really happened: after a successful but degraded run, the
-# re-run genuinely moved tenants and changed priorities, and these columns say so; a batch
-# that needed a retry says so in its error count.
+# re-run genuinely moved tenants and changed priorities, and these columns say so.
 HISTORY = (
     "moved",
     "moved_from",
@@ -44,8 +43,8 @@ HISTORY = (
     "previous_priority",
     "priority_changed_partition",
     "change",
-    "enrichment_error_count",
 )
+BUCKETS = ("apac_active_tenants", "apac_sales_owned_tenants")
 
 
 def companies(count: int = 200) -> list[dict]:
@@ -103,17 +102,22 @@ def domain_intel() -> Iterator[DomainIntelEmulator]:
         yield emu
 
 
-BUCKETS = ("apac_active_tenants", "apac_sales_owned_tenants")
-
-
-def state(pipeline: Pipeline, *, history: bool = True) -> dict[str, str]:
-    """A hash per pipeline table, ignoring ids and clocks; without ``history`` also ignoring
-    what records the path taken: :data:`HISTORY` and a bucket row's ``partition_key`` (the
-    partition of its last change)."""
-    ignored = VOLATILE if history else (*VOLATILE, *HISTORY)
+def state(
+    pipeline: Pipeline,
+    *,
+    ignore: tuple[str, ...] = (),
+    last_change: bool = True,
+    tables: tuple[str, ...] = TABLES,
+) -> dict[str, str]:
+    """A hash per table, ignoring ids, clocks and the ``ignore`` columns; with
+    ``last_change=False`` also a bucket row's ``partition_key`` (the partition of the row's
+    last change, which records the path taken rather than the state reached)."""
+    present = {c for t in {*TABLES, *tables} for c in pipeline.columns(t)}
+    assert set(ignore) <= present, f"no such columns: {set(ignore) - present}"
+    ignored = (*VOLATILE, *ignore)
     return {
         t: pipeline.table_hash(
-            t, exclude=(*ignored, "partition_key") if t in BUCKETS and not history else ignored
+            t, exclude=(*ignored, "partition_key") if t in BUCKETS and not last_change else ignored
         )
-        for t in TABLES
+        for t in tables
     }

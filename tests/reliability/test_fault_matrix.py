@@ -19,24 +19,31 @@ import pytest
 from morpheus_pipelines.assets.hubspot import REFRESH_CHECK
 from morpheus_pipelines.emulators import DomainIntelEmulator, FaultKind, HubSpotEmulator
 from morpheus_pipelines.jobs import DAILY_ASSETS
-from tests.conftest import DatabaseFactory
 from tests.reliability.conftest import (
+    BUCKETS,
+    HISTORY,
     PARTITION,
     SALES,
+    TABLES,
     VOLATILE,
     domain_intel_data,
     hubspot_data,
     state,
     tenants,
 )
+from tests.support.databases import DatabaseFactory
 from tests.support.hubspot import LIST_ID, TOKEN
 from tests.support.pipeline import Pipeline, load_source
 
 YESTERDAY = "2026-11-28"
 COUNT = 400
 SNAPSHOT = "apac_hubspot_target_accounts"
-# Reports are left out: they only read the tables compared here, and charts cost seconds.
+# The Daily Summary is left out (its charts cost seconds a run and it only reads the bucket
+# tables); the candidates are compared as well.
 ASSETS = [key for key in DAILY_ASSETS if key != "daily_summary"]
+COMPARED = (*(t for t in TABLES if t != "apac_daily_summary_tenants"), "apac_tenant_candidates")
+# Tenants that Domain Intelligence knows by an official website matching a target company.
+WEBSITE_MATCHED = {f"t{i:05d}" for i in range(5, COUNT, 10)}
 
 Inject = Callable[[HubSpotEmulator | DomainIntelEmulator, int | None], object]
 
@@ -78,16 +85,18 @@ HUBSPOT_CASES = {
     ),
     # Data-level faults fail validation (002 §5.2): a fetch that succeeded is not retried.
     "duplicate_members": Case(
-        FaultKind.DUPLICATE_MEMBERS, lambda e, n: e.duplicate_members(1, times=n), False
+        FaultKind.DUPLICATE_MEMBERS, lambda e, n: e.duplicate_members(1, times=n), retryable=False
     ),
     "list_size_mismatch": Case(
-        FaultKind.LIST_SIZE, lambda e, n: e.misreport_list_size(times=n), False
+        FaultKind.LIST_SIZE, lambda e, n: e.misreport_list_size(times=n), retryable=False
     ),
     "list_still_processing": Case(
-        FaultKind.PROCESSING_STATUS, lambda e, n: e.report_processing_status(times=n), False
+        FaultKind.PROCESSING_STATUS,
+        lambda e, n: e.report_processing_status(times=n),
+        retryable=False,
     ),
     "missing_companies": Case(
-        FaultKind.MISSING_COMPANIES, lambda e, n: e.drop_companies(times=n), False
+        FaultKind.MISSING_COMPANIES, lambda e, n: e.drop_companies(times=n), retryable=False
     ),
 }
 
@@ -105,34 +114,34 @@ DOMAIN_INTEL_CASES = {
 
 @dataclass
 class World:
-    """Emulators, yesterday's database and today's clean-run state, shared by the module."""
+    """Emulators, yesterday's database and today's clean run, shared by the module."""
 
     factory: DatabaseFactory
     hubspot: HubSpotEmulator
     domain_intel: DomainIntelEmulator
-    yesterday_url: str
-    yesterday_snapshot: str
-    expected: dict[str, str]
-    expected_without_history: dict[str, str]
-    expected_snapshot: str
+    yesterday_url: str = ""
+    yesterday_snapshot: str = ""
+    clean: Pipeline | None = None
+    expected_snapshot: str = ""
 
-    def pipeline(self, home: Path) -> Pipeline:
-        """Today's pipeline on a copy of yesterday's database."""
-        return _pipeline(self, self.factory(copy_of=self.yesterday_url), home)
+    def pipeline(self, home: Path, url: str | None = None) -> Pipeline:
+        """Today's pipeline on ``url``, by default a copy of yesterday's database."""
+        return Pipeline(
+            database_url=url or self.factory(copy_of=self.yesterday_url),
+            hubspot_url=self.hubspot.base_url,
+            hubspot_token=TOKEN,
+            domain_intel_url=self.domain_intel.base_url,
+            sales_emails=SALES,
+            home=str(home),
+            # short timeouts so a slow answer times out in a test-friendly second
+            hubspot_options={"request_timeout": 1.0},
+            domain_intel_options={"read_timeout": 1.0, "retry_count": 1},
+        )
 
-
-def _pipeline(world: World, url: str, home: Path) -> Pipeline:
-    return Pipeline(
-        database_url=url,
-        hubspot_url=world.hubspot.base_url,
-        hubspot_token=TOKEN,
-        domain_intel_url=world.domain_intel.base_url,
-        sales_emails=SALES,
-        home=str(home),
-        # short timeouts so a slow answer times out in a test-friendly second
-        hubspot_options={"request_timeout": 1.0},
-        domain_intel_options={"read_timeout": 1.0, "retry_count": 1},
-    )
+    def expected(self, **options) -> dict[str, str]:
+        """The clean run's state (see ``state`` for the options)."""
+        assert self.clean is not None
+        return state(self.clean, tables=COMPARED, **options)
 
 
 def _snapshot(pipeline: Pipeline, exclude: tuple[str, ...] = ()) -> str:
@@ -148,36 +157,37 @@ def world(pg_server, template_database, tmp_path_factory) -> Iterator[World]:
     for i in range(300):
         data["companies"][str(8000 + i)] = {"properties": {"name": f"Filler {i}"}}
         data["lists"][LIST_ID]["members"].append(str(8000 + i))
-    with (
-        HubSpotEmulator(data) as hubspot,
-        DomainIntelEmulator(domain_intel_data()) as domain_intel,
-    ):
-        world = World(factory, hubspot, domain_intel, factory(), "", {}, {}, "")
-        yesterday = _pipeline(world, world.yesterday_url, home / "yesterday")
-        load_source(world.yesterday_url, tenants(COUNT, sales_every=7))
-        assert yesterday.materialize(ASSETS, YESTERDAY).success
-        world.yesterday_snapshot = _snapshot(yesterday)
+    try:
+        with (
+            HubSpotEmulator(data) as hubspot,
+            DomainIntelEmulator(domain_intel_data()) as domain_intel,
+        ):
+            world = World(factory, hubspot, domain_intel, yesterday_url=factory())
+            yesterday = world.pipeline(home / "yesterday", world.yesterday_url)
+            load_source(world.yesterday_url, tenants(COUNT, sales_every=7))
+            assert yesterday.materialize(ASSETS, YESTERDAY).success
+            world.yesterday_snapshot = _snapshot(yesterday)
 
-        # Overnight a sales manager adds "Corp 1" (tenant t00001's email domain) to the
-        # target list and removes "Target 0" (t00000's portal and domain).
-        hubspot.set_company("7999", {"name": "Corp 1", "domain": "corp1.co.jp"})
-        hubspot.add_list_members(LIST_ID, ["7999"])
-        hubspot.remove_list_members(LIST_ID, ["7000"])
+            # Overnight a sales manager adds "Corp 1" (tenant t00001's email domain) to the
+            # target list and removes "Target 0" (t00000's portal and domain).
+            hubspot.set_company("7999", {"name": "Corp 1", "domain": "corp1.co.jp"})
+            hubspot.add_list_members(LIST_ID, ["7999"])
+            hubspot.remove_list_members(LIST_ID, ["7000"])
 
-        clean = world.pipeline(home / "clean")
-        assert clean.materialize(ASSETS, PARTITION).success
-        world.expected = state(clean)
-        world.expected_without_history = state(clean, history=False)
-        world.expected_snapshot = _snapshot(clean, exclude=VOLATILE)
-        assert world.expected_snapshot != _snapshot(yesterday, exclude=VOLATILE)
-        # t00001 is Sales-owned, but a HubSpot target account is routed to the active bucket
-        assert clean.bucket_of("t00001") == "active"
-        yield world
-    factory.drop_all()
+            world.clean = world.pipeline(home / "clean")
+            assert world.clean.materialize(ASSETS, PARTITION).success
+            world.expected_snapshot = _snapshot(world.clean, exclude=VOLATILE)
+            assert world.expected_snapshot != _snapshot(yesterday, exclude=VOLATILE)
+            # t00001 is Sales-owned, but a HubSpot target account is routed to the active bucket
+            assert world.clean.bucket_of("t00001") == "active"
+            yield world
+    finally:
+        factory.drop_all()
 
 
 @pytest.fixture
 def faults(world: World) -> Iterator[None]:
+    """Withdraw every injected fault after the test, passed or not."""
     yield
     world.hubspot.faults.clear()
     world.domain_intel.faults.clear()
@@ -202,14 +212,26 @@ def _refresh_check_passed(result) -> bool:
     return evaluation.passed
 
 
+def _bucket_rows(pipeline: Pipeline) -> dict[str, str]:
+    """Each tenant's bucket row as text, keyed by tenant id; ids, clocks and the partition of
+    the last change (every tenant's enrichment changed twice) left out."""
+    rows = {}
+    for table in BUCKETS:
+        kept = [c for c in pipeline.columns(table) if c not in (*VOLATILE, "partition_key")]
+        columns = ", ".join(kept)
+        rows.update(pipeline.query(f"SELECT tenant_id, row({columns})::text FROM {table}"))
+    return rows
+
+
 def test_every_emulator_fault_is_covered() -> None:
     assert {c.kind for c in HUBSPOT_CASES.values()} == HubSpotEmulator.supported_faults
     assert {c.kind for c in DOMAIN_INTEL_CASES.values()} == DomainIntelEmulator.supported_faults
 
 
+@pytest.mark.usefixtures("faults")
 @pytest.mark.parametrize("name", HUBSPOT_CASES)
 def test_hubspot_fault_keeps_previous_snapshot_and_rerun_converges(
-    world: World, faults, name: str, tmp_path
+    world: World, name: str, tmp_path
 ) -> None:
     pipeline = world.pipeline(tmp_path)
     fault = HUBSPOT_CASES[name].inject(world.hubspot, None)
@@ -227,18 +249,20 @@ def test_hubspot_fault_keeps_previous_snapshot_and_rerun_converges(
     _assert_no_tenant_lost(pipeline)
     # routed on yesterday's list: Corp 1 is not a target yet, so Sales keeps its tenant
     assert pipeline.bucket_of("t00001") == "sales_owned"
-    assert state(pipeline) != world.expected
+    assert state(pipeline, tables=COMPARED) != world.expected()
 
     world.hubspot.faults.clear()
     assert pipeline.materialize(ASSETS, PARTITION).success
+    assert pipeline.query("SELECT last_attempt_status FROM apac_hubspot_target_sync_state") == [
+        ("success",)
+    ]
     assert _snapshot(pipeline, exclude=VOLATILE) == world.expected_snapshot
-    assert state(pipeline) == world.expected
+    assert state(pipeline, tables=COMPARED) == world.expected()
 
 
+@pytest.mark.usefixtures("faults")
 @pytest.mark.parametrize("name", [n for n, c in HUBSPOT_CASES.items() if c.retryable])
-def test_transient_hubspot_fault_is_absorbed_by_retries(
-    world: World, faults, name: str, tmp_path
-) -> None:
+def test_transient_hubspot_fault_is_absorbed_by_retries(world: World, name: str, tmp_path) -> None:
     pipeline = world.pipeline(tmp_path)
     fault = HUBSPOT_CASES[name].inject(world.hubspot, 1)
 
@@ -247,12 +271,13 @@ def test_transient_hubspot_fault_is_absorbed_by_retries(
     assert fault.fired == 1
     assert _refresh_check_passed(result)
     assert _snapshot(pipeline, exclude=VOLATILE) == world.expected_snapshot
-    assert state(pipeline) == world.expected
+    assert state(pipeline, tables=COMPARED) == world.expected()
 
 
+@pytest.mark.usefixtures("faults")
 @pytest.mark.parametrize("name", DOMAIN_INTEL_CASES)
 def test_domain_intelligence_fault_never_blocks_routing_and_rerun_converges(
-    world: World, faults, name: str, tmp_path
+    world: World, name: str, tmp_path
 ) -> None:
     pipeline = world.pipeline(tmp_path)
     fault = DOMAIN_INTEL_CASES[name].inject(world.domain_intel, None)
@@ -268,17 +293,24 @@ def test_domain_intelligence_fault_never_blocks_routing_and_rerun_converges(
     assert statuses == [("unavailable",)]
     assert _snapshot(pipeline, exclude=VOLATILE) == world.expected_snapshot
     _assert_no_tenant_lost(pipeline)
+    path = {"ignore": HISTORY, "last_change": False}
     # official-website matches were missed, so priorities differ from a clean run
-    assert state(pipeline, history=False) != world.expected_without_history
+    assert state(pipeline, tables=COMPARED, **path) != world.expected(**path)
 
     world.domain_intel.faults.clear()
     assert pipeline.materialize(ASSETS, PARTITION).success
-    assert state(pipeline, history=False) == world.expected_without_history
+    assert state(pipeline, tables=COMPARED, **path) == world.expected(**path)
+    # Only the history of the tenants the outage detoured differs: those matched by website.
+    assert world.clean is not None
+    ours, clean = _bucket_rows(pipeline), _bucket_rows(world.clean)
+    detoured = {tenant for tenant, row in ours.items() if clean[tenant] != row}
+    assert detoured and detoured <= WEBSITE_MATCHED
 
 
+@pytest.mark.usefixtures("faults")
 @pytest.mark.parametrize("name", [n for n, c in DOMAIN_INTEL_CASES.items() if c.retryable])
 def test_transient_domain_intelligence_fault_is_absorbed_by_retries(
-    world: World, faults, name: str, tmp_path
+    world: World, name: str, tmp_path
 ) -> None:
     pipeline = world.pipeline(tmp_path)
     fault = DOMAIN_INTEL_CASES[name].inject(world.domain_intel, 1)
@@ -286,11 +318,13 @@ def test_transient_domain_intelligence_fault_is_absorbed_by_retries(
     assert pipeline.materialize(ASSETS, PARTITION).success
 
     assert fault.fired == 1
-    # the retried batch's tenants record the failed attempt; nothing else differs
+    # The retried batch's 100 tenants record the failed attempt (and, in their bucket rows,
+    # today as the partition of their last change); nothing else differs from a clean run.
     retried = pipeline.query(
         "SELECT count(*) FROM apac_enriched_tenants "
         "WHERE partition_key = :p AND enrichment_error_count = 1",
         p=PARTITION,
     )
     assert retried == [(100,)]
-    assert state(pipeline, history=False) == world.expected_without_history
+    path = {"ignore": ("enrichment_error_count",), "last_change": False}
+    assert state(pipeline, tables=COMPARED, **path) == world.expected(**path)

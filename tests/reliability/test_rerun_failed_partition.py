@@ -5,7 +5,7 @@ from __future__ import annotations
 import dagster as dg
 
 from morpheus_pipelines.emulators import DomainIntelEmulator, HubSpotEmulator
-from tests.reliability.conftest import PARTITION, SALES, state, tenants
+from tests.reliability.conftest import HISTORY, PARTITION, SALES, state, tenants
 from tests.support.hubspot import TOKEN
 from tests.support.jobs import apac_daily_job
 from tests.support.pipeline import Pipeline, load_source
@@ -40,7 +40,7 @@ def _environment(
 
 
 def _clean_state(
-    database_factory, monkeypatch, hubspot, di, tmp_path, *, history: bool = True
+    database_factory, monkeypatch, hubspot, di, tmp_path, *, ignore: tuple[str, ...] = ()
 ) -> dict[str, str]:
     clean = _environment(monkeypatch, database_factory(), hubspot, di, tmp_path / "clean")
     with dg.instance_for_test() as instance:
@@ -51,7 +51,7 @@ def _clean_state(
             run_config=IN_PROCESS,
         )
         assert result.success
-    return state(clean, history=history)
+    return state(clean, ignore=ignore)
 
 
 def test_reexecute_from_failure_after_the_database_failed_mid_run(
@@ -100,7 +100,7 @@ def test_rerun_after_domain_intelligence_errors_reaches_the_clean_state(
     database_factory, monkeypatch, hubspot_emulator, domain_intel, tmp_path
 ) -> None:
     expected = _clean_state(
-        database_factory, monkeypatch, hubspot_emulator, domain_intel, tmp_path, history=False
+        database_factory, monkeypatch, hubspot_emulator, domain_intel, tmp_path, ignore=HISTORY
     )
     pipeline = _environment(
         monkeypatch, database_factory(), hubspot_emulator, domain_intel, tmp_path / "di_down"
@@ -118,7 +118,7 @@ def test_rerun_after_domain_intelligence_errors_reaches_the_clean_state(
             ("unavailable",)
         ]
         # official-website matches were missed
-        assert state(pipeline, history=False) != expected
+        assert state(pipeline, ignore=HISTORY) != expected
         domain_intel.faults.remove(fault)
         again = dg.execute_job(
             dg.reconstructable(apac_daily_job),
@@ -127,4 +127,4 @@ def test_rerun_after_domain_intelligence_errors_reaches_the_clean_state(
             run_config=IN_PROCESS,
         )
         assert again.success
-    assert state(pipeline, history=False) == expected
+    assert state(pipeline, ignore=HISTORY) == expected

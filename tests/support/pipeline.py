@@ -150,16 +150,18 @@ class Pipeline:
         with get_session(self.database_url) as session:
             return [tuple(r) for r in session.execute(text(statement), params).all()]
 
-    def table_hash(self, table: str, *, exclude: Sequence[str] = ()) -> str:
-        columns = [
+    def columns(self, table: str) -> list[str]:
+        return [
             r[0]
             for r in self.query(
                 "SELECT column_name FROM information_schema.columns WHERE table_name = :t "
                 "ORDER BY ordinal_position",
                 t=table,
             )
-            if r[0] not in exclude
         ]
+
+    def table_hash(self, table: str, *, exclude: Sequence[str] = ()) -> str:
+        columns = [c for c in self.columns(table) if c not in exclude]
         # Ordered by the whole row: a key such as tenant_id repeats across partitions.
         row = f"row({', '.join(columns)})::text"
         return self.query(

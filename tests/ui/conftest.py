@@ -41,7 +41,7 @@ from morpheus_pipelines.demo import yesterday_cst
 from morpheus_pipelines.demo_data import DemoDataset, generate_dataset
 from morpheus_pipelines.emulators import DomainIntelEmulator, HubSpotEmulator
 from morpheus_pipelines.source import SOURCE_COLUMNS, replace_source_tenants
-from tests.conftest import admin_url
+from tests.support.databases import admin_url
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 STARTUP_TIMEOUT_S = 90.0
