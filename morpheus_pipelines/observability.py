@@ -43,13 +43,23 @@ def register_secret(value: str | None) -> None:
             _secrets.add(value)
 
 
+def _registered_secrets() -> list[str]:
+    with _secrets_lock:
+        return sorted(_secrets, key=len, reverse=True)  # longest first: no partial leftovers
+
+
 def redact(text: str) -> str:
     """``text`` with every registered secret replaced by ``***``."""
-    with _secrets_lock:
-        secrets = sorted(_secrets, key=len, reverse=True)
-    for secret in secrets:
+    for secret in _registered_secrets():
         text = text.replace(secret, "***")
     return text
+
+
+def redact_bytes(data: bytes) -> bytes:
+    """:func:`redact` for UTF-8 bytes."""
+    for secret in _registered_secrets():
+        data = data.replace(secret.encode(), b"***")
+    return data
 
 
 def _is_nan(value: Any) -> bool:
@@ -121,16 +131,85 @@ def log_event(event: str, *, level: int = logging.INFO, **fields: Any) -> None:
         logger.log(level, format_event(event, logging.getLevelName(level), fields))
 
 
+def _json_texts(values: Any) -> Any:
+    """The JSON text of each value as an Arrow string array ("null" for a missing value)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    try:
+        array = pa.array(values, from_pandas=True)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):  # mixed Python objects
+        array = pa.array([_json_text(v) for v in values], pa.string())
+        return pc.fill_null(array, "null")
+    kind = array.type
+    if pa.types.is_string(kind) or pa.types.is_large_string(kind):
+        array = array.cast(pa.string())  # one string type for the join below
+        text = pc.replace_substring(pc.replace_substring(array, "\\", "\\\\"), '"', '\\"')
+        if pc.any(pc.match_substring_regex(text, "[\\x00-\\x1f]")).as_py():
+            for code in range(32):  # rare: control characters as \u00XX escapes
+                text = pc.replace_substring(text, chr(code), f"\\u{code:04x}")
+        texts = pc.binary_join_element_wise(pa.scalar('"'), text, pa.scalar('"'), "")
+    elif pa.types.is_boolean(kind):
+        texts = pc.if_else(array, pa.scalar("true"), pa.scalar("false"))
+    elif pa.types.is_integer(kind):
+        texts = pc.cast(array, pa.string())
+    elif pa.types.is_floating(kind):
+        finite = pc.is_finite(array)  # NaN and infinities have no JSON form
+        texts = pc.if_else(finite, pc.cast(array, pa.string()), pa.scalar(None, pa.string()))
+    elif pa.types.is_null(kind):
+        texts = pa.nulls(len(array), pa.string())
+    else:  # anything else (dates, nested values): one value at a time
+        texts = pa.array([_json_text(v) for v in array.to_pylist()], pa.string())
+    return pc.fill_null(texts, "null")
+
+
+def _json_text(value: Any) -> str | None:
+    if value is None or _is_nan(value):
+        return None
+    return json.dumps(_jsonable(value), default=str)
+
+
+def json_lines(shared: dict[str, Any], per_row: dict[str, Any]) -> bytes:
+    """One JSON object per row, newline-terminated: the ``shared`` fields (encoded once) then
+    the ``per_row`` columns (equal-length arrays, Series or ranges; None for a column of
+    nulls), in that order.
+
+    Built column by column with Arrow compute (escaping, joining) instead of row by row:
+    a million rows in about a second.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    lengths = {len(values) for values in per_row.values() if values is not None}
+    if len(lengths) > 1:
+        raise ValueError(f"per-row columns of different lengths: {sorted(lengths)}")
+    rows = lengths.pop() if lengths else 0
+    if not rows:
+        return b""
+    head = json.dumps(shared, default=str, separators=(",", ":"))[:-1]
+    parts: list[Any] = []
+    for position, (name, values) in enumerate(per_row.items()):
+        comma = "," if position or len(head) > 1 else ""
+        texts = _json_texts(pa.nulls(rows) if values is None else values)  # None: all null
+        parts += [pa.scalar(f"{comma}{json.dumps(name)}:"), texts]
+    lines = pc.binary_join_element_wise(pa.scalar(head), *parts, pa.scalar("}\n"), "")
+    # The lines are contiguous in the array's data buffer: take the bytes as they are.
+    _, offsets, data = lines.buffers()
+    width = 8 if pa.types.is_large_string(lines.type) else 4
+    bounds = memoryview(offsets).cast("q" if width == 8 else "i")
+    start, end = bounds[lines.offset], bounds[lines.offset + len(lines)]
+    return data.slice(start, end - start).to_pybytes()
+
+
 class TenantEventLog:
     """Per-tenant start and completion events of routing (002 §10 "Worker"), one JSON line
     each, appended to ``path`` (a file per partition under ``MORPHEUS_HOME/logs``).
 
     Written a batch at a time: a million tenants produce two million lines, which would swamp
     Dagster's event log and cost minutes one ``json.dumps`` at a time. The fields that are the
-    same for the whole batch (run, partition, snapshot, ...) are encoded once and spliced in
-    front of each line; pandas' JSON writer encodes only the per-tenant columns (2.3× faster
-    than encoding every column of every line). No email is written: the Sales-owned result is
-    a boolean.
+    same for the whole batch (run, partition, snapshot, ...) are encoded once; the per-tenant
+    columns are encoded and joined into lines column by column with Arrow (:func:`json_lines`).
+    No email is written: the Sales-owned result is a boolean.
     """
 
     def __init__(self, path: Path) -> None:
@@ -138,28 +217,18 @@ class TenantEventLog:
         path.parent.mkdir(parents=True, exist_ok=True)
 
     def _append(self, event: str, level: str, shared: dict[str, Any], per_tenant: dict) -> None:
-        import pandas as pd
-
+        if shared.keys() & per_tenant.keys():
+            raise ValueError(f"fields both shared and per tenant: {shared.keys() & per_tenant}")
         head = {
             "ts": datetime.now(UTC).isoformat(timespec="milliseconds"),
             "level": level,
             "event": event,
+            **{k: None if _is_nan(v) else v for k, v in shared.items()},
         }
-        if shared.keys() & per_tenant.keys():
-            raise ValueError(f"fields both shared and per tenant: {shared.keys() & per_tenant}")
-        frame = pd.DataFrame(per_tenant)
-        if frame.empty:
-            return
-        text = frame.to_json(orient="records", lines=True, date_format="iso")
-        # Every line starts with "{" (a newline inside a value is escaped as "\n", so "\n{"
-        # only ever joins two lines).
-        fields = {**head, **{k: None if _is_nan(v) else v for k, v in shared.items()}}
-        prefix = json.dumps(fields, default=str, separators=(",", ":"))[:-1] + ","
-        lines = prefix + text[1:].replace("\n{", "\n" + prefix)
-        with self.path.open("a", encoding="utf-8") as handle:
-            handle.write(redact(lines))
-            if not lines.endswith("\n"):
-                handle.write("\n")
+        lines = json_lines(head, per_tenant)
+        if lines:
+            with self.path.open("ab") as handle:
+                handle.write(redact_bytes(lines))
 
     def tenants_started(self, frame: Any, ctx: Any, *, offset: int) -> None:
         self._append(

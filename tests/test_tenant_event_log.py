@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from types import SimpleNamespace
 
+import numpy as np
 import pandas as pd
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from morpheus_pipelines.observability import TenantEventLog, register_secret
+from morpheus_pipelines.observability import TenantEventLog, json_lines, register_secret
 
 SECRET = "pat-na1-EVENTLOG-SECRET-0000"
 AWKWARD_IDS = [
@@ -32,7 +36,7 @@ def _strict(constant: str) -> None:
 def _lines(path: Path) -> list[dict]:
     text = path.read_text(encoding="utf-8")
     assert text.endswith("\n")
-    return [json.loads(line, parse_constant=_strict) for line in text.splitlines()]
+    return [json.loads(line, parse_constant=_strict) for line in text.split("\n")[:-1]]
 
 
 def test_every_tenant_gets_one_parseable_line_with_batch_and_tenant_fields(tmp_path) -> None:
@@ -126,3 +130,40 @@ def test_an_empty_batch_writes_nothing(tmp_path) -> None:
     )
     log.tenants_scored(empty, empty.head(0), run_id="run-1", partition_key="2026-11-29")
     assert not log.path.exists() or log.path.read_text() == ""
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.one_of(st.none(), st.text(alphabet=st.characters(exclude_categories=("Cs",)))),
+            st.one_of(st.none(), st.integers(-(2**53), 2**53)),
+            st.one_of(st.none(), st.booleans()),
+            st.floats(allow_nan=True, allow_infinity=True),
+        ),
+        max_size=30,
+    )
+)
+def test_json_lines_round_trip_any_values(rows: list[tuple]) -> None:
+    texts = [r[0] for r in rows]
+    numbers = [r[1] for r in rows]
+    flags = [r[2] for r in rows]
+    floats = [r[3] for r in rows]
+    lines = json_lines(
+        {"event": "e", "age": 1.5},
+        {
+            "text": pd.Series(texts, dtype=object),
+            "number": pd.array(numbers, dtype="Int64"),
+            "flag": pd.Series(flags, dtype=object),
+            "float": np.array(floats, dtype=float),
+        },
+    )
+    # split on "\n" only: str.splitlines would also split inside values at U+0085, U+2028, ...
+    text = lines.decode("utf-8")
+    parsed = [json.loads(line, parse_constant=_strict) for line in text.split("\n")[:-1]]
+    assert text.count("\n") == len(rows)
+    for event, (text, number, flag, value) in zip(parsed, rows, strict=True):
+        assert list(event) == ["event", "age", "text", "number", "flag", "float"]
+        assert (event["event"], event["age"]) == ("e", 1.5)
+        assert (event["text"], event["number"], event["flag"]) == (text, number, flag)
+        assert event["float"] == (value if math.isfinite(value) else None)

@@ -40,21 +40,35 @@ ARROW_TYPES = {
 }
 
 
+# One encoder for every value: json.dumps with a non-default option builds a new one per call.
+_JSON = json.JSONEncoder(ensure_ascii=False)
+
+
 def _text(value: object) -> object:
     if value is None or value is pd.NA or value is pd.NaT:
         return None
     if isinstance(value, dict | list):
-        return json.dumps(value, ensure_ascii=False)
+        return _JSON.encode(value)
     if isinstance(value, float) and value != value:  # NaN
         return None
     return value if isinstance(value, str) else str(value)
 
 
+def _holds_json(series: pd.Series) -> bool:
+    """Whether the column's first value is a dict or a list (a JSON column)."""
+    if series.dtype != object:
+        return False
+    present = series.notna().to_numpy()
+    return bool(present.any()) and isinstance(series.iat[int(present.argmax())], dict | list)
+
+
 def _arrow_column(series: pd.Series) -> pa.Array:
-    try:
-        array = pa.array(series, from_pandas=True)
-    except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError):
-        array = None
+    array = None
+    if not _holds_json(series):  # Arrow would infer a nested type from every dict first
+        try:
+            array = pa.array(series, from_pandas=True)
+        except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError):
+            array = None
     if array is None or pa.types.is_nested(array.type):
         # Mixed or nested Python objects (a JSON dict, a str among numbers): as text.
         # A list, not Series.map: pandas would infer its string dtype and turn None into NaN.
