@@ -141,6 +141,8 @@ def _json_texts(values: Any) -> Any:
     except (pa.ArrowInvalid, pa.ArrowTypeError):  # mixed Python objects
         array = pa.array([_json_text(v) for v in values], pa.string())
         return pc.fill_null(array, "null")
+    if isinstance(array, pa.ChunkedArray):  # an Arrow-backed pandas column in several chunks
+        array = array.combine_chunks()
     kind = array.type
     if pa.types.is_string(kind) or pa.types.is_large_string(kind):
         array = array.cast(pa.string())  # one string type for the join below

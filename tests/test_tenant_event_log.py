@@ -9,6 +9,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -167,3 +168,15 @@ def test_json_lines_round_trip_any_values(rows: list[tuple]) -> None:
         assert (event["event"], event["age"]) == ("e", 1.5)
         assert (event["text"], event["number"], event["flag"]) == (text, number, flag)
         assert event["float"] == (value if math.isfinite(value) else None)
+
+
+def test_json_lines_of_arrow_backed_columns_in_several_chunks() -> None:
+    """Columns read with Arrow (``read_frame``) come in chunks once they are large."""
+    chunked = pd.Series(pd.arrays.ArrowExtensionArray(pa.chunked_array([["a", None], ["b"]])))
+    counts = pd.Series(pd.arrays.ArrowExtensionArray(pa.chunked_array([[1], [None, 3]])))
+    lines = json_lines({}, {"tenant_id": chunked, "count": counts}).decode()
+    assert lines.split("\n")[:-1] == [
+        '{"tenant_id":"a","count":1}',
+        '{"tenant_id":null,"count":null}',
+        '{"tenant_id":"b","count":3}',
+    ]
