@@ -285,24 +285,14 @@ class TenantEventLog:
     def tenants_scored(
         self, scores: Any, rejected: Any, *, run_id: str, partition_key: str
     ) -> None:
-        """One ``tenant_scored`` line per scored tenant and one ``tenant_scoring_rejected`` per
-        rejected routing message (002 §10 "Scoring")."""
+        """One ``tenant_scored`` line per scored tenant (with every column of ``scores``) and one
+        ``tenant_scoring_rejected`` per rejected routing message (002 §10 "Scoring")."""
         shared = {"run_id": run_id, "partition_key": partition_key}
         self._append(
             "tenant_scored",
             "INFO",
             shared,
-            {
-                name: scores[name].to_numpy()
-                for name in (
-                    "tenant_id",
-                    "tenant_bucket",
-                    "total_score",
-                    "calculated_priority",
-                    "priority",
-                    "priority_reason",
-                )
-            },
+            {name: scores[name].to_numpy() for name in scores.columns},
         )
         if len(rejected):
             self._append(

@@ -17,6 +17,7 @@ import pandas as pd
 
 from morpheus_pipelines.repositories import TenantScoreSnapshotRepository
 from morpheus_pipelines.rules.scoring import (
+    OUTPUT_COLUMNS,
     REJECTION_REASON_COLUMN,
     ScoringModel,
     partition_scoring_input,
@@ -24,6 +25,11 @@ from morpheus_pipelines.rules.scoring import (
 )
 from morpheus_pipelines.services.chunks import SessionFactory, iter_chunks
 from morpheus_pipelines.services.tenant_selection import cst_day_bounds
+
+# A scored tenant's event line: the rule's output without the bulky per-signal detail.
+SCORED_EVENT_COLUMNS = [
+    c for c in OUTPUT_COLUMNS if c not in ("contributions", "score_model_version")
+]
 
 _scores = TenantScoreSnapshotRepository()
 
@@ -81,7 +87,9 @@ def score_partition(
         _add(totals.rejection_reasons, rejected[REJECTION_REASON_COLUMN])
         _add(totals.by_bucket_priority, scores["tenant_bucket"] + ":" + scores["priority"])
         if events is not None:
-            events.tenants_scored(scores, rejected, run_id=run_id, partition_key=partition_key)
+            events.tenants_scored(
+                scores[SCORED_EVENT_COLUMNS], rejected, run_id=run_id, partition_key=partition_key
+            )
         if log is not None:
             log.info(
                 f"scored {totals.scored:,} tenants ({totals.rejected} rejected) for {partition_key}"

@@ -223,6 +223,14 @@ def _bucket_rows(pipeline: Pipeline) -> dict[str, str]:
     return rows
 
 
+def _run_with_fault(world: World, emulator, case: Case, home: Path, times: int | None = None):
+    """Today's assets on a copy of yesterday's database while ``emulator`` injects ``case``
+    (``times`` occurrences, None for every request); the pipeline, the fault, the result."""
+    pipeline = world.pipeline(home)
+    fault = case.inject(emulator, times)
+    return pipeline, fault, pipeline.materialize(ASSETS, PARTITION, raise_on_error=False)
+
+
 def test_every_emulator_fault_is_covered() -> None:
     assert {c.kind for c in HUBSPOT_CASES.values()} == HubSpotEmulator.supported_faults
     assert {c.kind for c in DOMAIN_INTEL_CASES.values()} == DomainIntelEmulator.supported_faults
@@ -233,10 +241,7 @@ def test_every_emulator_fault_is_covered() -> None:
 def test_hubspot_fault_keeps_previous_snapshot_and_rerun_converges(
     world: World, name: str, tmp_path
 ) -> None:
-    pipeline = world.pipeline(tmp_path)
-    fault = HUBSPOT_CASES[name].inject(world.hubspot, None)
-
-    result = pipeline.materialize(ASSETS, PARTITION, raise_on_error=False)
+    pipeline, fault, result = _run_with_fault(world, world.hubspot, HUBSPOT_CASES[name], tmp_path)
 
     assert result.success, "a failed snapshot refresh must not fail the daily run"
     assert fault.fired >= 1
@@ -263,10 +268,11 @@ def test_hubspot_fault_keeps_previous_snapshot_and_rerun_converges(
 @pytest.mark.usefixtures("faults")
 @pytest.mark.parametrize("name", [n for n, c in HUBSPOT_CASES.items() if c.retryable])
 def test_transient_hubspot_fault_is_absorbed_by_retries(world: World, name: str, tmp_path) -> None:
-    pipeline = world.pipeline(tmp_path)
-    fault = HUBSPOT_CASES[name].inject(world.hubspot, 1)
+    pipeline, fault, result = _run_with_fault(
+        world, world.hubspot, HUBSPOT_CASES[name], tmp_path, times=1
+    )
 
-    result = pipeline.materialize(ASSETS, PARTITION)
+    assert result.success
 
     assert fault.fired == 1
     assert _refresh_check_passed(result)
@@ -279,10 +285,9 @@ def test_transient_hubspot_fault_is_absorbed_by_retries(world: World, name: str,
 def test_domain_intelligence_fault_never_blocks_routing_and_rerun_converges(
     world: World, name: str, tmp_path
 ) -> None:
-    pipeline = world.pipeline(tmp_path)
-    fault = DOMAIN_INTEL_CASES[name].inject(world.domain_intel, None)
-
-    result = pipeline.materialize(ASSETS, PARTITION, raise_on_error=False)
+    pipeline, fault, result = _run_with_fault(
+        world, world.domain_intel, DOMAIN_INTEL_CASES[name], tmp_path
+    )
 
     assert result.success, "routing never waits on enrichment"
     assert fault.fired >= 1
@@ -312,10 +317,11 @@ def test_domain_intelligence_fault_never_blocks_routing_and_rerun_converges(
 def test_transient_domain_intelligence_fault_is_absorbed_by_retries(
     world: World, name: str, tmp_path
 ) -> None:
-    pipeline = world.pipeline(tmp_path)
-    fault = DOMAIN_INTEL_CASES[name].inject(world.domain_intel, 1)
+    pipeline, fault, result = _run_with_fault(
+        world, world.domain_intel, DOMAIN_INTEL_CASES[name], tmp_path, times=1
+    )
 
-    assert pipeline.materialize(ASSETS, PARTITION).success
+    assert result.success
 
     assert fault.fired == 1
     # The retried batch's 100 tenants record the failed attempt (and, in their bucket rows,
