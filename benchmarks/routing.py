@@ -1,6 +1,6 @@
 """Routing at scale: 1,000,000 source tenants against a 50,000-company snapshot, end to end
 through the code of tenant_candidates, enriched_tenants and routed_tenants on the embedded
-Postgres (after the snapshot asset). Prints tenants per second, peak memory and each asset's
+Postgres (after the snapshot asset). Prints rows per second, peak memory and each asset's
 ratio to a bare COPY of its output rows into an unindexed table, measured in the same run.
 
     uv run python benchmarks/routing.py [--tenants 1000000] [--companies 50000]

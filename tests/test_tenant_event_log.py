@@ -171,7 +171,8 @@ def test_json_lines_round_trip_any_values(rows: list[tuple]) -> None:
 
 
 def test_json_lines_of_arrow_backed_columns_in_several_chunks() -> None:
-    """Columns read with Arrow (``read_frame``) come in chunks once they are large."""
+    """Arrow-backed columns may come in several chunks (``read_frame`` combines its own, but
+    a caller's frame need not)."""
     chunked = pd.Series(pd.arrays.ArrowExtensionArray(pa.chunked_array([["a", None], ["b"]])))
     counts = pd.Series(pd.arrays.ArrowExtensionArray(pa.chunked_array([[1], [None, 3]])))
     lines = json_lines({}, {"tenant_id": chunked, "count": counts}).decode()

@@ -1,10 +1,10 @@
 """DataFrames to and from ``COPY … (FORMAT csv)``, converted by Arrow in C.
 
-``psycopg``'s ``write_row`` converts every value of every row in Python (about 1 µs a value),
-which made it the largest cost of routing a million tenants. Arrow converts each column at
-once and writes CSV in C. Every non-null value is quoted and a NULL is an empty unquoted
-field, so PostgreSQL tells NULL from the empty string, and any text — commas, quotes,
-newlines, tabs, backslashes, ``\\N`` — round-trips unchanged.
+``psycopg``'s ``write_row`` converts every value of every row in Python (about 5 µs a row of
+15 columns, docs/performance.md), which made it the largest cost of routing a million
+tenants. Arrow converts each column at once and writes CSV in C. Every non-null value is
+quoted and a NULL is an empty unquoted field, so PostgreSQL tells NULL from the empty string,
+and any text — commas, quotes, newlines, tabs, backslashes, ``\\N`` — round-trips unchanged.
 
 Reading is the mirror image: ``COPY (query) TO STDOUT (FORMAT csv)`` parsed by Arrow's CSV
 reader with the column types the query declares, instead of one Python object per value from
