@@ -27,17 +27,10 @@ from _common import emulator_process, scratch_database
 
 from morpheus_pipelines.db.urls import libpq_url
 from morpheus_pipelines.demo_data import generate_dataset
+from morpheus_pipelines.jobs import DAILY_ASSETS
 from morpheus_pipelines.observability import log_events_to
 from morpheus_pipelines.source import SOURCE_COLUMNS, replace_source_tenants
 
-DAILY = (
-    "hubspot_target_accounts",
-    "tenant_candidates",
-    "enriched_tenants",
-    "routed_tenants",
-    "tenant_scores",
-    "daily_summary",
-)
 # Output tables of each asset: (table, partition filter column or None)
 OUTPUTS = {
     "hubspot_target_accounts": [("apac_hubspot_target_accounts", None)],
@@ -107,7 +100,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--tenants", type=int, default=1_000_000)
     parser.add_argument("--companies", type=int, default=50_000)
-    parser.add_argument("--assets", default=",".join(DAILY))
+    parser.add_argument("--assets", default=",".join(DAILY_ASSETS))
     parser.add_argument("--second-day", action="store_true")
     args = parser.parse_args()
     assets = args.assets.split(",")

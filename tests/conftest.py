@@ -20,6 +20,7 @@ from morpheus_pipelines.db.embedded import EmbeddedPostgres
 from morpheus_pipelines.db.migrate import upgrade
 from morpheus_pipelines.db.session import dispose_engines
 from tests.support.databases import DatabaseFactory, admin_url
+from tests.support.hubspot import RecordingSleep
 
 TEMPLATE = "morpheus_template"
 
@@ -73,3 +74,9 @@ def database_url(database_factory) -> str:
 @pytest.fixture
 def project_root() -> Path:
     return Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def sleeps() -> RecordingSleep:
+    """A stand-in for ``time.sleep`` that records each wait (clients take it as ``sleep``)."""
+    return RecordingSleep()

@@ -132,12 +132,18 @@ class SetBasedRepository(BaseRepository[ModelT]):
         return staging, copied
 
     def copy_frame_into_staging(
-        self, session: Session, frame: pd.DataFrame, *, columns: Sequence[str]
+        self,
+        session: Session,
+        frame: pd.DataFrame,
+        *,
+        columns: Sequence[str],
+        extra_columns: Mapping[str, str] | None = None,
     ) -> str:
-        """COPY ``frame[columns]`` into a new temporary table (vectorised text conversion, see
-        ``copy_text``); returns the staging table's name."""
-        staging = self.create_staging(session, columns=columns)
-        write_frame(session, staging, frame, columns)
+        """COPY ``frame[columns]`` (and the ``extra_columns``, see :meth:`create_staging`) into
+        a new temporary table (vectorised text conversion, see ``copy_text``); returns the
+        staging table's name."""
+        staging = self.create_staging(session, columns=columns, extra_columns=extra_columns)
+        write_frame(session, staging, frame, [*columns, *(extra_columns or {})])
         analyze(session, staging)
         return staging
 
@@ -160,9 +166,20 @@ class SetBasedRepository(BaseRepository[ModelT]):
         analyze(session, staging)
         return staging
 
-    def create_staging(self, session: Session, *, columns: Sequence[str]) -> str:
-        """An empty temporary table with ``columns`` of this table, dropped at commit."""
+    def create_staging(
+        self,
+        session: Session,
+        *,
+        columns: Sequence[str],
+        extra_columns: Mapping[str, str] | None = None,
+    ) -> str:
+        """An empty temporary table with ``columns`` of this table, dropped at commit, plus
+        ``extra_columns`` (name → SQL type, spelled in code, never taken from input)."""
         self._check_columns(columns, "staging columns")
+        extras = [
+            sql.SQL("NULL::{} AS {}").format(sql.SQL(kind), sql.Identifier(name))
+            for name, kind in (extra_columns or {}).items()
+        ]
         staging = new_staging_name(self.table.name)
         with driver_cursor(session) as cursor:
             cursor.execute(
@@ -171,7 +188,7 @@ class SetBasedRepository(BaseRepository[ModelT]):
                     "SELECT {columns} FROM {target} WITH NO DATA"
                 ).format(
                     staging=sql.Identifier(staging),
-                    columns=sql.SQL(", ").join(map(sql.Identifier, columns)),
+                    columns=sql.SQL(", ").join([*map(sql.Identifier, columns), *extras]),
                     target=sql.Identifier(self.table.name),
                 )
             )

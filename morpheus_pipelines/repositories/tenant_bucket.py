@@ -28,10 +28,7 @@ from morpheus_pipelines.models import ActiveTenant, SalesOwnedTenant
 from morpheus_pipelines.models.tenants import ENRICHMENT_COLUMNS
 from morpheus_pipelines.repositories.bulk import (
     SetBasedRepository,
-    analyze,
     driver_cursor,
-    new_staging_name,
-    write_frame,
 )
 
 ROUTING_LOCK_KEY = 0x726F757465  # "route"
@@ -118,8 +115,9 @@ class TenantBucketRepository:
         carrying it.
         """
         self.lock_routing(session)
-        columns = [*ROUTED_COLUMNS, "tenant_bucket"]
-        staging = self._stage(session, frame, columns)
+        staging = self.active.copy_frame_into_staging(
+            session, frame, columns=ROUTED_COLUMNS, extra_columns={"tenant_bucket": "text"}
+        )
         moved_from: dict[str, str] = {}
         written: dict[str, int] = {}
         for bucket, table in BUCKET_TABLES.items():
@@ -143,22 +141,6 @@ class TenantBucketRepository:
                 for (tenant_id,) in cursor.fetchall():
                     moved_from[tenant_id] = other_bucket
         return MoveResult(written, moved_from)
-
-    def _stage(self, session: Session, frame: pd.DataFrame, columns: Sequence[str]) -> str:
-        staging = new_staging_name("routing")
-        with driver_cursor(session) as cursor:
-            cursor.execute(
-                sql.SQL(
-                    "CREATE TEMP TABLE {s} ON COMMIT DROP AS SELECT {cols}, "
-                    "NULL::text AS tenant_bucket FROM apac_active_tenants WITH NO DATA"
-                ).format(
-                    s=sql.Identifier(staging),
-                    cols=sql.SQL(", ").join(map(sql.Identifier, ROUTED_COLUMNS)),
-                )
-            )
-        write_frame(session, staging, frame, columns)
-        analyze(session, staging)
-        return staging
 
     def _upsert_bucket(
         self,

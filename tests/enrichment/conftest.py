@@ -27,11 +27,6 @@ def emulator() -> Iterator[DomainIntelEmulator]:
 
 
 @pytest.fixture
-def sleeps() -> RecordingSleep:
-    return RecordingSleep()
-
-
-@pytest.fixture
 def make_client(
     emulator: DomainIntelEmulator, sleeps: RecordingSleep
 ) -> Iterator[Callable[..., DomainIntelligenceClient]]:

@@ -24,11 +24,6 @@ def emulator() -> Iterator[HubSpotEmulator]:
 
 
 @pytest.fixture
-def sleeps() -> RecordingSleep:
-    return RecordingSleep()
-
-
-@pytest.fixture
 def make_client(emulator: HubSpotEmulator, sleeps: RecordingSleep) -> Callable[..., HubSpotClient]:
     def _make(**overrides: Any) -> HubSpotClient:
         options: dict[str, Any] = {

@@ -15,6 +15,18 @@ COUNT = 400
 IN_PROCESS = {"execution": {"config": {"in_process": {}}}}
 
 
+def run_daily(instance: dg.DagsterInstance, **options) -> dg.ExecutionResult:
+    """The daily job for PARTITION in one process. The partition tag is given every time: the
+    UI carries a parent run's tags over to a re-execution, the Python API does not."""
+    return dg.execute_job(
+        dg.reconstructable(apac_daily_job),
+        instance,
+        tags={"dagster/partition": PARTITION},
+        run_config=IN_PROCESS,
+        **options,
+    )
+
+
 def _environment(
     monkeypatch, url: str, hubspot: HubSpotEmulator, di: DomainIntelEmulator, home
 ) -> Pipeline:
@@ -44,12 +56,7 @@ def _clean_state(
 ) -> dict[str, str]:
     clean = _environment(monkeypatch, database_factory(), hubspot, di, tmp_path / "clean")
     with dg.instance_for_test() as instance:
-        result = dg.execute_job(
-            dg.reconstructable(apac_daily_job),
-            instance,
-            tags={"dagster/partition": PARTITION},
-            run_config=IN_PROCESS,
-        )
+        result = run_daily(instance)
         assert result.success
     return state(clean, ignore=ignore)
 
@@ -69,26 +76,16 @@ def test_reexecute_from_failure_after_the_database_failed_mid_run(
         FOR EACH STATEMENT EXECUTE FUNCTION refuse();
     """)
     with dg.instance_for_test() as instance:
-        failed = dg.execute_job(
-            dg.reconstructable(apac_daily_job),
-            instance,
-            tags={"dagster/partition": PARTITION},
-            run_config=IN_PROCESS,
-            raise_on_error=False,
-        )
+        failed = run_daily(instance, raise_on_error=False)
         assert not failed.success
         failed_steps = {e.step_key for e in failed.all_events if e.is_step_failure}
         assert failed_steps == {"routed_tenants"}
         # nothing half-written: the failing batch rolled back as a whole
         assert pipeline.query("SELECT count(*) FROM apac_routing_decisions") == [(0,)]
         pipeline.execute("DROP TRIGGER refuse ON apac_routing_decisions")
-        rerun = dg.execute_job(
-            dg.reconstructable(apac_daily_job),
+        rerun = run_daily(
             instance,
             reexecution_options=dg.ReexecutionOptions.from_failure(failed.run_id, instance),
-            # the UI carries the parent run's tags over; the Python API needs them given
-            tags={"dagster/partition": PARTITION},
-            run_config=IN_PROCESS,
         )
         assert rerun.success
         rerun_steps = {e.step_key for e in rerun.all_events if e.is_step_success}
@@ -107,12 +104,7 @@ def test_rerun_after_domain_intelligence_errors_reaches_the_clean_state(
     )
     fault = domain_intel.fail(503, times=None)
     with dg.instance_for_test() as instance:
-        degraded = dg.execute_job(
-            dg.reconstructable(apac_daily_job),
-            instance,
-            tags={"dagster/partition": PARTITION},
-            run_config=IN_PROCESS,
-        )
+        degraded = run_daily(instance)
         assert degraded.success  # routing never waits on enrichment
         assert pipeline.query("SELECT DISTINCT enrichment_status FROM apac_enriched_tenants") == [
             ("unavailable",)
@@ -120,11 +112,6 @@ def test_rerun_after_domain_intelligence_errors_reaches_the_clean_state(
         # official-website matches were missed
         assert state(pipeline, ignore=HISTORY) != expected
         domain_intel.faults.remove(fault)
-        again = dg.execute_job(
-            dg.reconstructable(apac_daily_job),
-            instance,
-            tags={"dagster/partition": PARTITION},
-            run_config=IN_PROCESS,
-        )
+        again = run_daily(instance)
         assert again.success
     assert state(pipeline, ignore=HISTORY) == expected
