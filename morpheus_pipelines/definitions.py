@@ -11,10 +11,12 @@ from morpheus_pipelines.jobs import (
     apac_daily_schedule,
     apac_weekly_job,
     apac_weekly_schedule,
+    snapshot_freshness_job,
+    snapshot_freshness_schedule,
 )
 from morpheus_pipelines.resources.domain_intelligence import DomainIntelligenceResource
 from morpheus_pipelines.resources.env import env_int_or_default, env_or_default
-from morpheus_pipelines.resources.hubspot import HubSpotResource
+from morpheus_pipelines.resources.hubspot import HubSpotResource, TargetListResource
 from morpheus_pipelines.resources.notifier import NotifierResource
 from morpheus_pipelines.resources.routing import TenantRoutingResource
 from morpheus_pipelines.resources.scoring import ScoringModelResource
@@ -32,7 +34,6 @@ warehouse = WarehouseResource(
 hubspot = HubSpotResource(
     base_url=env_or_default("HUBSPOT_BASE_URL"),
     private_app_token=env_or_default("HUBSPOT_PRIVATE_APP_TOKEN"),
-    target_list_id=env_or_default("HUBSPOT_TARGET_LIST_ID"),
     request_timeout=load_settings().hubspot_request_timeout,
     retry_count=env_int_or_default("HUBSPOT_RETRY_COUNT"),
     requests_per_10s=env_int_or_default("HUBSPOT_REQUESTS_PER_10S"),
@@ -50,6 +51,7 @@ routing = TenantRoutingResource(
 RESOURCES = {
     "warehouse": warehouse,
     "hubspot": hubspot,
+    "target_list": TargetListResource(list_id=env_or_default("HUBSPOT_TARGET_LIST_ID")),
     "domain_intelligence": domain_intelligence,
     "routing": routing,
     "scoring": ScoringModelResource(),
@@ -67,8 +69,8 @@ defs = dg.Definitions(
         weekly_metrics,
     ],
     asset_checks=[snapshot_freshness],
-    jobs=[apac_daily_job, apac_weekly_job],
-    schedules=[apac_daily_schedule, apac_weekly_schedule],
+    jobs=[apac_daily_job, apac_weekly_job, snapshot_freshness_job],
+    schedules=[apac_daily_schedule, apac_weekly_schedule, snapshot_freshness_schedule],
     sensors=[run_failure_alert, hubspot_snapshot_health],
     resources=RESOURCES,
 )

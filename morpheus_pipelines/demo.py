@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import sys
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from pathlib import Path
@@ -105,9 +107,27 @@ def demo_partitions(yesterday: str) -> tuple[list[str], str]:
     return sorted(days), week
 
 
+def materialise_if_new_instance(partition_key: str) -> bool | None:
+    """What ``morpheus dev`` does before starting the UI: on a Dagster instance that has no
+    run yet, materialise the demo partitions exactly as ``morpheus demo`` does, so the UI
+    opens on a working pipeline. None when the instance already has runs (nothing is done),
+    else whether every run succeeded."""
+    import dagster as dg
+
+    with dg.DagsterInstance.get() as instance:
+        runs = instance.get_runs_count()
+    if runs:
+        print(f"  Dagster instance has {runs:,} runs: not materialising the demo partitions")
+        return None
+    print("  Dagster instance has no runs yet: materialising the demo partitions first")
+    return _materialise(partition_key)
+
+
 def _materialise(partition_key: str) -> bool:
     """The daily job for each demo partition, then the weekly report, on the persistent
-    Dagster instance (so the runs appear in the UI)."""
+    Dagster instance (so the runs appear in the UI). Ctrl-C (or SIGTERM) stops it: the run
+    in progress is recorded as failed (or completes, when the signal comes after its last
+    step) and no further run starts."""
     import dagster as dg
 
     from morpheus_pipelines.definitions import defs
@@ -117,11 +137,12 @@ def _materialise(partition_key: str) -> bool:
     quiet = {"loggers": {"console": {"config": {"log_level": "ERROR"}}}}
     days, week = demo_partitions(partition_key)
     ok = True
-    with dg.DagsterInstance.get() as instance:
+    with dg.DagsterInstance.get() as instance, _interrupts_recorded() as interrupted:
         for day in days:
             daily = defs.resolve_job_def("apac_daily_job").execute_in_process(
                 partition_key=day, instance=instance, raise_on_error=False, run_config=quiet
             )
+            _stop_if(interrupted, daily)
             failed = sorted(
                 e.check_name for e in daily.get_asset_check_evaluations() if not e.passed
             )
@@ -134,10 +155,56 @@ def _materialise(partition_key: str) -> bool:
         weekly = defs.resolve_job_def("apac_weekly_job").execute_in_process(
             partition_key=week, instance=instance, raise_on_error=False, run_config=quiet
         )
+        _stop_if(interrupted, weekly)
         print(
             f"  weekly run {week} {weekly.run_id[:8]} {'succeeded' if weekly.success else 'FAILED'}"
         )
     return ok and weekly.success
+
+
+def _stop_if(interrupted: Callable[[], bool], result) -> None:
+    if interrupted():
+        print(
+            f"  run {result.run_id[:8]} {'finished' if result.success else 'interrupted'}; "
+            "stopping on the signal received"
+        )
+        raise KeyboardInterrupt
+
+
+@contextlib.contextmanager
+def _interrupts_recorded() -> Iterator[Callable[[], bool]]:
+    """A function telling whether SIGINT or SIGTERM arrived since entry; until exit, neither
+    raises anywhere else than where the caller asks.
+
+    Between runs the signals are only recorded, so that no run is left half-created in the
+    instance. During a run ``execute_in_process`` installs its own handlers: it turns the
+    signal into an interrupted run, or drops it when it arrives after the last step. The
+    signal wakeup fd is written by the interpreter whichever Python handler runs, so it
+    records the signal in every case."""
+    if threading.current_thread() is not threading.main_thread():
+        yield lambda: False
+        return
+    read_fd, write_fd = os.pipe()
+    os.set_blocking(read_fd, False)
+    os.set_blocking(write_fd, False)
+    handlers = {s: signal.signal(s, lambda *_: None) for s in (signal.SIGINT, signal.SIGTERM)}
+    previous_fd = signal.set_wakeup_fd(write_fd, warn_on_full_buffer=False)
+    received: set[int] = set()
+
+    def interrupted() -> bool:
+        with contextlib.suppress(BlockingIOError):
+            while data := os.read(read_fd, 64):
+                received.update(data)
+        return bool(received & {signal.SIGINT, signal.SIGTERM})
+
+    try:
+        yield interrupted
+    finally:
+        signal.set_wakeup_fd(previous_fd)
+        for signum, handler in handlers.items():
+            signal.signal(signum, handler)
+        os.close(read_fd)
+        os.close(write_fd)
 
 
 def _summary(url: str, partition_key: str) -> dict:

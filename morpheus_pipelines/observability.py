@@ -232,7 +232,9 @@ class TenantEventLog:
             with self.path.open("ab") as handle:
                 handle.write(redact_bytes(lines))
 
-    def tenants_started(self, frame: Any, ctx: Any, *, offset: int) -> None:
+    def tenants_started(
+        self, frame: Any, ctx: Any, *, offset: int, record_count: int | None = None
+    ) -> None:
         self._append(
             "tenant_routing_started",
             "INFO",
@@ -242,6 +244,7 @@ class TenantEventLog:
                 "sync_id": ctx.snapshot.sync_id,
                 "snapshot_status": ctx.snapshot.status,
                 "snapshot_age_seconds": ctx.snapshot.age_seconds,
+                "record_count": record_count,
             },
             {
                 "tenant_id": frame["tenant_id"].to_numpy(),
@@ -249,6 +252,8 @@ class TenantEventLog:
                 "record_index": range(offset, offset + len(frame)),
                 "enrichment_status": frame.get("enrichment_status"),
                 "enrichment_error_count": frame.get("enrichment_error_count"),
+                # the Domain Intelligence stage of this tenant (its batch's round trip)
+                "enrichment_ms": frame.get("enrichment_ms"),
             },
         )
 
@@ -275,10 +280,28 @@ class TenantEventLog:
                 .to_numpy(),
                 "hubspot_company_id": decisions["hubspot_company_id"].to_numpy(),
                 "ambiguous_match": decisions["ambiguous_match"].to_numpy(),
+                # a company whose name or alias equals the tenant's: for investigation only
+                "name_hint_company_id": decisions.get("name_hint_company_id"),
                 "sales_owned_match": decisions["sales_owned_match"].to_numpy(),
                 "tenant_bucket": decisions["tenant_bucket"].to_numpy(),
                 "status": np.where(rejected, "rejected", "routed"),
                 "rejection_reason": decisions["rejection_reason"].to_numpy(),
+            },
+        )
+
+    def tenants_scoring_started(
+        self, chunk: Any, *, run_id: str, partition_key: str, offset: int
+    ) -> None:
+        """One ``tenant_scoring_started`` line per tenant of a scoring chunk."""
+        self._append(
+            "tenant_scoring_started",
+            "INFO",
+            {"run_id": run_id, "partition_key": partition_key},
+            {
+                "tenant_id": chunk["tenant_id"].to_numpy(),
+                "tenant_bucket": chunk["tenant_bucket"].to_numpy(),
+                "sync_id": chunk.get("hubspot_sync_id"),
+                "record_index": range(offset, offset + len(chunk)),
             },
         )
 

@@ -12,6 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
+DEFAULT_TARGET_LIST_ID = "19544"
+
 DEFAULTS: dict[str, str] = {
     "MORPHEUS_DATABASE_URL": "",
     "MORPHEUS_SOURCE_DATABASE_URL": "",
@@ -19,7 +21,7 @@ DEFAULTS: dict[str, str] = {
     "MORPHEUS_HOME": "./.morpheus",
     "HUBSPOT_BASE_URL": "https://api.hubapi.com",
     "HUBSPOT_PRIVATE_APP_TOKEN": "",
-    "HUBSPOT_TARGET_LIST_ID": "19544",
+    "HUBSPOT_TARGET_LIST_ID": DEFAULT_TARGET_LIST_ID,
     "HUBSPOT_REQUEST_TIMEOUT": "30",
     "HUBSPOT_RETRY_COUNT": "3",
     "HUBSPOT_REQUESTS_PER_10S": "100",

@@ -32,3 +32,27 @@ def test_dagster_definitions_validate(
     )
     assert result.returncode == 0, result.stderr[-3000:]
     assert "All code locations passed validation" in result.stderr + result.stdout
+
+
+def test_only_the_snapshot_asset_gets_the_hubspot_credentials() -> None:
+    """The token-bearing resource is injected where HubSpot is called and nowhere else; the
+    other assets, checks and sensors read the list id from `target_list` (no secret)."""
+    repository = defs.get_repository_def()
+    needs_token = set()
+    for assets_def in repository.assets_defs_by_key.values():
+        if "hubspot" in assets_def.required_resource_keys:
+            needs_token |= {key.to_user_string() for key in assets_def.keys}
+    for checks_def in repository.asset_checks_defs_by_key.values():
+        if "hubspot" in checks_def.required_resource_keys:
+            needs_token |= {str(key) for key in checks_def.check_keys}
+    for sensor in repository.sensor_defs:
+        if "hubspot" in sensor.required_resource_keys:
+            needs_token.add(sensor.name)
+    assert needs_token == {"hubspot_target_accounts"}
+
+
+def test_selection_waits_for_the_snapshot() -> None:
+    """Snapshot before selection: tenant_candidates depends on hubspot_target_accounts."""
+    graph = defs.resolve_asset_graph()
+    parents = graph.get(dg.AssetKey("tenant_candidates")).parent_keys
+    assert dg.AssetKey("hubspot_target_accounts") in parents

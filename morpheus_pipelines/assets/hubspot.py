@@ -5,7 +5,7 @@ from datetime import UTC, datetime
 import dagster as dg
 
 from morpheus_pipelines.assets.metadata import metadata
-from morpheus_pipelines.resources.hubspot import HubSpotResource
+from morpheus_pipelines.resources.hubspot import HubSpotResource, TargetListResource
 from morpheus_pipelines.resources.warehouse import WarehouseResource
 from morpheus_pipelines.rules.snapshot_validation import VALIDATION_RULES
 from morpheus_pipelines.services.hubspot_snapshot import read_snapshot_state, sync_target_list
@@ -40,7 +40,10 @@ SNAPSHOT_CHECK_SPECS = [
     tags={"domain": "hubspot"},
 )
 def hubspot_target_accounts(
-    context: dg.AssetExecutionContext, hubspot: HubSpotResource, warehouse: WarehouseResource
+    context: dg.AssetExecutionContext,
+    hubspot: HubSpotResource,
+    target_list: TargetListResource,
+    warehouse: WarehouseResource,
 ) -> dg.MaterializeResult:
     """Latest complete, successful mirror of the HubSpot target-account list
     (`apac_hubspot_target_accounts`).
@@ -55,7 +58,7 @@ def hubspot_target_accounts(
         outcome = sync_target_list(
             client,
             warehouse.session,
-            list_id=hubspot.target_list_id,
+            list_id=target_list.list_id,
             run_id=context.run.run_id,
             log=context.log,
         )
@@ -130,12 +133,12 @@ def freshness_result(
 
 @dg.asset_check(asset=ASSET_KEY, name=FRESHNESS_CHECK, blocking=False)
 def snapshot_freshness(
-    config: SnapshotFreshnessConfig, hubspot: HubSpotResource, warehouse: WarehouseResource
+    config: SnapshotFreshnessConfig, target_list: TargetListResource, warehouse: WarehouseResource
 ) -> dg.AssetCheckResult:
     """Warns when the last successful HubSpot sync is older than `max_age_hours` (default
     26 h); fails with ERROR severity when no successful snapshot exists."""
     with warehouse.session() as session:
-        state = read_snapshot_state(session, hubspot.target_list_id, now=datetime.now(UTC))
+        state = read_snapshot_state(session, target_list.list_id, now=datetime.now(UTC))
     passed, severity, summary = freshness_result(
         state.status, state.age_seconds, config.max_age_hours
     )

@@ -11,8 +11,12 @@ import dagster as dg
 
 from morpheus_pipelines.assets.metadata import metadata
 from morpheus_pipelines.partitions import daily_partitions, weekly_partitions
-from morpheus_pipelines.repositories import DailySummaryRepository, WeeklyMetricsRepository
-from morpheus_pipelines.resources.hubspot import HubSpotResource
+from morpheus_pipelines.repositories import (
+    DailySummaryRepository,
+    RoutingDecisionRepository,
+    WeeklyMetricsRepository,
+)
+from morpheus_pipelines.resources.hubspot import TargetListResource
 from morpheus_pipelines.resources.warehouse import WarehouseResource
 from morpheus_pipelines.services.hubspot_snapshot import read_snapshot_state
 from morpheus_pipelines.services.reports import (
@@ -29,6 +33,7 @@ from morpheus_pipelines.services.reports import (
 
 _daily = DailySummaryRepository()
 _weekly = WeeklyMetricsRepository()
+_decisions = RoutingDecisionRepository()
 
 GROUP = "reports"
 # Written in the scoring module; referenced by key so this module does not import it.
@@ -50,6 +55,7 @@ def _summarise(warehouse: WarehouseResource, list_id: str, partition_key: str) -
             match_method_counts=_daily.match_method_counts(session),
             entered_counts=_daily.entered_counts(session, partition_key=partition_key),
             transitions=_daily.priority_transitions(session, partition_key=partition_key),
+            retired=_daily.retired_count(session, partition_key=partition_key),
             state_partition=_daily.state_partition(session),
         )
         snapshot = read_snapshot_state(session, list_id, now=generated_at)
@@ -65,7 +71,9 @@ def _summarise(warehouse: WarehouseResource, list_id: str, partition_key: str) -
     owners=["team:sales-ops-data"],
 )
 def daily_summary(
-    context: dg.AssetExecutionContext, warehouse: WarehouseResource, hubspot: HubSpotResource
+    context: dg.AssetExecutionContext,
+    warehouse: WarehouseResource,
+    target_list: TargetListResource,
 ) -> dg.MaterializeResult:
     """P0/P1 tenants that are new or changed priority on the partition's CST day, and why
     (`apac_daily_summary_tenants`), with the day's figures (`apac_daily_summary_metrics`).
@@ -77,12 +85,25 @@ def daily_summary(
     Writes `summary.html`, `summary.csv`, `metrics.csv` and `summary.md` under
     `$MORPHEUS_HOME/reports/daily/<partition>/`. Re-running replaces the partition's rows;
     unchanged rows stay identical. Figures are the Active table's state when the summary
-    runs, so it belongs right after `tenant_scores` of the same partition.
+    runs, so it belongs right after `tenant_scores` of the same partition. A backfill of a
+    day older than the newest routed partition keeps that day's stored summary: the Active
+    table no longer shows that day (docs/partitions.md).
     """
-    per_partition = {}
+    per_partition: dict[str, dict] = {}
     written = listed = 0
+    summary = files = None
     for partition_key in context.partition_keys:
-        summary = _summarise(warehouse, hubspot.target_list_id, partition_key)
+        with warehouse.session() as session:
+            newest = _decisions.newest_partition(session)
+            superseded = newest is not None and newest > partition_key
+            if superseded and _daily.has_partition(session, partition_key=partition_key):
+                context.log.info(
+                    f"{partition_key}: kept the stored Daily Summary; partition {newest} owns "
+                    "the live buckets, which no longer show this day"
+                )
+                per_partition[partition_key] = {"kept": True, "live_partition": newest}
+                continue
+        summary = _summarise(warehouse, target_list.list_id, partition_key)
         with warehouse.session() as session:
             written += _daily.replace_partition(
                 session,
@@ -105,6 +126,12 @@ def daily_summary(
                 f"{summary.state_partition}; the summary shows that later state"
             )
         context.log.info(f"{partition_key}: {summary.counts()}")
+    if summary is None:
+        return dg.MaterializeResult(
+            metadata=metadata(
+                {"dagster/row_count": 0, "rows_written": 0, "partitions": per_partition}
+            )
+        )
     return dg.MaterializeResult(
         metadata={
             "summary": dg.MetadataValue.md(render_daily_markdown(summary, files=files)),

@@ -41,7 +41,8 @@ def tenant_scores(
     """`total_score` (0–100) and priority for every routed tenant of both buckets, with a
     row per tenant in `apac_tenant_score_snapshots` holding the bucket and the per-signal
     contributions. Final priority is P0 only for HubSpot target accounts; the forced
-    Sales-owned ids are not scored."""
+    Sales-owned ids and retired tenants are not scored. Only the newest routed partition
+    updates the bucket rows; an older one rewrites its score snapshots only."""
     model = scoring.model
     results = {}
     for partition_key in context.partition_keys:
@@ -71,6 +72,10 @@ def tenant_scores(
                 "rejected": rejected,
                 "by_bucket_and_priority": by_priority,
                 "duration_seconds": round(sum(r.seconds for r in results.values()), 3),
+                # False for a partition older than the newest routed one: its score snapshots
+                # were rewritten, the live bucket rows were not (docs/partitions.md).
+                "live_partitions": [k for k, r in results.items() if r.live],
+                "history_only_partitions": [k for k, r in results.items() if not r.live],
             }
         ),
         check_results=[

@@ -1,75 +1,38 @@
-"""Daily tenant assets: selection, enrichment and bucket routing (002 §2, §3.2, §6–§8)."""
+"""Daily tenant assets: selection, enrichment and bucket routing (002 §2, §3.2, §6–§8).
+
+What a backfill or a re-run of an older partition changes is in docs/partitions.md: only
+the newest routed partition writes the live bucket tables.
+"""
 
 import contextlib
-from collections.abc import Iterator
 from pathlib import Path
 
 import dagster as dg
-import pandas as pd
-from sqlalchemy import func, select
-from sqlalchemy.orm import Session
+from pydantic import Field
 
 from morpheus_pipelines.assets.hubspot import ASSET_KEY as HUBSPOT_TARGET_ACCOUNTS
 from morpheus_pipelines.assets.metadata import metadata
 from morpheus_pipelines.clients.domain_intelligence import DomainIntelligenceClient
-from morpheus_pipelines.models import (
-    RoutingDecision,
-    SalesOwnedTenant,
-    TenantCandidate,
-)
 from morpheus_pipelines.observability import TenantEventLog
 from morpheus_pipelines.partitions import daily_partitions
-from morpheus_pipelines.repositories import (
-    EnrichedTenantRepository,
-    RoutingDecisionRepository,
-    TenantBucketRepository,
-    TenantCandidateRepository,
-)
-from morpheus_pipelines.repositories.tenant_candidate import CANDIDATE_SOURCE_COLUMNS
+from morpheus_pipelines.repositories import EnrichedTenantRepository
 from morpheus_pipelines.resources.domain_intelligence import DomainIntelligenceResource
-from morpheus_pipelines.resources.hubspot import HubSpotResource
+from morpheus_pipelines.resources.hubspot import TargetListResource
 from morpheus_pipelines.resources.routing import TenantRoutingResource
 from morpheus_pipelines.resources.warehouse import WarehouseResource
-from morpheus_pipelines.services.chunks import iter_chunks
 from morpheus_pipelines.services.enrichment import enrich_candidates
-from morpheus_pipelines.services.tenant_routing import RoutingContext, load_context, route_batches
-from morpheus_pipelines.services.tenant_selection import stream_candidates
+from morpheus_pipelines.services.hubspot_snapshot import SnapshotState
+from morpheus_pipelines.services.tenant_routing import (
+    PartitionRouting,
+    candidate_chunks,
+    load_snapshot,
+    route_partition,
+)
+from morpheus_pipelines.services.tenant_selection import select_partition
 
-_candidates = TenantCandidateRepository()
 _enriched = EnrichedTenantRepository()
-_buckets = TenantBucketRepository()
-_decisions = RoutingDecisionRepository()
 
 GROUP = "tenants"
-
-
-def _context(
-    warehouse: WarehouseResource,
-    hubspot: HubSpotResource,
-    routing: TenantRoutingResource,
-    partition_key: str,
-    run_id: str,
-) -> RoutingContext:
-    with warehouse.session() as session:
-        return load_context(
-            session,
-            list_id=hubspot.target_list_id,
-            partition_key=partition_key,
-            run_id=run_id,
-            sales_emails=routing.sales_emails,
-            forced_ids=routing.forced_ids,
-        )
-
-
-def _candidate_chunks(
-    warehouse: WarehouseResource, partition_key: str, *, forced: bool, size: int
-) -> Iterator[pd.DataFrame]:
-    def read(session: Session, after: str | None, limit: int) -> pd.DataFrame:
-        return _candidates.read_with_enrichment(
-            session, partition_key=partition_key, forced=forced, after=after, limit=limit
-        )
-
-    return iter_chunks(warehouse.session, read, size=size)
 
 
 def event_log(warehouse: WarehouseResource, partition_key: str) -> TenantEventLog:
@@ -78,8 +41,19 @@ def event_log(warehouse: WarehouseResource, partition_key: str) -> TenantEventLo
     )
 
 
+class TenantSelectionConfig(dg.Config):
+    """Run configuration of `tenant_candidates`."""
+
+    limit: int | None = Field(
+        default=None,
+        description="Select only the first N tenants by id (a small first invocation, "
+        "docs/partitions.md). A limited selection never retires the tenants it leaves out.",
+    )
+
+
 @dg.asset(
     partitions_def=daily_partitions,
+    deps=[HUBSPOT_TARGET_ACCOUNTS],
     group_name=GROUP,
     kinds={"postgres"},
     backfill_policy=dg.BackfillPolicy.single_run(),
@@ -87,57 +61,41 @@ def event_log(warehouse: WarehouseResource, partition_key: str) -> TenantEventLo
 )
 def tenant_candidates(
     context: dg.AssetExecutionContext,
+    config: TenantSelectionConfig,
     warehouse: WarehouseResource,
-    hubspot: HubSpotResource,
     routing: TenantRoutingResource,
 ) -> dg.MaterializeResult:
     """APAC tenants to route for the partition's CST day (`apac_tenant_candidates`).
 
     Active candidates are the current state (region APAC, status not `free_trial`, `new_user`
     or `closing`); signups are those created in the partition's CST day `[00:00, 24:00)`. A
-    tenant in both is selected once as `signup`. Re-running replaces the partition's rows.
-    The `FORCED_SALES_OWNED_TENANT_IDS` take the fast path here: straight to
-    `apac_sales_owned_tenants` with priority P0, no enrichment and no scoring.
+    tenant in both is selected once as `signup`. The `FORCED_SALES_OWNED_TENANT_IDS` present
+    in the source are selected whatever their status or region. Runs after the HubSpot
+    snapshot refresh (002 §3.1). Re-running replaces the partition's rows.
     """
     per_partition = {}
     for partition_key in context.partition_keys:
-        with warehouse.source_session() as source, warehouse.session() as session:
-            staging = _candidates.stream_into_staging(
-                session,
-                stream_candidates(source, warehouse.source_schema, partition_key),
-                columns=CANDIDATE_SOURCE_COLUMNS,
-            )
-            written = _candidates.replace_partition(
-                session,
-                staging,
-                partition_key=partition_key,
-                run_id=context.run.run_id,
-                forced_ids=routing.forced_ids,
-            )
-        ctx = _context(warehouse, hubspot, routing, partition_key, context.run.run_id)
-        forced = route_batches(
-            _candidate_chunks(warehouse, partition_key, forced=True, size=routing.batch_size),
+        counts = select_partition(
+            warehouse.source_session,
             warehouse.session,
-            ctx,
-            forced=True,
-            log=context.log,
+            schema=warehouse.source_schema,
+            partition_key=partition_key,
+            run_id=context.run.run_id,
+            forced_ids=routing.forced_ids,
+            limit=config.limit,
         )
-        with warehouse.session() as session:
-            counts = _candidates.partition_counts(session, partition_key=partition_key)
-        counts["rows_written"] = written
-        counts["forced_routed"] = forced.tenants
         per_partition[partition_key] = counts
         context.log.info(f"{partition_key}: {counts}")
-    total = sum(c["total"] for c in per_partition.values())
     last = per_partition[context.partition_keys[-1]]
     return dg.MaterializeResult(
         metadata=metadata(
             {
-                "dagster/row_count": total,
+                "dagster/row_count": sum(c["total"] for c in per_partition.values()),
                 "active_candidates": last["active"],
                 "signups": last["signup"],
                 "forced_sales_owned": last["forced_sales_owned"],
                 "rejected": last["rejected"],
+                "limit": config.limit,
                 "rows_written": sum(c["rows_written"] for c in per_partition.values()),
                 "partitions": per_partition if len(per_partition) > 1 else None,
             }
@@ -180,7 +138,8 @@ def _enrich_partitions(
     status_counts: dict[str, int] = {}
     written = requests = failed_batches = tenants = 0
     for partition_key in context.partition_keys:
-        for chunk in _candidate_chunks(warehouse, partition_key, forced=False, size=batch_size):
+        chunks = candidate_chunks(warehouse.session, partition_key, forced=False, size=batch_size)
+        for chunk in chunks:
             routable = chunk.loc[chunk["rejection_reason"].isna(), ["tenant_id", "name", "email"]]
             result = enrich_candidates(routable, client, log=context.log, run_id=context.run.run_id)
             with warehouse.session() as session:
@@ -210,10 +169,15 @@ def _enrich_partitions(
 
 ROUTING_CHECKS = {
     "buckets_disjoint": "No tenant is in both apac_active_tenants and apac_sales_owned_tenants.",
-    "every_candidate_routed_once": "Every candidate of the partition has exactly one decision.",
-    "no_sales_owned_hubspot_target": "No Sales-owned row is marked as a HubSpot target.",
+    "every_candidate_routed_once": "Every candidate of the partition has exactly one decision, "
+    "and every decision (but retirements) is a candidate's.",
+    "decisions_match_buckets": "Every routed tenant of the partition that owns the live "
+    "buckets is, unretired, in exactly the bucket its decision names.",
     "forced_ids_sales_owned": "Every forced id that is a candidate is Sales-owned.",
 }
+# Not an error in the data: a configured forced id the source does not know (a typo, or a
+# tenant that was deleted). WARN, naming the ids.
+FORCED_IDS_CHECK = "forced_ids_in_source"
 
 
 @dg.asset(
@@ -225,114 +189,130 @@ ROUTING_CHECKS = {
     check_specs=[
         dg.AssetCheckSpec(name=name, asset="routed_tenants", description=text)
         for name, text in ROUTING_CHECKS.items()
+    ]
+    + [
+        dg.AssetCheckSpec(
+            name=FORCED_IDS_CHECK,
+            asset="routed_tenants",
+            description="Every FORCED_SALES_OWNED_TENANT_IDS entry exists in the source.",
+        )
     ],
     owners=["team:sales-ops-data"],
+    metadata={
+        "dagster/table_name": "apac_active_tenants, apac_sales_owned_tenants, "
+        "apac_routing_decisions"
+    },
 )
 def routed_tenants(
     context: dg.AssetExecutionContext,
     warehouse: WarehouseResource,
-    hubspot: HubSpotResource,
+    target_list: TargetListResource,
     routing: TenantRoutingResource,
 ) -> dg.MaterializeResult:
     """Each candidate in exactly one bucket: `apac_active_tenants` or
     `apac_sales_owned_tenants`, with the decision in `apac_routing_decisions`.
 
-    Precedence (002 §2): forced ids → Sales-owned; a HubSpot target-account match (when the
-    snapshot is `fresh` or `stale`) → Active with a P0 override; an exact APAC Sales owner →
-    Sales-owned; else Active. Each batch is one transaction that upserts the destination,
-    carries score and tracking fields over, and deletes the tenant from the other table.
+    Precedence (002 §2): forced ids → Sales-owned P0 directly (no enrichment, no scoring); a
+    HubSpot target-account match (when the snapshot is `fresh` or `stale`) → Active with a P0
+    override; an exact APAC Sales owner → Sales-owned; else Active. Each batch is one
+    transaction that upserts the destination, carries score and tracking fields over, and
+    deletes the tenant from the other table. The newest routed partition owns the live
+    buckets and retires the rows it no longer selects; an older partition (a backfill)
+    rewrites only its decision record. Checks and metadata cover every day of the run.
     """
-    summaries = {}
+    with warehouse.session() as session:
+        snapshot = load_snapshot(session, list_id=target_list.list_id, run_ids=_lineage(context))
+    context.log.info(
+        f"snapshot {snapshot.state.status}"
+        + (f", sync {snapshot.state.sync_id}" if snapshot.state.sync_id else "")
+    )
+    days: dict[str, PartitionRouting] = {}
     for partition_key in context.partition_keys:
-        ctx = _context(warehouse, hubspot, routing, partition_key, context.run.run_id)
-        context.log.info(
-            f"{partition_key}: snapshot {ctx.snapshot.status}"
-            + (f", sync {ctx.snapshot.sync_id}" if ctx.snapshot.sync_id else "")
-        )
-        route_batches(
-            _candidate_chunks(warehouse, partition_key, forced=False, size=routing.batch_size),
+        days[partition_key] = route_partition(
             warehouse.session,
-            ctx,
+            snapshot=snapshot,
+            partition_key=partition_key,
+            run_id=context.run.run_id,
+            sales_emails=routing.sales_emails,
+            forced_ids=routing.forced_ids,
+            batch_size=routing.batch_size,
             events=event_log(warehouse, partition_key),
             log=context.log,
         )
-        with warehouse.session() as session:
-            summaries[partition_key] = _decisions.summary(session, partition_key=partition_key)
-    partition_key = context.partition_keys[-1]
-    with warehouse.session() as session:
-        observed = _routing_check_figures(session, partition_key, routing.forced_ids)
-    summary = summaries[partition_key]
     return dg.MaterializeResult(
-        metadata=metadata(
-            {
-                "dagster/row_count": summary["totals"]["decisions"],
-                "snapshot_status": ctx.snapshot.status,
-                "snapshot_sync_id": ctx.snapshot.sync_id,
-                "by_bucket": summary["by_bucket"],
-                "by_rule": summary["by_rule"],
-                "by_match_method": summary["by_match_method"],
-                "by_email_domain_class": summary["by_email_domain_class"],
-                "moved": summary["totals"]["moved"],
-                "moved_from": summary["by_moved_from"],
-                "ambiguous": summary["totals"]["ambiguous"],
-                "rejected": summary["totals"]["rejected"],
-                "free_mail": summary["by_email_domain_class"].get("free", 0),
-            }
-        ),
-        check_results=[
+        metadata=metadata(routing_metadata(days, snapshot.state)),
+        check_results=routing_check_results(days),
+    )
+
+
+def _lineage(context: dg.AssetExecutionContext) -> list[str]:
+    """This run and, for a re-execution, its parent and root: a snapshot any of them
+    refreshed is this run's (re-executing from failure skips the snapshot step)."""
+    run = context.run
+    return [r for r in (run.run_id, run.parent_run_id, run.root_run_id) if r]
+
+
+def _day_metadata(day: PartitionRouting) -> dict:
+    summary = day.summary
+    return {
+        "decisions": summary["totals"]["decisions"],
+        "live": day.live,
+        "by_bucket": summary["by_bucket"],
+        "by_rule": summary["by_rule"],
+        "by_match_method": summary["by_match_method"],
+        "by_email_domain_class": summary["by_email_domain_class"],
+        "moved": summary["totals"]["moved"],
+        "moved_from": summary["by_moved_from"],
+        "ambiguous": summary["totals"]["ambiguous"],
+        "rejected": summary["totals"]["rejected"],
+        "forced_routed": day.forced,
+        "retired": day.retired,
+        "orphan_decisions_removed": day.orphans_removed,
+    }
+
+
+def routing_metadata(days: dict[str, PartitionRouting], snapshot: SnapshotState) -> dict:
+    """The last day's figures at the top level (what the UI plots per partition), and every
+    day's under ``partitions`` when the run covered several."""
+    last = _day_metadata(days[list(days)[-1]])
+    return {
+        "dagster/row_count": sum(d.summary["totals"]["decisions"] for d in days.values()),
+        "snapshot_status": snapshot.status,
+        "snapshot_sync_id": snapshot.sync_id,
+        **{k: v for k, v in last.items() if k != "decisions"},
+        "free_mail": last["by_email_domain_class"].get("free", 0),
+        "partitions": {k: _day_metadata(d) for k, d in days.items()} if len(days) > 1 else None,
+    }
+
+
+def routing_check_results(days: dict[str, PartitionRouting]) -> list[dg.AssetCheckResult]:
+    """One result per check for the whole run: passed only when every day passed, with the
+    violations per day."""
+    results = []
+    for name in ROUTING_CHECKS:
+        per_day = {k: d.check_violations[name] for k, d in days.items()}
+        results.append(
             dg.AssetCheckResult(
                 check_name=name,
-                passed=observed[name] == 0,
-                metadata={"violations": observed[name]},
-            )
-            for name in ROUTING_CHECKS
-        ],
-    )
-
-
-def _routing_check_figures(session, partition_key: str, forced_ids: frozenset[str]) -> dict:
-    """Violation counts for the routing checks (0 everywhere when routing is right)."""
-    candidates = select(TenantCandidate.tenant_id).where(
-        TenantCandidate.partition_key == partition_key
-    )
-    unrouted = session.scalar(
-        select(func.count())
-        .select_from(TenantCandidate)
-        .outerjoin(
-            RoutingDecision,
-            (RoutingDecision.partition_key == TenantCandidate.partition_key)
-            & (RoutingDecision.tenant_id == TenantCandidate.tenant_id),
-        )
-        .where(TenantCandidate.partition_key == partition_key, RoutingDecision.tenant_id.is_(None))
-    )
-    extra = session.scalar(
-        select(func.count())
-        .select_from(RoutingDecision)
-        .where(
-            RoutingDecision.partition_key == partition_key,
-            RoutingDecision.tenant_id.not_in(candidates),
-        )
-    )
-    forced_not_sales = 0
-    if forced_ids:
-        forced_not_sales = session.scalar(
-            select(func.count())
-            .select_from(TenantCandidate)
-            .outerjoin(SalesOwnedTenant, SalesOwnedTenant.tenant_id == TenantCandidate.tenant_id)
-            .where(
-                TenantCandidate.partition_key == partition_key,
-                TenantCandidate.tenant_id.in_(sorted(forced_ids)),
-                SalesOwnedTenant.tenant_id.is_(None),
+                passed=not any(per_day.values()),
+                metadata=metadata(
+                    {
+                        "violations": sum(per_day.values()),
+                        "violations_by_partition": per_day if len(per_day) > 1 else None,
+                    }
+                ),
             )
         )
-    return {
-        "buckets_disjoint": _buckets.overlap_count(session),
-        "every_candidate_routed_once": (unrouted or 0) + (extra or 0),
-        "no_sales_owned_hubspot_target": session.scalar(
-            select(func.count())
-            .select_from(SalesOwnedTenant)
-            .where(SalesOwnedTenant.hubspot_target)
+    missing = sorted({i for d in days.values() for i in d.missing_forced_ids})
+    results.append(
+        dg.AssetCheckResult(
+            check_name=FORCED_IDS_CHECK,
+            passed=not missing,
+            severity=dg.AssetCheckSeverity.WARN,
+            description=(
+                f"forced ids not in the source: {', '.join(missing)}" if missing else None
+            ),
+            metadata=metadata({"missing_forced_ids": missing}),
         )
-        or 0,
-        "forced_ids_sales_owned": forced_not_sales or 0,
-    }
+    )
+    return results

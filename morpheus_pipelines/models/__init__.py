@@ -6,6 +6,7 @@ from morpheus_pipelines.models.reports import DailySummaryMetric, DailySummaryTe
 from morpheus_pipelines.models.scores import TenantScoreSnapshot
 from morpheus_pipelines.models.tenants import (
     ActiveTenant,
+    CandidateSelection,
     EnrichedTenant,
     RoutingDecision,
     SalesOwnedTenant,
@@ -15,6 +16,7 @@ from morpheus_pipelines.models.tenants import (
 __all__ = [
     "ActiveTenant",
     "Base",
+    "CandidateSelection",
     "DailySummaryMetric",
     "DailySummaryTenant",
     "EnrichedTenant",

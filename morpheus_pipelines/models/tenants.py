@@ -66,6 +66,23 @@ class TenantCandidate(Base):
     __table_args__ = (CheckConstraint(_in("source_type", SOURCE_TYPES), name="source_type"),)
 
 
+class CandidateSelection(Base):
+    """When and how a partition's candidates were last read from the source.
+
+    ``selected_at`` bounds the activity timestamps the source could show (scoring treats
+    activity after it as corrupt); ``tenant_limit`` marks a limited smoke-test selection, which
+    never retires the tenants it left out (docs/partitions.md).
+    """
+
+    __tablename__ = "apac_candidate_selections"
+
+    partition_key: Mapped[str] = mapped_column(Text, primary_key=True)
+    run_id: Mapped[str] = mapped_column(Text, nullable=False)
+    selected_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+    tenant_limit: Mapped[int | None] = mapped_column(Integer)
+    candidates: Mapped[int] = mapped_column(Integer, nullable=False)
+
+
 class EnrichedTenant(Base):
     """Enrichment of one partition's candidate: email-domain class and Domain Intelligence."""
 
@@ -128,6 +145,9 @@ class _TenantBucketColumns:
     track_step: Mapped[str | None] = mapped_column(Text)
     track_update_time: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     startup_program: Mapped[str | None] = mapped_column(Text)
+    # NULL while the tenant is selected; set when a live routing run no longer selects it (the
+    # row and its tracking fields are kept; scoring and reports skip it). docs/pipeline.md
+    retired_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     # routing evidence
     hubspot_target: Mapped[bool] = mapped_column(Boolean, nullable=False, default=False)
     hubspot_company_id: Mapped[str | None] = mapped_column(Text)
@@ -187,6 +207,9 @@ class RoutingDecision(Base):
     hubspot_match_method: Mapped[str | None] = mapped_column(Text)
     ambiguous_match: Mapped[bool] = mapped_column(Boolean, nullable=False, default=False)
     ambiguous_key: Mapped[str | None] = mapped_column(Text)
+    # The target company whose name or alias equals the tenant's name: logged for
+    # investigation, never a match by itself (docs/pipeline.md).
+    name_hint_company_id: Mapped[str | None] = mapped_column(Text)
     email_domain_class: Mapped[str | None] = mapped_column(Text)
     sales_owned_match: Mapped[bool] = mapped_column(Boolean, nullable=False, default=False)
     priority_override: Mapped[str | None] = mapped_column(Text)

@@ -28,45 +28,63 @@ TOP_PRIORITIES = ("P0", "P1")
 
 # -- reads of apac_active_tenants (the only tenant table reporting may read) -------------------
 
-# P0/P1 tenants whose priority was set on the partition's day: new (no previous priority) or
-# changed (it had one). Scoring writes previous_priority and priority_changed_partition.
+# What Sales hears about on the partition's day (retired tenants never): a P0/P1 priority that
+# is new (no previous priority) or changed; a downgrade out of P0/P1; and a tenant that entered
+# Active from Sales-owned carrying a P0/P1 (its priority did not change, so it would otherwise
+# be invisible). Scoring writes previous_priority and priority_changed_partition; routing writes
+# bucket_entered_partition and entered_from.
 CHANGED_TOP_PRIORITIES_SQL = """
 SELECT tenant_id, name, priority, previous_priority,
-       CASE WHEN previous_priority IS NULL THEN 'new' ELSE 'changed' END AS change,
+       CASE WHEN priority_changed_partition IS DISTINCT FROM :partition_key THEN 'entered'
+            WHEN previous_priority IS NULL THEN 'new'
+            WHEN priority NOT IN ('P0', 'P1') THEN 'downgraded'
+            ELSE 'changed' END AS change,
        COALESCE(priority_reason, 'unknown') AS reason,
        hubspot_match_method, hubspot_company_id, total_score
 FROM apac_active_tenants
-WHERE priority IN ('P0', 'P1') AND priority_changed_partition = :partition_key
+WHERE retired_at IS NULL AND priority IS NOT NULL AND (
+      (priority_changed_partition = :partition_key
+       AND (priority IN ('P0', 'P1') OR previous_priority IN ('P0', 'P1')))
+   OR (bucket_entered_partition = :partition_key AND entered_from = 'sales_owned'
+       AND priority IN ('P0', 'P1')))
 ORDER BY priority, total_score DESC NULLS LAST, tenant_id
 """
 
 PRIORITY_COUNTS_SQL = """
 SELECT COALESCE(priority, 'unscored') AS dimension, count(*) AS n
-FROM apac_active_tenants GROUP BY 1
+FROM apac_active_tenants WHERE retired_at IS NULL GROUP BY 1
 """
 
 PRIORITY_REASON_COUNTS_SQL = """
 SELECT COALESCE(priority_reason, 'unscored') AS dimension, count(*) AS n
-FROM apac_active_tenants GROUP BY 1
+FROM apac_active_tenants WHERE retired_at IS NULL GROUP BY 1
 """
 
 # How the Active HubSpot target accounts were matched (002 §6); 'none' for the rest.
 MATCH_METHOD_COUNTS_SQL = """
 SELECT COALESCE(hubspot_match_method, 'none') AS dimension, count(*) AS n
-FROM apac_active_tenants GROUP BY 1
+FROM apac_active_tenants WHERE retired_at IS NULL GROUP BY 1
 """
 
 # Tenants that entered the Active table on the day: 'new' or moved from 'sales_owned'.
 ENTERED_COUNTS_SQL = """
 SELECT COALESCE(entered_from, 'unknown') AS dimension, count(*) AS n
-FROM apac_active_tenants WHERE bucket_entered_partition = :partition_key GROUP BY 1
+FROM apac_active_tenants
+WHERE bucket_entered_partition = :partition_key AND retired_at IS NULL GROUP BY 1
 """
 
 PRIORITY_TRANSITIONS_SQL = """
 SELECT previous_priority || '->' || COALESCE(priority, 'unscored') AS dimension, count(*) AS n
 FROM apac_active_tenants
 WHERE priority_changed_partition = :partition_key AND previous_priority IS NOT NULL
+AND retired_at IS NULL
 GROUP BY 1
+"""
+
+# Active tenants retired on the day (no longer selected): they leave every count above.
+RETIRED_COUNT_SQL = """
+SELECT 'all' AS dimension, count(*) AS n FROM apac_active_tenants
+WHERE retired_at IS NOT NULL AND partition_key = :partition_key GROUP BY 1
 """
 
 # The latest partition that changed the table: when it is later than the partition being
@@ -82,6 +100,7 @@ ACTIVE_TENANT_QUERIES = (
     MATCH_METHOD_COUNTS_SQL,
     ENTERED_COUNTS_SQL,
     PRIORITY_TRANSITIONS_SQL,
+    RETIRED_COUNT_SQL,
     STATE_PARTITION_SQL,
 )
 
@@ -191,6 +210,22 @@ class DailySummaryRepository(SetBasedRepository[DailySummaryTenant]):
     def priority_transitions(self, session: Session, *, partition_key: str) -> dict[str, int]:
         """Priority changes of the day, as ``"P2->P1"`` → count (new priorities excluded)."""
         return _counts(session, PRIORITY_TRANSITIONS_SQL, partition_key=partition_key)
+
+    def retired_count(self, session: Session, *, partition_key: str) -> dict[str, int]:
+        """Active tenants retired on the partition's day (``{"all": n}``, empty when none)."""
+        return _counts(session, RETIRED_COUNT_SQL, partition_key=partition_key)
+
+    def has_partition(self, session: Session, *, partition_key: str) -> bool:
+        """Whether a Daily Summary of the partition is stored."""
+        return bool(
+            session.scalar(
+                text(
+                    "SELECT EXISTS (SELECT 1 FROM apac_daily_summary_metrics "
+                    "WHERE partition_key = :p)"
+                ),
+                {"p": partition_key},
+            )
+        )
 
     def state_partition(self, session: Session) -> str | None:
         """The latest partition that changed ``apac_active_tenants`` (None when empty)."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 from psycopg import sql
-from sqlalchemy import func, select
+from sqlalchemy import func, select, text
 from sqlalchemy.orm import Session
 
 from morpheus_pipelines.models import RoutingDecision
@@ -19,6 +19,7 @@ DECISION_COLUMNS = (
     "hubspot_match_method",
     "ambiguous_match",
     "ambiguous_key",
+    "name_hint_company_id",
     "email_domain_class",
     "sales_owned_match",
     "priority_override",
@@ -32,8 +33,90 @@ DECISION_COLUMNS = (
 )
 
 
+# Decision rows of tenants that are not candidates of their partition: retirements.
+RETIRED_RULE = "retired"
+FORCED_RULE = "forced_sales_owned"
+
+# Violation counts of the routing checks for one partition (0 everywhere when routing is
+# right). Each can be made to fail by a real defect; tests/tenants/test_routing_checks.py
+# shows how.
+UNROUTED_CANDIDATES_SQL = """
+SELECT count(*) FROM apac_tenant_candidates c
+WHERE c.partition_key = :p AND NOT EXISTS (
+  SELECT 1 FROM apac_routing_decisions d WHERE d.partition_key = c.partition_key
+  AND d.tenant_id = c.tenant_id)
+"""
+DECISIONS_WITHOUT_CANDIDATE_SQL = """
+SELECT count(*) FROM apac_routing_decisions d
+WHERE d.partition_key = :p AND d.routing_rule <> 'retired' AND NOT EXISTS (
+  SELECT 1 FROM apac_tenant_candidates c WHERE c.partition_key = d.partition_key
+  AND c.tenant_id = d.tenant_id)
+"""
+# A routed decision whose tenant is not (or not only, or a retired row) in the bucket it names.
+DECISIONS_NOT_IN_BUCKET_SQL = """
+SELECT count(*) FROM apac_routing_decisions d
+LEFT JOIN apac_active_tenants a ON a.tenant_id = d.tenant_id AND a.retired_at IS NULL
+LEFT JOIN apac_sales_owned_tenants s ON s.tenant_id = d.tenant_id AND s.retired_at IS NULL
+WHERE d.partition_key = :p AND d.tenant_bucket IS NOT NULL AND d.routing_rule <> 'retired'
+AND NOT ((d.tenant_bucket = 'active' AND a.tenant_id IS NOT NULL AND s.tenant_id IS NULL)
+      OR (d.tenant_bucket = 'sales_owned' AND s.tenant_id IS NOT NULL AND a.tenant_id IS NULL))
+"""
+FORCED_NOT_SALES_OWNED_SQL = """
+SELECT count(*) FROM apac_tenant_candidates c
+WHERE c.partition_key = :p AND c.tenant_id = ANY(:ids) AND c.rejection_reason IS NULL
+AND NOT EXISTS (SELECT 1 FROM apac_sales_owned_tenants s WHERE s.tenant_id = c.tenant_id)
+"""
+
+
 class RoutingDecisionRepository(SetBasedRepository[RoutingDecision]):
     model_class = RoutingDecision
+
+    def newest_partition(self, session: Session) -> str | None:
+        """The newest partition routing has decided: the one that owns the live bucket rows
+        (docs/partitions.md, "What a backfill changes")."""
+        return session.scalar(select(func.max(RoutingDecision.partition_key)))
+
+    def delete_orphans(self, session: Session, *, partition_key: str) -> int:
+        """Delete the partition's decisions of tenants that are no longer its candidates (a
+        re-run after the source changed); retirement rows are kept."""
+        result = session.execute(
+            text(
+                "DELETE FROM apac_routing_decisions d WHERE d.partition_key = :p "
+                "AND d.routing_rule <> :retired AND NOT EXISTS (SELECT 1 FROM "
+                "apac_tenant_candidates c WHERE c.partition_key = d.partition_key "
+                "AND c.tenant_id = d.tenant_id)"
+            ),
+            {"p": partition_key, "retired": RETIRED_RULE},
+        )
+        return max(result.rowcount or 0, 0)
+
+    def check_figures(
+        self, session: Session, *, partition_key: str, forced_ids: frozenset[str], live: bool
+    ) -> dict[str, int]:
+        """Violations per routing check (see ``ROUTING_CHECKS`` in the tenants assets).
+
+        ``decisions_match_buckets`` compares with the live buckets, so it applies to the
+        partition that owns them (``live``); an older partition's decisions are history.
+        """
+
+        def count(statement: str, **params: object) -> int:
+            return int(session.scalar(text(statement), {"p": partition_key, **params}) or 0)
+
+        overlap = session.scalar(
+            text(
+                "SELECT count(*) FROM apac_active_tenants a "
+                "JOIN apac_sales_owned_tenants s ON s.tenant_id = a.tenant_id"
+            )
+        )
+        return {
+            "buckets_disjoint": int(overlap or 0),
+            "every_candidate_routed_once": count(UNROUTED_CANDIDATES_SQL)
+            + count(DECISIONS_WITHOUT_CANDIDATE_SQL),
+            "decisions_match_buckets": count(DECISIONS_NOT_IN_BUCKET_SQL) if live else 0,
+            "forced_ids_sales_owned": count(FORCED_NOT_SALES_OWNED_SQL, ids=sorted(forced_ids))
+            if live and forced_ids
+            else 0,
+        }
 
     def record(
         self, session: Session, frame: pd.DataFrame, *, partition_key: str, run_id: str
@@ -74,6 +157,7 @@ class RoutingDecisionRepository(SetBasedRepository[RoutingDecision]):
         summary: dict[str, dict[str, int]] = {}
         for name, column in (
             ("by_bucket", d.tenant_bucket),
+            ("by_source_type", d.source_type),
             ("by_rule", d.routing_rule),
             ("by_match_method", d.hubspot_match_method),
             ("by_moved_from", d.moved_from),

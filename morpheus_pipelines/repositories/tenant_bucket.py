@@ -57,6 +57,9 @@ ROUTED_COLUMNS = (
     "hubspot_snapshot_status",
     "routing_rule",
 )
+# The snapshot a row's routing was written with: on every row, rewritten with any other change
+# (or when it appears or disappears), but a new sync id alone does not rewrite a million rows.
+EVIDENCE_COLUMNS = ("hubspot_snapshot_synced_at", "hubspot_sync_id", "hubspot_snapshot_status")
 # Bookkeeping that is written with a change but is not a change by itself.
 TOUCH_COLUMNS = ("partition_key", "run_id", "updated_at")
 # Carried from the other table when a tenant moves (002 §8).
@@ -168,17 +171,23 @@ class TenantBucketRepository:
                 sql.Literal(other_bucket)
             ),
         ]
-        updated = [c for c in ROUTED_COLUMNS if c != "tenant_id"]
+        # Routed again: no longer retired (a retired row is rewritten even when nothing else
+        # changed, so that it comes back).
+        targets.append("retired_at")
+        values.append(sql.SQL("NULL::timestamptz"))
+        updated = [c for c in ROUTED_COLUMNS if c != "tenant_id"] + ["retired_at"]
         if forced_priority:
             targets.append("priority")
             values.append(sql.Literal(forced_priority))
             updated.append("priority")
+        compared = [c for c in updated if c not in EVIDENCE_COLUMNS]
         statement = sql.SQL(
             "INSERT INTO {table} AS t ({targets}) "
             "SELECT {values} FROM {s} s LEFT JOIN {other} o ON o.tenant_id = s.tenant_id "
             "WHERE s.tenant_bucket = {bucket} ORDER BY s.tenant_id "
             "ON CONFLICT (tenant_id) DO UPDATE SET {assignments} "
-            "WHERE ({old}) IS DISTINCT FROM ({new})"
+            "WHERE ({old}) IS DISTINCT FROM ({new}) "
+            "OR (t.hubspot_sync_id IS NULL) <> (EXCLUDED.hubspot_sync_id IS NULL)"
         ).format(
             table=ident(table),
             targets=sql.SQL(", ").join(map(ident, targets)),
@@ -189,12 +198,39 @@ class TenantBucketRepository:
             assignments=sql.SQL(", ").join(
                 sql.SQL("{c} = EXCLUDED.{c}").format(c=ident(c)) for c in (*updated, *TOUCH_COLUMNS)
             ),
-            old=sql.SQL(", ").join(sql.SQL("t.{}").format(ident(c)) for c in updated),
-            new=sql.SQL(", ").join(sql.SQL("EXCLUDED.{}").format(ident(c)) for c in updated),
+            old=sql.SQL(", ").join(sql.SQL("t.{}").format(ident(c)) for c in compared),
+            new=sql.SQL(", ").join(sql.SQL("EXCLUDED.{}").format(ident(c)) for c in compared),
         )
         with driver_cursor(session) as cursor:
             cursor.execute(statement)
             return max(cursor.rowcount, 0)
+
+    def retire_unselected(
+        self, session: Session, *, partition_key: str, run_id: str
+    ) -> pd.DataFrame:
+        """Mark retired (``retired_at = now()``) every bucket row that is not a routable
+        candidate of the partition, inside the caller's transaction; returns the newly retired
+        tenants (``tenant_id``, ``source_type``, ``tenant_bucket``). Nothing is deleted: the
+        row keeps its score and tracking fields, and routing it again clears ``retired_at``."""
+        self.lock_routing(session)
+        retired = []
+        for bucket, table in BUCKET_TABLES.items():
+            with driver_cursor(session) as cursor:
+                cursor.execute(
+                    sql.SQL(
+                        "UPDATE {table} t SET retired_at = now(), updated_at = now(), "
+                        "partition_key = {p}, run_id = {run} WHERE t.retired_at IS NULL "
+                        "AND NOT EXISTS (SELECT 1 FROM apac_tenant_candidates c "
+                        "WHERE c.partition_key = {p} AND c.tenant_id = t.tenant_id "
+                        "AND c.rejection_reason IS NULL) RETURNING t.tenant_id, t.source_type"
+                    ).format(
+                        table=sql.Identifier(table),
+                        p=sql.Literal(partition_key),
+                        run=sql.Literal(run_id),
+                    )
+                )
+                retired += [(tenant_id, source, bucket) for tenant_id, source in cursor]
+        return pd.DataFrame(retired, columns=["tenant_id", "source_type", "tenant_bucket"])
 
     def overlap_count(self, session: Session) -> int:
         """Tenants present in both tables (must always be 0)."""

@@ -9,7 +9,8 @@ from psycopg import sql
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from morpheus_pipelines.models import TenantCandidate
+from morpheus_pipelines.models import CandidateSelection, TenantCandidate
+from morpheus_pipelines.repositories.base import BaseRepository
 from morpheus_pipelines.repositories.bulk import (
     SetBasedRepository,
     analyze,
@@ -34,11 +35,24 @@ CANDIDATE_SOURCE_COLUMNS = (
     "last_active_at",
 )
 
-INTEGER_COLUMNS = ("seats", "active_users_30d", "employee_count", "enrichment_error_count")
+INTEGER_COLUMNS = (
+    "seats",
+    "active_users_30d",
+    "employee_count",
+    "enrichment_error_count",
+    "enrichment_ms",
+)
+
+
+class CandidateSelectionRepository(BaseRepository[CandidateSelection]):
+    model_class = CandidateSelection
 
 
 class TenantCandidateRepository(SetBasedRepository[TenantCandidate]):
+    """``apac_tenant_candidates``, and ``apac_candidate_selections`` (one row per partition)."""
+
     model_class = TenantCandidate
+    selections = CandidateSelectionRepository()
 
     def replace_partition(
         self,
@@ -82,6 +96,49 @@ class TenantCandidateRepository(SetBasedRepository[TenantCandidate]):
         analyze(session, "apac_tenant_candidates")
         return written
 
+    def record_selection(
+        self,
+        session: Session,
+        *,
+        partition_key: str,
+        run_id: str,
+        tenant_limit: int | None,
+        candidates: int,
+    ) -> None:
+        """Record when (and with which ``limit``) the partition's candidates were read."""
+        self.selections.upsert(
+            session,
+            {
+                "partition_key": partition_key,
+                "run_id": run_id,
+                "selected_at": func.now(),
+                "tenant_limit": tenant_limit,
+                "candidates": candidates,
+            },
+            conflict_columns=["partition_key"],
+        )
+
+    def selection(self, session: Session, *, partition_key: str) -> CandidateSelection | None:
+        """The partition's last candidate selection (None before the first)."""
+        return self.selections.get_by_id(session, partition_key)
+
+    def missing_ids(
+        self, session: Session, *, partition_key: str, tenant_ids: Iterable[str]
+    ) -> list[str]:
+        """Those of ``tenant_ids`` that are not candidates of the partition, sorted."""
+        wanted = sorted(set(tenant_ids))
+        if not wanted:
+            return []
+        found = set(
+            session.scalars(
+                select(TenantCandidate.tenant_id).where(
+                    TenantCandidate.partition_key == partition_key,
+                    TenantCandidate.tenant_id.in_(wanted),
+                )
+            )
+        )
+        return [tenant_id for tenant_id in wanted if tenant_id not in found]
+
     def partition_counts(self, session: Session, *, partition_key: str) -> dict[str, int]:
         """Counts per source type, forced and rejected, for metadata."""
         rejected = TenantCandidate.rejection_reason.is_not(None)
@@ -120,7 +177,7 @@ class TenantCandidateRepository(SetBasedRepository[TenantCandidate]):
             "c.signup_at, c.last_active_at, c.rejection_reason, "
             "e.email_domain, e.email_domain_class, e.official_website, e.company_name, "
             "e.industry, e.employee_count, e.country, e.enrichment_status, "
-            "e.enrichment_error_count "
+            "e.enrichment_error_count, e.enrichment_ms "
             "FROM apac_tenant_candidates c LEFT JOIN apac_enriched_tenants e "
             "ON e.partition_key = c.partition_key AND e.tenant_id = c.tenant_id "
             "WHERE c.partition_key = {p} AND c.forced_sales_owned = {forced} {after} "

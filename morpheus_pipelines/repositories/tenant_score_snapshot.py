@@ -14,6 +14,7 @@ from morpheus_pipelines.repositories.bulk import (
     keyset_after,
     read_frame,
 )
+from morpheus_pipelines.repositories.routing_decision import FORCED_RULE, RETIRED_RULE
 from morpheus_pipelines.repositories.tenant_bucket import BUCKET_TABLES
 
 SNAPSHOT_COLUMNS = (
@@ -27,6 +28,10 @@ SNAPSHOT_COLUMNS = (
     "contributions",
 )
 SCORE_COLUMNS = ("total_score", "calculated_priority", "priority", "priority_reason")
+# The decisions (alias ``d``) that are scoring input: routed, not forced, not retired.
+SCORED_DECISION = sql.SQL(
+    "d.rejection_reason IS NULL AND d.routing_rule NOT IN ({forced}, {retired})"
+).format(forced=sql.Literal(FORCED_RULE), retired=sql.Literal(RETIRED_RULE))
 
 
 class TenantScoreSnapshotRepository(SetBasedRepository[TenantScoreSnapshot]):
@@ -36,35 +41,54 @@ class TenantScoreSnapshotRepository(SetBasedRepository[TenantScoreSnapshot]):
         self, session: Session, *, partition_key: str, after: str | None, limit: int
     ) -> pd.DataFrame:
         """Up to ``limit`` of the partition's routed tenants after ``after``, with the routing
-        message (bucket, override, reason) and the signals of their bucket row. The forced
-        Sales-owned ids and rejected rows are not scoring input."""
+        message (bucket, override, reason) and the signals the partition read for them (its
+        candidate and enrichment rows: a backfill scores what it selected, not today's live
+        rows). The forced Sales-owned ids, rejected rows and retirements are not scoring
+        input."""
         query = sql.SQL(
             "SELECT d.tenant_id, d.tenant_bucket, d.priority_override, d.priority_reason, "
-            "coalesce(a.plan, s.plan) AS plan, coalesce(a.seats, s.seats) AS seats, "
-            "coalesce(a.active_users_30d, s.active_users_30d) AS active_users_30d, "
-            "coalesce(a.last_active_at, s.last_active_at) AS last_active_at, "
-            "coalesce(a.employee_count, s.employee_count) AS employee_count, "
-            "coalesce(a.country, s.country) AS country, "
-            "coalesce(a.industry, s.industry) AS industry "
+            "d.hubspot_sync_id, c.plan, c.seats, c.active_users_30d, c.last_active_at, "
+            "e.employee_count, e.country, e.industry "
             "FROM apac_routing_decisions d "
-            "LEFT JOIN apac_active_tenants a "
-            "ON a.tenant_id = d.tenant_id AND d.tenant_bucket = 'active' "
-            "LEFT JOIN apac_sales_owned_tenants s "
-            "ON s.tenant_id = d.tenant_id AND d.tenant_bucket = 'sales_owned' "
-            "WHERE d.partition_key = {p} AND d.rejection_reason IS NULL "
-            "AND d.routing_rule <> 'forced_sales_owned' {after} "
+            "JOIN apac_tenant_candidates c "
+            "ON c.partition_key = d.partition_key AND c.tenant_id = d.tenant_id "
+            "LEFT JOIN apac_enriched_tenants e "
+            "ON e.partition_key = d.partition_key AND e.tenant_id = d.tenant_id "
+            "WHERE d.partition_key = {p} AND {scored} {after} "
             "ORDER BY d.tenant_id LIMIT {n}"
         ).format(
             p=sql.Literal(partition_key),
+            scored=SCORED_DECISION,
             after=keyset_after("d.tenant_id", after),
             n=sql.Literal(limit),
         )
         return read_frame(session, query)
 
+    def delete_orphans(self, session: Session, *, partition_key: str) -> int:
+        """Delete the partition's snapshots of tenants that are no longer scoring input (they
+        left the partition, were retired or became forced)."""
+        with driver_cursor(session) as cursor:
+            cursor.execute(
+                sql.SQL(
+                    "DELETE FROM apac_tenant_score_snapshots t WHERE t.partition_key = {p} "
+                    "AND NOT EXISTS (SELECT 1 FROM apac_routing_decisions d "
+                    "WHERE d.partition_key = t.partition_key AND d.tenant_id = t.tenant_id "
+                    "AND {scored})"
+                ).format(p=sql.Literal(partition_key), scored=SCORED_DECISION)
+            )
+            return max(cursor.rowcount, 0)
+
     def write_scores(
-        self, session: Session, scores: pd.DataFrame, *, partition_key: str, run_id: str
+        self,
+        session: Session,
+        scores: pd.DataFrame,
+        *,
+        partition_key: str,
+        run_id: str,
+        live: bool = True,
     ) -> dict[str, int]:
-        """Record the snapshots and update the score columns of each bucket row.
+        """Record the snapshots and, when the partition owns the live buckets (``live``),
+        update the score columns of each (unretired) bucket row.
 
         A bucket row is rewritten only when its score or priority changed; a priority change
         keeps the old value in ``previous_priority`` and the partition in
@@ -85,8 +109,11 @@ class TenantScoreSnapshotRepository(SetBasedRepository[TenantScoreSnapshot]):
                 },
             )
         }
-        for bucket, table in BUCKET_TABLES.items():
-            written[bucket] = self._update_bucket(session, staging, bucket, table, partition_key)
+        if live:
+            for bucket, table in BUCKET_TABLES.items():
+                written[bucket] = self._update_bucket(
+                    session, staging, bucket, table, partition_key
+                )
         return written
 
     def _update_bucket(
@@ -101,7 +128,7 @@ class TenantScoreSnapshotRepository(SetBasedRepository[TenantScoreSnapshot]):
             "priority_changed_partition = CASE WHEN {changed} THEN {p} "
             "ELSE t.priority_changed_partition END "
             "FROM {s} s WHERE s.tenant_id = t.tenant_id AND s.tenant_bucket = {bucket} "
-            "AND ({old}) IS DISTINCT FROM ({new})"
+            "AND t.retired_at IS NULL AND ({old}) IS DISTINCT FROM ({new})"
         ).format(
             table=ident(table),
             assign=sql.SQL(", ").join(

@@ -8,14 +8,23 @@ import dagster as dg
 from pydantic import Field
 
 from morpheus_pipelines.clients.hubspot import HubSpotClient
+from morpheus_pipelines.settings import DEFAULT_TARGET_LIST_ID
+
+
+class TargetListResource(dg.ConfigurableResource):
+    """Which HubSpot list is the target-account list (`HUBSPOT_TARGET_LIST_ID`). Carries no
+    credential: the assets that only read the local snapshot get this, never the token
+    (docs/observability.md, "Secrets")."""
+
+    list_id: str = DEFAULT_TARGET_LIST_ID
 
 
 class HubSpotResource(dg.ConfigurableResource):
-    """HubSpot CRM API: private-app token, target list, timeouts, retries, rate budget."""
+    """HubSpot CRM API: private-app token, timeouts, retries, rate budget. Given only to the
+    asset that calls HubSpot (`hubspot_target_accounts`)."""
 
     base_url: str = "https://api.hubapi.com"
     private_app_token: str = Field(default="", repr=False)
-    target_list_id: str = "19544"
     request_timeout: float = 30.0
     connect_timeout: float = 5.0
     retry_count: int = 3

@@ -442,8 +442,13 @@ def score_tenants(
     model: ScoringModel,
     as_of: datetime,
     forced_sales_owned_ids: Iterable[str] = (),
+    observed_at: datetime | None = None,
 ) -> pd.DataFrame:
     """Score the valid rows of a batch with ``model`` as of ``as_of`` (timezone-aware).
+
+    ``observed_at`` is when the signals were read from the source (after ``as_of`` for a
+    backfill): activity up to then is real, so the recency signal's future tolerance counts
+    from ``observed_at`` rather than from ``as_of``.
 
     Rows rejected by :func:`partition_scoring_input` are left out (call it yourself to report
     them). Returns one row per valid input row, indexed like the input, with
@@ -463,10 +468,13 @@ def score_tenants(
     or a missing input column; bad values inside the columns never raise (module docstring).
     """
     as_of_seconds = _as_of_seconds(as_of)
+    late_days = 0.0
+    if observed_at is not None:
+        late_days = max(0.0, (_as_of_seconds(observed_at) - as_of_seconds) / _SECONDS_PER_DAY)
     valid, _ = partition_scoring_input(frame, forced_sales_owned_ids=forced_sales_owned_ids)
     # Points are whole cents (np.round(points, 2) == cents / 100 exactly), so the total is the
     # exact sum of the rounded contributions, with no float drift.
-    fractions = _signal_fractions(valid, model, as_of_seconds)
+    fractions = _signal_fractions(valid, model, as_of_seconds, late_days)
     cents = np.rint(fractions * model.weight_vector * 100.0).astype(np.int64)
     total = np.minimum(cents.sum(axis=1), round(WEIGHT_SUM * 100)) / 100.0
 
@@ -559,7 +567,9 @@ def _gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _signal_fractions(frame: pd.DataFrame, model: ScoringModel, as_of: float) -> np.ndarray:
+def _signal_fractions(
+    frame: pd.DataFrame, model: ScoringModel, as_of: float, late_days: float = 0.0
+) -> np.ndarray:
     """``(rows, len(SIGNALS))`` array of fractions in ``[0, 1]``; missing inputs give 0."""
     seats = _non_negative(frame["seats"])
     active = _non_negative(frame["active_users_30d"])
@@ -570,7 +580,7 @@ def _signal_fractions(frame: pd.DataFrame, model: ScoringModel, as_of: float) ->
         # Each half on its own: unknown seats zero only the paid-seat half (fmax: NaN → 0).
         "active_users": (1.0 - share) * np.fmax(_log_scale(active, model.active_users_cap), 0.0)
         + share * np.fmax(_log_scale(np.minimum(active, seats), model.active_users_cap), 0.0),
-        "recency": _recency(frame["last_active_at"], model, as_of),
+        "recency": _recency(frame["last_active_at"], model, as_of, late_days),
         "company_size": _bands(_non_negative(frame["employee_count"]), model.company_size_bands),
         "country": _lookup(frame["country"], model.country_scores, normalise_country),
         "industry": _lookup(frame["industry"], model.industry_scores, normalise_industry),
@@ -628,14 +638,17 @@ def _lookup(
     return np.append(scores, 0.0)[codes]
 
 
-def _recency(series: pd.Series, model: ScoringModel, as_of: float) -> np.ndarray:
-    """Recency fraction of ``last_active_at``; see the model file for the formula."""
+def _recency(
+    series: pd.Series, model: ScoringModel, as_of: float, late_days: float = 0.0
+) -> np.ndarray:
+    """Recency fraction of ``last_active_at``; see the model file for the formula. Activity
+    up to ``late_days`` after ``as_of`` was seen by the source read and is not corrupt."""
     days = (as_of - _utc_seconds(series)) / _SECONDS_PER_DAY
     full = model.recency_full_credit_days
     zero = model.recency_zero_credit_days
     with np.errstate(invalid="ignore"):
         fraction = np.clip((zero - days) / (zero - full), 0.0, 1.0)
-        too_far_ahead = days < -model.recency_future_tolerance_days
+        too_far_ahead = days < -(model.recency_future_tolerance_days + late_days)
     return np.where(too_far_ahead, np.nan, fraction)
 
 

@@ -5,7 +5,7 @@ from datetime import UTC, datetime
 import dagster as dg
 
 from morpheus_pipelines.assets.hubspot import DEFAULT_MAX_AGE_HOURS
-from morpheus_pipelines.resources.hubspot import HubSpotResource
+from morpheus_pipelines.resources.hubspot import TargetListResource
 from morpheus_pipelines.resources.notifier import NotifierResource
 from morpheus_pipelines.resources.warehouse import WarehouseResource
 from morpheus_pipelines.services.hubspot_snapshot import read_snapshot_state
@@ -52,13 +52,13 @@ def snapshot_problem(
 def hubspot_snapshot_health(
     context: dg.SensorEvaluationContext,
     warehouse: WarehouseResource,
-    hubspot: HubSpotResource,
+    target_list: TargetListResource,
     notifier: NotifierResource,
 ) -> dg.SkipReason:
     """Alerts once per problem when the last HubSpot sync attempt failed or the last
     successful snapshot is older than 26 hours; stays quiet while the problem persists."""
     with warehouse.session() as session:
-        state = read_snapshot_state(session, hubspot.target_list_id, now=datetime.now(UTC))
+        state = read_snapshot_state(session, target_list.list_id, now=datetime.now(UTC))
     problem = snapshot_problem(
         state.status, state.age_seconds, state.last_attempt_status, DEFAULT_MAX_AGE_HOURS
     )

@@ -12,7 +12,7 @@ import hashlib
 import json
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -201,9 +201,22 @@ def content_hash(rows: list[tuple]) -> str:
     return hashlib.sha256("\n".join(canonical).encode()).hexdigest()
 
 
-def read_snapshot_state(session: Session, list_id: str, *, now: datetime) -> SnapshotState:
-    """``fresh`` when the last attempt succeeded, ``stale`` when an older success exists,
-    ``unavailable`` when none ever did."""
+def sync_belongs_to_run(sync_id: str, run_ids: Iterable[str]) -> bool:
+    """Whether ``sync_id`` (see :func:`new_sync_id`) was made by one of ``run_ids``."""
+    return any(sync_id.endswith(f"-{run_id[:8]}") for run_id in run_ids)
+
+
+def read_snapshot_state(
+    session: Session,
+    list_id: str,
+    *,
+    now: datetime,
+    run_ids: Iterable[str] | None = None,
+) -> SnapshotState:
+    """``fresh`` when the snapshot in place comes from a successful sync of this run (with
+    ``run_ids``: the run and, for a re-execution, the runs it re-executes) or, without them,
+    when the last attempt succeeded; ``stale`` when an older success exists; ``unavailable``
+    when none ever did."""
     row = _sync_state.get_by_id(session, list_id)
     if row is None or row.last_successful_sync_id is None:
         return SnapshotState(
@@ -214,7 +227,11 @@ def read_snapshot_state(session: Session, list_id: str, *, now: datetime) -> Sna
             row.last_attempt_status if row else None,
             row.last_error if row else None,
         )
-    status = "fresh" if row.last_attempt_status == "success" else "stale"
+    fresh = row.last_attempt_status == "success"
+    if run_ids is not None:
+        # Materialising routing alone must not call a days-old snapshot fresh.
+        fresh = fresh and sync_belongs_to_run(row.last_successful_sync_id, run_ids)
+    status = "fresh" if fresh else "stale"
     age = (now - row.last_successful_sync_at).total_seconds()
     return SnapshotState(
         status,

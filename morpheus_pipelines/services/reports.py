@@ -57,13 +57,25 @@ BY_MATCH_METHOD = "tenants_by_match_method"
 NEW_TOP = "new_top_priority"
 CHANGED_TOP = "changed_top_priority"
 ENTERED = "entered_active"
+ENTERED_TOP = "entered_top_priority"
+DOWNGRADED_TOP = "downgraded_from_top_priority"
+RETIRED = "retired_active"
 TRANSITIONS = "priority_transitions"
 SNAPSHOT_STATUS = "snapshot_status"
 
 # State of the Active table when the day was summarised: a week reports its last day.
 STATE_METRICS = (ACTIVE_TENANTS, BY_PRIORITY, BY_REASON, BY_MATCH_METHOD)
 # Events of the day: a week sums them (snapshot_status sums to days per status).
-EVENT_METRICS = (NEW_TOP, CHANGED_TOP, ENTERED, TRANSITIONS, SNAPSHOT_STATUS)
+EVENT_METRICS = (
+    NEW_TOP,
+    CHANGED_TOP,
+    ENTERED,
+    ENTERED_TOP,
+    DOWNGRADED_TOP,
+    RETIRED,
+    TRANSITIONS,
+    SNAPSHOT_STATUS,
+)
 WEEK_PREFIX = "week_"
 
 REASON_LABELS = {
@@ -156,7 +168,14 @@ def why(reason: str | None, match_method: str | None, company_id: str | None, sc
 
 
 def change_label(change: str, previous: str | None, priority: str) -> str:
-    return "new" if change == "new" or not previous else f"{previous} → {priority}"
+    """What happened to a listed tenant, in words (``change`` as stored)."""
+    if change == "entered":
+        return f"entered Active from Sales-owned as {priority}"
+    if change == "new" or not previous:
+        return "new"
+    if change == "downgraded":
+        return f"{previous} → {priority} (left P0/P1)"
+    return f"{previous} → {priority}"
 
 
 def check_key(key: str) -> str:
@@ -223,6 +242,7 @@ class ActiveTenantFigures:
     entered_counts: Mapping[str, int]
     transitions: Mapping[str, int]
     state_partition: str | None = None
+    retired: Mapping[str, int] = field(default_factory=dict)
 
 
 @dataclass
@@ -261,11 +281,11 @@ class DailySummary:
 
 
 def summary_tenants(changed: pd.DataFrame) -> pd.DataFrame:
-    """The new/changed P0/P1 rows as stored and shown: missing values as None, names
-    masked, ``change`` from ``previous_priority``, and ``why`` in words."""
+    """The listed rows as stored and shown: missing values as None, names masked, and ``why``
+    in words. ``change`` is ``new``, ``changed``, ``downgraded`` (out of P0/P1) or
+    ``entered`` (from Sales-owned with a carried P0/P1)."""
     frame = changed.astype(object).where(changed.notna(), None).reset_index(drop=True)
     frame["name"] = [None if n is None else mask_emails(n) for n in frame["name"]]
-    frame["change"] = ["new" if p is None else "changed" for p in frame["previous_priority"]]
     frame["why"] = [
         why(r, m, c, s)
         for r, m, c, s in zip(
@@ -291,8 +311,9 @@ def build_daily_summary(
     tenants = summary_tenants(figures.changed)
     by_change = {
         change: tenants.loc[tenants["change"] == change, "priority"].value_counts().to_dict()
-        for change in ("new", "changed")
+        for change in ("new", "changed", "entered")
     }
+    downgraded = tenants.loc[tenants["change"] == "downgraded", "previous_priority"]
     priority_counts = _filled(figures.priority_counts, PRIORITY_DIMENSIONS)
     metrics: dict[str, dict[str, float]] = {
         ACTIVE_TENANTS: {"all": sum(priority_counts.values())},
@@ -302,6 +323,9 @@ def build_daily_summary(
         NEW_TOP: _filled(by_change["new"], TOP_PRIORITIES),
         CHANGED_TOP: _filled(by_change["changed"], TOP_PRIORITIES),
         ENTERED: _filled(figures.entered_counts, ENTERED_DIMENSIONS),
+        ENTERED_TOP: _filled(by_change["entered"], TOP_PRIORITIES),
+        DOWNGRADED_TOP: _filled(downgraded.value_counts().to_dict(), TOP_PRIORITIES),
+        RETIRED: _filled(figures.retired, ("all",)),
         TRANSITIONS: _filled(figures.transitions, ()),
         SNAPSHOT_STATUS: {s: int(s == snapshot.status) for s in SNAPSHOT_STATUSES},
     }

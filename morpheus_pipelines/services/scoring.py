@@ -14,8 +14,14 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 import pandas as pd
+from sqlalchemy.orm import Session
 
-from morpheus_pipelines.repositories import TenantScoreSnapshotRepository
+from morpheus_pipelines.observability import TenantEventLog
+from morpheus_pipelines.repositories import (
+    RoutingDecisionRepository,
+    TenantCandidateRepository,
+    TenantScoreSnapshotRepository,
+)
 from morpheus_pipelines.rules.scoring import (
     OUTPUT_COLUMNS,
     REJECTION_REASON_COLUMN,
@@ -32,6 +38,8 @@ SCORED_EVENT_COLUMNS = [
 ]
 
 _scores = TenantScoreSnapshotRepository()
+_decisions = RoutingDecisionRepository()
+_candidates = TenantCandidateRepository()
 
 
 @dataclass
@@ -42,11 +50,31 @@ class ScoringTotals:
     by_bucket_priority: dict[str, int] = field(default_factory=dict)
     rows_written: dict[str, int] = field(default_factory=dict)
     seconds: float = 0.0
+    live: bool = True
 
 
 def as_of(partition_key: str) -> datetime:
     """Scores are computed as of the end of the partition's CST day."""
     return cst_day_bounds(partition_key)[1] - timedelta(microseconds=1)
+
+
+@dataclass(frozen=True)
+class ScoringScope:
+    """Whether the partition owns the live bucket rows, and when its candidates were read."""
+
+    live: bool
+    observed_at: datetime | None
+
+
+def scoring_scope(session: Session, partition_key: str) -> ScoringScope:
+    """Only the newest routed partition writes scores into the live bucket rows; an older one
+    records its score snapshots only (docs/partitions.md)."""
+    newest = _decisions.newest_partition(session)
+    selection = _candidates.selection(session, partition_key=partition_key)
+    return ScoringScope(
+        live=newest is None or newest <= partition_key,
+        observed_at=selection.selected_at if selection is not None else None,
+    )
 
 
 def _add(counts: dict[str, int], series: pd.Series) -> None:
@@ -62,11 +90,14 @@ def score_partition(
     model: ScoringModel,
     batch_size: int = 100_000,
     log: logging.Logger | None = None,
-    events: object | None = None,
+    events: TenantEventLog | None = None,
 ) -> ScoringTotals:
     """Score every routed tenant of the partition, one transaction per chunk."""
     started = time.perf_counter()
     totals = ScoringTotals()
+    with session_factory() as session:
+        scope = scoring_scope(session, partition_key)
+    totals.live = scope.live
 
     def read(session, after, limit):
         return _scores.read_scoring_input(
@@ -74,11 +105,20 @@ def score_partition(
         )
 
     for chunk in iter_chunks(session_factory, read, size=batch_size):
+        if events is not None:
+            events.tenants_scoring_started(
+                chunk,
+                run_id=run_id,
+                partition_key=partition_key,
+                offset=totals.scored + totals.rejected,
+            )
         _, rejected = partition_scoring_input(chunk)
-        scores = score_tenants(chunk, model=model, as_of=as_of(partition_key))
+        scores = score_tenants(
+            chunk, model=model, as_of=as_of(partition_key), observed_at=scope.observed_at
+        )
         with session_factory() as session:
             written = _scores.write_scores(
-                session, scores, partition_key=partition_key, run_id=run_id
+                session, scores, partition_key=partition_key, run_id=run_id, live=scope.live
             )
         for key, n in written.items():
             totals.rows_written[key] = totals.rows_written.get(key, 0) + n
@@ -87,12 +127,17 @@ def score_partition(
         _add(totals.rejection_reasons, rejected[REJECTION_REASON_COLUMN])
         _add(totals.by_bucket_priority, scores["tenant_bucket"] + ":" + scores["priority"])
         if events is not None:
-            events.tenants_scored(
-                scores[SCORED_EVENT_COLUMNS], rejected, run_id=run_id, partition_key=partition_key
+            scored = scores[SCORED_EVENT_COLUMNS].assign(
+                sync_id=chunk.loc[scores.index, "hubspot_sync_id"]
             )
+            events.tenants_scored(scored, rejected, run_id=run_id, partition_key=partition_key)
         if log is not None:
             log.info(
                 f"scored {totals.scored:,} tenants ({totals.rejected} rejected) for {partition_key}"
             )
+    with session_factory() as session:
+        totals.rows_written["orphan_snapshots"] = _scores.delete_orphans(
+            session, partition_key=partition_key
+        )
     totals.seconds = time.perf_counter() - started
     return totals

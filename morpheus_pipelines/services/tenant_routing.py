@@ -4,35 +4,42 @@ The snapshot status decides whether HubSpot matching is used (``unavailable`` fa
 the Sales-owned rule). Matching and precedence are the plain rules of ``rules.matching`` and
 ``rules.routing``; this module turns their output into bucket rows and decision rows and
 writes each batch in one transaction through ``TenantBucketRepository.move_batch``.
+
+Only the newest routed partition writes the live bucket tables; an older partition (a
+backfill, a late re-run) rewrites its own decision record and nothing else, and a live run
+retires the bucket rows it no longer selects (docs/partitions.md, "What a backfill changes").
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-import numpy as np
 import pandas as pd
 from sqlalchemy.orm import Session
 
 from morpheus_pipelines.models.tenants import ENRICHMENT_COLUMNS
-from morpheus_pipelines.observability import TenantEventLog
+from morpheus_pipelines.observability import TenantEventLog, log_event
 from morpheus_pipelines.repositories import (
     HubSpotTargetAccountRepository,
     RoutingDecisionRepository,
     TenantBucketRepository,
+    TenantCandidateRepository,
 )
+from morpheus_pipelines.repositories.routing_decision import DECISION_COLUMNS, RETIRED_RULE
 from morpheus_pipelines.repositories.tenant_bucket import ROUTED_COLUMNS
 from morpheus_pipelines.rules.matching import SnapshotIndex, match_tenants, prepare_snapshot
 from morpheus_pipelines.rules.routing import route_tenants
+from morpheus_pipelines.services.chunks import iter_chunks
 from morpheus_pipelines.services.hubspot_snapshot import SnapshotState, read_snapshot_state
 
 _accounts = HubSpotTargetAccountRepository()
 _buckets = TenantBucketRepository()
+_candidates = TenantCandidateRepository()
 _decisions = RoutingDecisionRepository()
 
 SessionFactory = Callable[[], AbstractContextManager[Session]]
@@ -40,8 +47,16 @@ FORCED_PRIORITY = "P0"
 
 
 @dataclass(frozen=True)
+class SnapshotView:
+    """The snapshot one routing run uses for every partition it routes."""
+
+    state: SnapshotState
+    index: SnapshotIndex | None
+
+
+@dataclass(frozen=True)
 class RoutingContext:
-    """What every batch of one routing run shares."""
+    """What every batch of one partition's routing shares."""
 
     partition_key: str
     run_id: str
@@ -49,6 +64,9 @@ class RoutingContext:
     index: SnapshotIndex | None
     sales_emails: frozenset[str]
     forced_ids: frozenset[str]
+    # The newest routed partition: writes the live bucket tables. An older one (a backfill or
+    # a late re-run) writes its decision record only.
+    live: bool = True
 
 
 @dataclass
@@ -72,22 +90,43 @@ class RoutingTotals:
             self.by_bucket[bucket] = self.by_bucket.get(bucket, 0) + n
 
 
-def load_context(
+def load_snapshot(
     session: Session,
     *,
     list_id: str,
+    run_ids: Iterable[str] | None,
+    now: datetime | None = None,
+) -> SnapshotView:
+    """Read the snapshot state (``fresh`` only when a sync of ``run_ids`` — the run and the
+    runs it re-executes — succeeded) and, when it is usable, the snapshot itself (small)."""
+    state = read_snapshot_state(session, list_id, now=now or datetime.now(UTC), run_ids=run_ids)
+    index = None
+    if state.status != "unavailable":
+        index = prepare_snapshot(_accounts.load_frame(session))
+    return SnapshotView(state, index)
+
+
+def load_context(
+    session: Session,
+    *,
+    snapshot: SnapshotView,
     partition_key: str,
     run_id: str,
     sales_emails: frozenset[str],
     forced_ids: frozenset[str],
-    now: datetime | None = None,
 ) -> RoutingContext:
-    """Read the snapshot state and, when it is usable, the snapshot itself (small)."""
-    state = read_snapshot_state(session, list_id, now=now or datetime.now(UTC))
-    index = None
-    if state.status != "unavailable":
-        index = prepare_snapshot(_accounts.load_frame(session))
-    return RoutingContext(partition_key, run_id, state, index, sales_emails, forced_ids)
+    """Everything one partition's routing shares; ``live`` when no newer partition has been
+    routed."""
+    newest = _decisions.newest_partition(session)
+    return RoutingContext(
+        partition_key,
+        run_id,
+        snapshot.state,
+        snapshot.index,
+        sales_emails,
+        forced_ids,
+        live=newest is None or newest <= partition_key,
+    )
 
 
 def route_frame(frame: pd.DataFrame, ctx: RoutingContext) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -129,14 +168,12 @@ def route_frame(frame: pd.DataFrame, ctx: RoutingContext) -> tuple[pd.DataFrame,
         "hubspot_match_method",
     ):
         bucket_rows[column] = routes[column]
-    target = routes["hubspot_target"].to_numpy(dtype=bool)
-    # Snapshot evidence is kept on the rows the HubSpot rule decided; other rows would
-    # otherwise change every day with the sync id and be rewritten for nothing.
-    bucket_rows["hubspot_sync_id"] = np.where(target, ctx.snapshot.sync_id, None)
+    # The snapshot the routing was decided with, on every routed row (matched or not).
+    bucket_rows["hubspot_sync_id"] = ctx.snapshot.sync_id
     bucket_rows["hubspot_snapshot_synced_at"] = pd.Series(
-        np.where(target, ctx.snapshot.synced_at, None), dtype=object
+        [ctx.snapshot.synced_at] * len(bucket_rows), dtype=object
     )
-    bucket_rows["hubspot_snapshot_status"] = np.where(target, ctx.snapshot.status, None)
+    bucket_rows["hubspot_snapshot_status"] = ctx.snapshot.status
     decisions = pd.DataFrame(
         {
             "tenant_id": routable["tenant_id"],
@@ -147,6 +184,9 @@ def route_frame(frame: pd.DataFrame, ctx: RoutingContext) -> tuple[pd.DataFrame,
             "hubspot_match_method": routes["hubspot_match_method"],
             "ambiguous_match": matches["ambiguous_match"] if matches is not None else False,
             "ambiguous_key": matches["ambiguous_key"] if matches is not None else None,
+            "name_hint_company_id": (
+                matches["name_hint_company_id"] if matches is not None else None
+            ),
             "email_domain_class": bucket_rows["email_domain_class"],
             "sales_owned_match": routes["sales_owned_match"],
             "priority_override": routes["priority_override"],
@@ -195,24 +235,28 @@ def write_batch(
 ) -> RoutingTotals:
     """One transaction: move the batch's tenants and record the decisions."""
     started = time.perf_counter()
+    written = 0
+    moved_from: dict[str, str] = {}
     with session_factory() as session:
-        result = _buckets.move_batch(
-            session,
-            bucket_rows,
-            partition_key=ctx.partition_key,
-            run_id=ctx.run_id,
-            forced_priority=FORCED_PRIORITY if forced else None,
-        )
-        if result.moved_from:
-            moved = decisions["tenant_id"].map(result.moved_from)
+        if ctx.live:
+            result = _buckets.move_batch(
+                session,
+                bucket_rows,
+                partition_key=ctx.partition_key,
+                run_id=ctx.run_id,
+                forced_priority=FORCED_PRIORITY if forced else None,
+            )
+            written, moved_from = sum(result.written.values()), result.moved_from
+        if moved_from:
+            moved = decisions["tenant_id"].map(moved_from)
             decisions = decisions.assign(moved=moved.notna(), moved_from=moved)
         _decisions.record(session, decisions, partition_key=ctx.partition_key, run_id=ctx.run_id)
     counts = bucket_rows["tenant_bucket"].value_counts()
     return RoutingTotals(
         tenants=len(decisions),
         batches=1,
-        written=sum(result.written.values()),
-        moved=len(result.moved_from),
+        written=written,
+        moved=len(moved_from),
         rejected=int(decisions["rejection_reason"].notna().sum()),
         by_bucket={str(k): int(v) for k, v in counts.items()},
         seconds=time.perf_counter() - started,
@@ -227,19 +271,26 @@ def route_batches(
     forced: bool = False,
     events: TenantEventLog | None = None,
     log: logging.Logger | None = None,
+    offset: int = 0,
+    record_count: int | None = None,
 ) -> RoutingTotals:
     """Route every batch, one transaction each; progress to ``log``, per-tenant events to
-    ``events``."""
+    ``events`` (record indexes start at ``offset``)."""
     totals = RoutingTotals()
     for frame in batches:
         started = time.perf_counter()
         if events is not None:
-            events.tenants_started(frame, ctx, offset=totals.tenants)
+            events.tenants_started(
+                frame, ctx, offset=offset + totals.tenants, record_count=record_count
+            )
         bucket_rows, decisions = route_frame(frame, ctx)
         batch = write_batch(session_factory, bucket_rows, decisions, ctx, forced=forced)
         if events is not None:
             events.tenants_completed(
-                decisions, ctx, elapsed=time.perf_counter() - started, offset=totals.tenants
+                decisions,
+                ctx,
+                elapsed=time.perf_counter() - started,
+                offset=offset + totals.tenants,
             )
         totals.add(batch)
         if log is not None:
@@ -250,13 +301,168 @@ def route_batches(
     return totals
 
 
+@dataclass
+class PartitionRouting:
+    """What routing one partition did, for metadata and checks."""
+
+    partition_key: str
+    live: bool
+    totals: RoutingTotals
+    forced: int
+    retired: int
+    orphans_removed: int
+    summary: dict[str, dict[str, int]]
+    check_violations: dict[str, int]
+    missing_forced_ids: list[str]
+
+
+def candidate_chunks(
+    session_factory: SessionFactory, partition_key: str, *, forced: bool, size: int
+) -> Iterator[pd.DataFrame]:
+    """The partition's candidates joined to their enrichment, ``size`` tenants at a time."""
+
+    def read(session: Session, after: str | None, limit: int) -> pd.DataFrame:
+        return _candidates.read_with_enrichment(
+            session, partition_key=partition_key, forced=forced, after=after, limit=limit
+        )
+
+    return iter_chunks(session_factory, read, size=size)
+
+
+def retirement_decisions(retired: pd.DataFrame, ctx: RoutingContext) -> pd.DataFrame:
+    """Decision rows of tenants a live run no longer selects (``routing_rule = 'retired'``,
+    the bucket they stay in, retired)."""
+    values = {
+        "tenant_id": retired["tenant_id"],
+        "source_type": retired["source_type"],
+        "tenant_bucket": retired["tenant_bucket"],
+        "routing_rule": RETIRED_RULE,
+        "ambiguous_match": False,
+        "sales_owned_match": False,
+        "snapshot_status": ctx.snapshot.status,
+        "hubspot_sync_id": ctx.snapshot.sync_id,
+        "hubspot_snapshot_synced_at": ctx.snapshot.synced_at,
+        "moved": False,
+    }
+    return pd.DataFrame(
+        {column: values.get(column) for column in DECISION_COLUMNS}, index=retired.index
+    )
+
+
+def route_partition(
+    session_factory: SessionFactory,
+    *,
+    snapshot: SnapshotView,
+    partition_key: str,
+    run_id: str,
+    sales_emails: frozenset[str],
+    forced_ids: frozenset[str],
+    batch_size: int,
+    events: TenantEventLog | None = None,
+    log: logging.Logger | None = None,
+) -> PartitionRouting:
+    """Route one partition: the forced Sales-owned ids first (straight to Sales-owned P0, no
+    enrichment), then every other candidate; a live run then retires the bucket rows it no
+    longer selects (not after a ``limit``-ed selection). Decisions of tenants that left the
+    partition are removed. Returns totals, the decision summary and the check figures."""
+    with session_factory() as session:
+        ctx = load_context(
+            session,
+            snapshot=snapshot,
+            partition_key=partition_key,
+            run_id=run_id,
+            sales_emails=sales_emails,
+            forced_ids=forced_ids,
+        )
+        selection = _candidates.selection(session, partition_key=partition_key)
+    if log is not None and not ctx.live:
+        log.info(
+            f"{partition_key}: a newer partition owns the live buckets; recording this "
+            "partition's decisions only"
+        )
+    totals = RoutingTotals()
+    record_count = selection.candidates if selection is not None else None
+    forced_tenants = 0
+    # The forced ids first: straight to Sales-owned P0, without enrichment (002 §2).
+    for forced in (True, False):
+        routed = route_batches(
+            candidate_chunks(session_factory, partition_key, forced=forced, size=batch_size),
+            session_factory,
+            ctx,
+            forced=forced,
+            events=events,
+            log=log,
+            offset=totals.tenants,
+            record_count=record_count,
+        )
+        if forced:
+            forced_tenants = routed.tenants
+        totals.add(routed)
+    retired = 0
+    if ctx.live and selection is not None and selection.tenant_limit is None:
+        with session_factory() as session:
+            frame = _buckets.retire_unselected(session, partition_key=partition_key, run_id=run_id)
+            if len(frame):
+                _decisions.record(
+                    session,
+                    retirement_decisions(frame, ctx),
+                    partition_key=partition_key,
+                    run_id=run_id,
+                )
+        retired = len(frame)
+        if log is not None and retired:
+            log.info(f"{partition_key}: retired {retired:,} tenants no longer selected")
+    with session_factory() as session:
+        orphans = _decisions.delete_orphans(session, partition_key=partition_key)
+    with session_factory() as session:
+        summary = _decisions.summary(session, partition_key=partition_key)
+        violations = _decisions.check_figures(
+            session, partition_key=partition_key, forced_ids=forced_ids, live=ctx.live
+        )
+        missing = _candidates.missing_ids(
+            session, partition_key=partition_key, tenant_ids=forced_ids
+        )
+    log_event(
+        "routing_completed",
+        run_id=run_id,
+        partition_key=partition_key,
+        live=ctx.live,
+        sync_id=ctx.snapshot.sync_id,
+        snapshot_status=ctx.snapshot.status,
+        tenants=totals.tenants,
+        by_source_type=summary["by_source_type"],
+        by_bucket=summary["by_bucket"],
+        by_rule=summary["by_rule"],
+        retired=retired,
+        moved=totals.moved,
+        rejected=totals.rejected,
+        elapsed_seconds=round(totals.seconds, 3),
+    )
+    return PartitionRouting(
+        partition_key=partition_key,
+        live=ctx.live,
+        totals=totals,
+        forced=forced_tenants,
+        retired=retired,
+        orphans_removed=orphans,
+        summary=summary,
+        check_violations=violations,
+        missing_forced_ids=missing,
+    )
+
+
 __all__ = [
     "ENRICHMENT_COLUMNS",
     "ROUTED_COLUMNS",
+    "PartitionRouting",
     "RoutingContext",
     "RoutingTotals",
+    "SnapshotView",
+    "candidate_chunks",
     "load_context",
+    "load_snapshot",
     "route_batches",
     "route_frame",
+    "route_partition",
     "write_batch",
 ]

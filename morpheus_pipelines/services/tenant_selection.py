@@ -9,7 +9,10 @@ A partition key is a CST (Asia/Shanghai) natural day D. Its candidates are:
   whatever their status.
 
 A tenant in both sets is selected once, with ``source_type = 'signup'``: on its signup day the
-fact that it is new is what matters to Sales.
+fact that it is new is what matters to Sales. The ``FORCED_SALES_OWNED_TENANT_IDS`` are
+selected whatever their status or region (they are written to Sales-owned directly), as
+``active`` unless they signed up that day. A ``limit`` keeps the first tenants by id (the
+rollout's small first invocation, docs/partitions.md).
 
 The rows are streamed with ``COPY … TO STDOUT`` from the source database straight into a
 warehouse staging table, without being parsed in Python.
@@ -17,14 +20,20 @@ warehouse staging table, without being parsed in Python.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from datetime import date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
 from psycopg import sql
 from sqlalchemy.orm import Session
 
+from morpheus_pipelines.observability import log_event
+from morpheus_pipelines.repositories import TenantCandidateRepository
 from morpheus_pipelines.repositories.bulk import driver_cursor
+from morpheus_pipelines.repositories.tenant_candidate import CANDIDATE_SOURCE_COLUMNS
+from morpheus_pipelines.services.chunks import SessionFactory
+
+_candidates = TenantCandidateRepository()
 
 CST = ZoneInfo("Asia/Shanghai")
 EXCLUDED_ACTIVE_STATUSES = ("free_trial", "new_user", "closing")
@@ -51,23 +60,87 @@ def signup_predicate(start: datetime, end: datetime) -> sql.Composed:
     )
 
 
-def candidate_query(schema: str, partition_key: str) -> sql.Composed:
+def candidate_query(
+    schema: str,
+    partition_key: str,
+    *,
+    forced_ids: Iterable[str] = (),
+    limit: int | None = None,
+) -> sql.Composed:
     """One query, one row per selected tenant, columns in ``CANDIDATE_SOURCE_COLUMNS`` order."""
     start, end = cst_day_bounds(partition_key)
     signup = signup_predicate(start, end)
+    forced = sql.SQL("id = ANY({}::text[])").format(sql.Literal(sorted(forced_ids)))
     return sql.SQL(
         "SELECT id, CASE WHEN {signup} THEN 'signup' ELSE 'active' END, custom_id, name, email, "
         "sales_owner_email, status, plan, seats, active_users_30d, created_at, last_active_at "
-        "FROM {schema}.tenants WHERE ({active}) OR ({signup}) ORDER BY id"
-    ).format(signup=signup, active=active_candidate_predicate(), schema=sql.Identifier(schema))
+        "FROM {schema}.tenants WHERE ({active}) OR ({signup}) OR ({forced}) ORDER BY id{limit}"
+    ).format(
+        signup=signup,
+        active=active_candidate_predicate(),
+        forced=forced,
+        schema=sql.Identifier(schema),
+        limit=sql.SQL("") if limit is None else sql.SQL(" LIMIT {}").format(sql.Literal(limit)),
+    )
 
 
-def stream_candidates(source: Session, schema: str, partition_key: str) -> Iterator[bytes]:
+def stream_candidates(
+    source: Session,
+    schema: str,
+    partition_key: str,
+    *,
+    forced_ids: Iterable[str] = (),
+    limit: int | None = None,
+) -> Iterator[bytes]:
     """The partition's candidates as ``COPY`` text-format chunks from the source database."""
+    query = candidate_query(schema, partition_key, forced_ids=forced_ids, limit=limit)
     with (
         driver_cursor(source) as cursor,
-        cursor.copy(
-            sql.SQL("COPY ({}) TO STDOUT").format(candidate_query(schema, partition_key))
-        ) as copy,
+        cursor.copy(sql.SQL("COPY ({}) TO STDOUT").format(query)) as copy,
     ):
         yield from copy
+
+
+def select_partition(
+    source_factory: SessionFactory,
+    session_factory: SessionFactory,
+    *,
+    schema: str,
+    partition_key: str,
+    run_id: str,
+    forced_ids: frozenset[str],
+    limit: int | None = None,
+) -> dict[str, int]:
+    """Make the partition's candidates exactly what the source selects now, record the
+    selection (when, with which ``limit``), and return the counts for metadata."""
+    if limit is not None and limit < 1:
+        raise ValueError(f"limit must be a positive number of tenants, got {limit}")
+    with source_factory() as source, session_factory() as session:
+        staging = _candidates.stream_into_staging(
+            session,
+            stream_candidates(source, schema, partition_key, forced_ids=forced_ids, limit=limit),
+            columns=CANDIDATE_SOURCE_COLUMNS,
+        )
+        written = _candidates.replace_partition(
+            session, staging, partition_key=partition_key, run_id=run_id, forced_ids=forced_ids
+        )
+        counts = _candidates.partition_counts(session, partition_key=partition_key)
+        _candidates.record_selection(
+            session,
+            partition_key=partition_key,
+            run_id=run_id,
+            tenant_limit=limit,
+            candidates=counts["total"],
+        )
+    log_event(
+        "tenant_selection_completed",
+        run_id=run_id,
+        partition_key=partition_key,
+        active=counts["active"],
+        signup=counts["signup"],
+        forced_sales_owned=counts["forced_sales_owned"],
+        rejected=counts["rejected"],
+        total=counts["total"],
+        limit=limit,
+    )
+    return {**counts, "rows_written": written}

@@ -15,7 +15,7 @@ from sqlalchemy import text
 
 from morpheus_pipelines.assets.reports import daily_summary, weekly_metrics
 from morpheus_pipelines.db.session import get_session
-from morpheus_pipelines.resources.hubspot import HubSpotResource
+from morpheus_pipelines.resources.hubspot import TargetListResource
 from morpheus_pipelines.resources.warehouse import WarehouseResource
 
 DAY = "2026-11-18"  # a Wednesday
@@ -100,7 +100,7 @@ def run_daily(database_url: str, home: Path) -> Runner:
             partition_key=partition_key,
             resources={
                 "warehouse": WarehouseResource(database_url=url or database_url, home=str(home)),
-                "hubspot": HubSpotResource(target_list_id=LIST_ID),
+                "target_list": TargetListResource(list_id=LIST_ID),
             },
         )
 

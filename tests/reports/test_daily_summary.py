@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
 
@@ -54,10 +55,28 @@ def scenario() -> list[dict]:
             previous_priority="P2",
             priority_changed_partition=DAY,
         ),
-        # changed on another day, new but only P2, and a downgrade out of P1: not listed
+        # a downgrade out of P1 is listed as such
+        bucket_row("t-down", priority="P2", previous_priority="P1", priority_changed_partition=DAY),
+        # entered from Sales-owned with a P0 carried from an earlier day: listed
+        bucket_row(
+            "t-carried",
+            priority="P0",
+            priority_reason="hubspot_target_account",
+            total_score=Decimal("40.00"),
+            priority_changed_partition="2026-11-10",
+            bucket_entered_partition=DAY,
+            entered_from="sales_owned",
+        ),
+        # changed on another day, new but only P2: not listed
         bucket_row("t-yesterday", priority="P1", priority_changed_partition="2026-11-17"),
         bucket_row("t-new-p2", priority="P2", priority_changed_partition=DAY),
-        bucket_row("t-down", priority="P2", previous_priority="P1", priority_changed_partition=DAY),
+        # retired today (no longer selected): in no list and no count
+        bucket_row(
+            "t-retired",
+            priority="P0",
+            priority_changed_partition=DAY,
+            retired_at=datetime(2026, 11, 18, tzinfo=UTC),
+        ),
         bucket_row("t-unscored", priority=None, calculated_priority=None, priority_reason=None),
     ]
 
@@ -116,9 +135,19 @@ def test_lists_new_and_changed_top_priorities_with_why(
         ),
         "t-new-p1": ("P1", None, "new", "score", None, None, Decimal("78.50")),
         "t-up": ("P1", "P2", "changed", "score", None, None, Decimal("71.00")),
+        "t-down": ("P2", "P1", "downgraded", "score", None, None, Decimal("50.00")),
+        "t-carried": (
+            "P0",
+            None,
+            "entered",
+            "hubspot_target_account",
+            None,
+            None,
+            Decimal("40.00"),
+        ),
     }
     assert metric_values(database_url, "tenants_by_priority") == {
-        "P0": 1,
+        "P0": 2,
         "P1": 3,
         "P2": 2,
         "P3": 0,
@@ -126,7 +155,9 @@ def test_lists_new_and_changed_top_priorities_with_why(
     }
     assert metric_values(database_url, "new_top_priority") == {"P0": 1, "P1": 1}
     assert metric_values(database_url, "changed_top_priority") == {"P0": 0, "P1": 1}
-    assert metric_values(database_url, "entered_active") == {"new": 1, "sales_owned": 1}
+    assert metric_values(database_url, "entered_active") == {"new": 1, "sales_owned": 2}
+    assert metric_values(database_url, "entered_top_priority") == {"P0": 1, "P1": 0}
+    assert metric_values(database_url, "downgraded_from_top_priority") == {"P0": 0, "P1": 1}
     assert metric_values(database_url, "priority_transitions") == {"P1->P2": 1, "P2->P1": 1}
     assert metric_values(database_url, "tenants_by_match_method")["email_domain"] == 1
     assert metric_values(database_url, "snapshot_status") == {
@@ -142,7 +173,7 @@ def test_lists_new_and_changed_top_priorities_with_why(
         0,
         1,
     )
-    assert meta["dagster/row_count"] == 3
+    assert meta["dagster/row_count"] == 5
     assert meta["snapshot_status"] == "fresh"
     assert "HubSpot target account (match: email\\_domain, company 503)" in meta["summary"]
 
@@ -150,9 +181,12 @@ def test_lists_new_and_changed_top_priorities_with_why(
     assert "HubSpot target account (match: email_domain, company 503)" in page
     assert "score 78.5" in page and "P2 → P1" in page
     assert "HubSpot target snapshot: fresh" in page and "3.0 h old" in page
-    assert "t-yesterday" not in page and "t-new-p2" not in page and "t-down" not in page
+    assert "t-yesterday" not in page and "t-new-p2" not in page and "t-retired" not in page
+    assert "P1 → P2 (left P0/P1)" in page
+    assert "entered Active from Sales-owned as P0" in page
     # the list is ordered: P0 first, then P1 by score
     assert page.index("t-target") < page.index("t-new-p1") < page.index("t-up")
+    assert page.index("t-up") < page.index("t-down")
 
 
 def test_sales_owned_tenants_never_appear_even_as_p0(
@@ -222,10 +256,15 @@ def test_rerun_gives_identical_rows_and_replaces_the_partition(
     )
     third = run_daily()
     rows = summary_rows(database_url)
-    assert set(rows) == {"t-target", "t-new-p1"}
+    assert set(rows) == {"t-target", "t-new-p1", "t-down", "t-carried"}
     assert rows["t-new-p1"][-1] == Decimal("79.25")
     run_ids = dict(query(database_url, "SELECT tenant_id, run_id FROM apac_daily_summary_tenants"))
-    assert run_ids == {"t-target": first.run_id, "t-new-p1": third.run_id}
+    assert run_ids == {
+        "t-target": first.run_id,
+        "t-new-p1": third.run_id,
+        "t-down": first.run_id,
+        "t-carried": first.run_id,
+    }
     assert metric_values(database_url, "changed_top_priority") == {"P0": 0, "P1": 0}
     # the later state is flagged: apac_active_tenants already reflects 2026-11-19
     assert materialization_metadata(third, "daily_summary")["state_partition"] == "2026-11-19"

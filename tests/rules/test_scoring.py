@@ -710,3 +710,16 @@ def test_other_timezones_for_as_of_mean_the_same_instant() -> None:
     in_utc = score_tenants(rows, model=MODEL, as_of=AS_OF)
     in_cst = score_tenants(rows, model=MODEL, as_of=cst)
     assert in_utc["total_score"].equals(in_cst["total_score"])
+
+
+def test_activity_seen_by_a_late_read_is_recent_not_corrupt() -> None:
+    """A backfill scores an old day as of its end, but reads today's source: activity after
+    ``as_of`` and before ``observed_at`` is real and gets full recency credit."""
+    later = {**EMPTY_ROW, "last_active_at": AS_OF + timedelta(days=3)}
+    beyond = {**EMPTY_ROW, "last_active_at": AS_OF + timedelta(days=4 + 1.5)}
+    observed_at = AS_OF + timedelta(days=4)
+    assert points(score(later))["recency"].tolist() == [0.0]  # corrupt without a late read
+    late = points(score(later, beyond, observed_at=observed_at))["recency"].tolist()
+    assert late == [MODEL.weights["recency"], 0.0]  # still corrupt past the read + tolerance
+    # a read before as_of (the normal daily run is later, never earlier) changes nothing
+    assert points(score(later, observed_at=AS_OF - timedelta(days=2)))["recency"].tolist() == [0.0]

@@ -13,7 +13,7 @@ import pytest
 
 from morpheus_pipelines.db.session import get_session
 from morpheus_pipelines.repositories import HubSpotTargetSyncStateRepository
-from morpheus_pipelines.resources.hubspot import HubSpotResource
+from morpheus_pipelines.resources.hubspot import TargetListResource
 from morpheus_pipelines.resources.notifier import NotifierResource
 from morpheus_pipelines.resources.warehouse import WarehouseResource
 from morpheus_pipelines.sensors.alerts import (
@@ -86,7 +86,7 @@ def test_snapshot_health_sensor_alerts_once_per_problem(
         )
     resources = {
         "warehouse": WarehouseResource(database_url=database_url),
-        "hubspot": HubSpotResource(),
+        "target_list": TargetListResource(),
         "notifier": NotifierResource(webhook_url=receiver.url),
     }
     with dg.build_sensor_context(resources=resources) as context:

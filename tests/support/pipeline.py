@@ -17,7 +17,7 @@ from sqlalchemy import text
 from morpheus_pipelines.db.session import get_session
 from morpheus_pipelines.definitions import defs
 from morpheus_pipelines.resources.domain_intelligence import DomainIntelligenceResource
-from morpheus_pipelines.resources.hubspot import HubSpotResource
+from morpheus_pipelines.resources.hubspot import HubSpotResource, TargetListResource
 from morpheus_pipelines.resources.notifier import NotifierResource
 from morpheus_pipelines.resources.routing import TenantRoutingResource
 from morpheus_pipelines.resources.scoring import ScoringModelResource
@@ -84,6 +84,7 @@ class Pipeline:
                     **self.hubspot_options,
                 },
             ),
+            "target_list": TargetListResource(),
             "domain_intelligence": DomainIntelligenceResource(
                 base_url=self.domain_intel_url,
                 **{"max_backoff_seconds": 0.05, "read_timeout": 2.0, **self.domain_intel_options},
@@ -98,19 +99,35 @@ class Pipeline:
         }
 
     def materialize(
-        self, keys: Sequence[str], partition_key: str | None = None, *, raise_on_error=True
+        self,
+        keys: Sequence[str],
+        partition_key: str | None = None,
+        *,
+        raise_on_error=True,
+        partition_range: tuple[str, str] | None = None,
+        run_config: dict[str, Any] | None = None,
     ) -> dg.ExecuteInProcessResult:
+        """Materialise ``keys`` (with their checks) for one partition, or for
+        ``partition_range`` in a single run (what a single-run backfill launches)."""
         assets = [defs.get_assets_def(key) for key in keys]
         checks = [
             c
             for c in defs.asset_checks or []
             if any(k.asset_key.to_user_string() in keys for k in c.check_keys)
         ]
+        tags = None
+        if partition_range is not None:
+            tags = {
+                "dagster/asset_partition_range_start": partition_range[0],
+                "dagster/asset_partition_range_end": partition_range[1],
+            }
         return dg.materialize(
             [*assets, *checks],
             partition_key=partition_key,
             resources=self.resources(),
             raise_on_error=raise_on_error,
+            tags=tags,
+            run_config=run_config,
         )
 
     def snapshot(self) -> dg.ExecuteInProcessResult:

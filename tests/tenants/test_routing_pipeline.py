@@ -41,18 +41,19 @@ def base_tenants() -> list[dict]:
         tenant("t-signup-next", status="new_user", created_at=_cst("2026-11-30T00:00:00")),
         tenant("t-signup-active", status="paid", created_at=_cst("2026-11-29T12:00:00")),
         tenant("t-forced-1", sales_owner_email=None, email="x@portalco.com.au"),
-        tenant("t-forced-2"),
+        # forced ids are written directly whatever their status or region
+        tenant("t-forced-2", status="closing", region="EMEA"),
     ]
 
 
-def decisions(pipeline: Pipeline) -> dict[str, tuple]:
+def decisions(pipeline: Pipeline, partition_key: str = PARTITION) -> dict[str, tuple]:
     return {
         r[0]: r[1:]
         for r in pipeline.query(
             "SELECT tenant_id, tenant_bucket, routing_rule, hubspot_match_method, "
             "hubspot_company_id, ambiguous_match, source_type, moved_from "
             "FROM apac_routing_decisions WHERE partition_key = :p",
-            p=PARTITION,
+            p=partition_key,
         )
     }
 
@@ -100,9 +101,14 @@ def test_selection_precedence_and_every_match_method(pipeline: Pipeline) -> None
         "SELECT priority_override, hubspot_target, hubspot_match_method, "
         "hubspot_sync_id IS NOT NULL FROM apac_active_tenants WHERE tenant_id = 't-portal'"
     ) == [("P0", True, "portal_id", True)]
-    # checks all green
-    checks = {e.check_name: e.passed for e in result.get_asset_check_evaluations()}
-    assert checks and all(checks.values()), checks
+    assert d["t-forced-2"][:2] == ("sales_owned", "forced_sales_owned")
+    assert pipeline.bucket_of("t-forced-2") == "sales_owned"
+    # checks green, but for the configured forced id the source does not have (WARN)
+    evaluations = {e.check_name: e for e in result.get_asset_check_evaluations()}
+    missing = evaluations.pop("forced_ids_in_source")
+    assert not missing.passed and missing.severity.value == "WARN"
+    assert missing.metadata["missing_forced_ids"].value == ["t-forced-3"]
+    assert evaluations and all(e.passed for e in evaluations.values()), evaluations
 
 
 def test_rerunning_a_partition_gives_identical_tables(pipeline: Pipeline) -> None:
@@ -127,7 +133,7 @@ def test_transitions_in_all_three_directions_carry_tracking_fields(
     rows = [tenant("t-move", email="x@portalco.com.au")]
     load_source(pipeline.database_url, rows)
     pipeline.snapshot()
-    pipeline.route(PARTITION)
+    pipeline.route("2026-11-26")
     assert pipeline.bucket_of("t-move") == "active"  # email-domain target account
     pipeline.query(
         "UPDATE apac_active_tenants SET track_step = 'called', startup_program = 'yes', "
@@ -140,13 +146,13 @@ def test_transitions_in_all_three_directions_carry_tracking_fields(
         pipeline.database_url,
         [tenant("t-move", email="x@portalco.com.au", sales_owner_email=SALES)],
     )
-    pipeline.route(PARTITION)
+    pipeline.route("2026-11-27")
     assert pipeline.bucket_of("t-move") == "sales_owned"
     assert pipeline.query(
         "SELECT track_step, startup_program, total_score FROM apac_sales_owned_tenants "
         "WHERE tenant_id = 't-move'"
     ) == [("called", "yes", 61.5)]
-    assert decisions(pipeline)["t-move"][6] == "active"
+    assert decisions(pipeline, "2026-11-27")["t-move"][6] == "active"
     # 2. enters the HubSpot list: Sales-owned -> Active (P0 intent)
     hubspot_emulator.add_list_members("19544", ["501"])
     pipeline.snapshot()
@@ -160,7 +166,7 @@ def test_transitions_in_all_three_directions_carry_tracking_fields(
     hubspot_emulator.remove_list_members("19544", ["501"])
     pipeline.snapshot()
     load_source(pipeline.database_url, [tenant("t-move", email="x@portalco.com.au")])
-    pipeline.route("2026-11-27")
+    pipeline.route(PARTITION)
     assert pipeline.bucket_of("t-move") == "active"
     assert pipeline.query(
         "SELECT track_step FROM apac_active_tenants WHERE tenant_id = 't-move'"

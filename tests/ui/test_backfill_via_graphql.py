@@ -43,8 +43,9 @@ DAILY_ASSETS = [
 ROUTING_CHECKS = [
     "buckets_disjoint",
     "every_candidate_routed_once",
-    "no_sales_owned_hubspot_target",
+    "decisions_match_buckets",
     "forced_ids_sales_owned",
+    "forced_ids_in_source",
 ]
 SCORE_CHECKS = ["routing_messages_allowlisted"]
 RUN_TIMEOUT_S = 90.0
@@ -449,7 +450,8 @@ def assert_warehouse(ui: DagsterUI, partitions: list[str], run_of: dict[str, str
         for p, (decisions, run_ids, statuses, sync_ids) in per_partition.items():
             assert decisions > 0, p
             assert run_ids == [run_of["routed_tenants"]], (p, run_ids)
-            assert statuses == ["fresh"], (p, statuses)
+            # the snapshot was refreshed by the earlier run, not by the backfill: stale
+            assert statuses == ["stale"], (p, statuses)
             assert sync_ids == [sync_id], (p, sync_ids, sync_id)
         day = partitions[-1]
         candidates = rows(
@@ -468,11 +470,19 @@ def assert_warehouse(ui: DagsterUI, partitions: list[str], run_of: dict[str, str
         buckets = dict(
             rows(
                 "SELECT tenant_bucket, count(*) FROM apac_routing_decisions "
-                "WHERE partition_key = :p GROUP BY 1",
+                "WHERE partition_key = :p AND routing_rule <> 'retired' GROUP BY 1",
                 p=day,
             )
         )
         assert buckets == expected["buckets"], (buckets, expected["buckets"])
+        # the earlier days' signups that the last day no longer selects are retired
+        retired_candidates = rows(
+            "SELECT count(*) FROM apac_routing_decisions d JOIN apac_tenant_candidates c "
+            "USING (partition_key, tenant_id) WHERE d.partition_key = :p "
+            "AND d.routing_rule = 'retired'",
+            p=day,
+        )[0][0]
+        assert retired_candidates == 0
         scored = dict(
             rows(
                 "SELECT partition_key, count(*) FROM apac_tenant_score_snapshots "
