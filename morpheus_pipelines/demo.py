@@ -23,7 +23,7 @@ from zoneinfo import ZoneInfo
 
 from morpheus_pipelines.demo_data import DemoDataset, generate_dataset
 from morpheus_pipelines.emulators import DomainIntelEmulator, HubSpotEmulator
-from morpheus_pipelines.observability import log_events_to
+from morpheus_pipelines.observability.events import log_events_to
 from morpheus_pipelines.settings import Settings
 
 CST = ZoneInfo("Asia/Shanghai")

@@ -16,7 +16,7 @@ import psycopg
 import pytest
 from psycopg import sql
 
-from morpheus_pipelines.assets.hubspot import ASSET_KEY, FRESHNESS_CHECK
+from morpheus_pipelines.assets.hubspot.snapshot import ASSET_KEY, FRESHNESS_CHECK
 from morpheus_pipelines.db.embedded import EmbeddedPostgres
 from morpheus_pipelines.db.session import get_session
 from morpheus_pipelines.db.urls import DAGSTER_URL_VARIABLE, with_driver

@@ -35,5 +35,5 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
-def metadata(values: Mapping[str, Any]) -> dict[str, Any]:
+def as_metadata(values: Mapping[str, Any]) -> dict[str, Any]:
     return {key: metadata_value(value) for key, value in values.items()}

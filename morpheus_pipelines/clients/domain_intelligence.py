@@ -50,7 +50,7 @@ from morpheus_pipelines.clients.http import (
     error_summary,
     pause_before_retry,
 )
-from morpheus_pipelines.observability import register_secret
+from morpheus_pipelines.observability.redaction import register_secret
 
 __all__ = [
     "ENRICHMENT_FIELDS",

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 import requests
 
-from morpheus_pipelines.observability import log_event
+from morpheus_pipelines.observability.events import log_event
 
 # The server counts a request when it arrives, the client when it sends; a window a little
 # longer than the server's absorbs that skew, so a client at full budget is not answered 429

@@ -29,7 +29,7 @@ from morpheus_pipelines.clients.http import (
     error_summary,
     pause_before_retry,
 )
-from morpheus_pipelines.observability import register_secret
+from morpheus_pipelines.observability.redaction import register_secret
 
 # 002 §5.1: only what deterministic matching and audit need.
 COMPANY_PROPERTIES = (

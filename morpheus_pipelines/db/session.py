@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 
 from sqlalchemy import Engine, create_engine
 from sqlalchemy.orm import Session, sessionmaker
@@ -17,6 +17,11 @@ from sqlalchemy.orm import Session, sessionmaker
 _engines: dict[str, tuple[Engine, sessionmaker[Session]]] = {}
 _default_urls: dict[tuple[str, str], str] = {}
 _lock = threading.Lock()
+
+
+# What services take to open their own short transactions: ``get_session`` bound to a URL,
+# ``WarehouseResource.session``, ...
+SessionFactory = Callable[[], AbstractContextManager[Session]]
 
 
 def default_url() -> str:

@@ -19,10 +19,18 @@ from sqlalchemy import (
 from sqlalchemy.orm import Mapped, mapped_column
 
 from morpheus_pipelines.models.base import Base
+from morpheus_pipelines.rules.vocabulary import (
+    Bucket,
+    MatchMethod,
+    Priority,
+    SnapshotStatus,
+    SourceType,
+    values,
+)
 
-SOURCE_TYPES = ("active", "signup")
-MATCH_METHODS = ("portal_id", "account_id", "email_domain", "official_website")
-PRIORITIES = ("P0", "P1", "P2", "P3")
+SOURCE_TYPES = values(SourceType)
+MATCH_METHODS = values(MatchMethod)
+PRIORITIES = values(Priority)
 # What enrichment produces per tenant, stored per partition and carried onto the bucket rows.
 ENRICHMENT_COLUMNS = (
     "email_domain",
@@ -169,7 +177,7 @@ def _bucket_table_args(*extra: CheckConstraint) -> tuple:
         CheckConstraint(_in("hubspot_match_method", MATCH_METHODS), name="match_method"),
         CheckConstraint(_in("calculated_priority", PRIORITIES), name="calculated_priority"),
         CheckConstraint(_in("priority", PRIORITIES), name="priority"),
-        CheckConstraint(_in("priority_override", ("P0",)), name="priority_override"),
+        CheckConstraint(_in("priority_override", (Priority.P0.value,)), name="priority_override"),
         Index(None, "priority"),
         *extra,
     )
@@ -223,9 +231,7 @@ class RoutingDecision(Base):
     decided_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
 
     __table_args__ = (
-        CheckConstraint(_in("tenant_bucket", ("active", "sales_owned")), name="tenant_bucket"),
-        CheckConstraint(
-            _in("snapshot_status", ("fresh", "stale", "unavailable")), name="snapshot_status"
-        ),
+        CheckConstraint(_in("tenant_bucket", values(Bucket)), name="tenant_bucket"),
+        CheckConstraint(_in("snapshot_status", values(SnapshotStatus)), name="snapshot_status"),
         Index(None, "run_id"),
     )

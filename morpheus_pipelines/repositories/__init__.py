@@ -5,7 +5,6 @@ Stateless, instantiated once at module level by their callers; every method take
 """
 
 from morpheus_pipelines.repositories.base import BaseRepository, RepositoryError
-from morpheus_pipelines.repositories.bulk import SetBasedRepository
 from morpheus_pipelines.repositories.enriched_tenant import EnrichedTenantRepository
 from morpheus_pipelines.repositories.hubspot_target_account import (
     HubSpotTargetAccountRepository,
@@ -19,6 +18,7 @@ from morpheus_pipelines.repositories.reports import (
     WeeklyMetricsRepository,
 )
 from morpheus_pipelines.repositories.routing_decision import RoutingDecisionRepository
+from morpheus_pipelines.repositories.set_based import SetBasedRepository
 from morpheus_pipelines.repositories.tenant_bucket import (
     ActiveTenantRepository,
     SalesOwnedTenantRepository,

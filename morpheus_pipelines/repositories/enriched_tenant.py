@@ -8,7 +8,7 @@ from sqlalchemy.orm import Session
 
 from morpheus_pipelines.models import EnrichedTenant
 from morpheus_pipelines.models.tenants import ENRICHMENT_COLUMNS
-from morpheus_pipelines.repositories.bulk import (
+from morpheus_pipelines.repositories.set_based import (
     SetBasedRepository,
     analyze,
     driver_cursor,

@@ -10,7 +10,7 @@ from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
 from morpheus_pipelines.models import HubSpotTargetAccount
-from morpheus_pipelines.repositories.bulk import SetBasedRepository
+from morpheus_pipelines.repositories.set_based import SetBasedRepository
 
 
 class HubSpotTargetAccountRepository(SetBasedRepository[HubSpotTargetAccount]):

@@ -22,7 +22,11 @@ from sqlalchemy import bindparam, text
 from sqlalchemy.orm import Session
 
 from morpheus_pipelines.models import DailySummaryMetric, DailySummaryTenant, WeeklyMetric
-from morpheus_pipelines.repositories.bulk import SetBasedRepository, driver_cursor, frame_records
+from morpheus_pipelines.repositories.set_based import (
+    SetBasedRepository,
+    driver_cursor,
+    frame_records,
+)
 
 TOP_PRIORITIES = ("P0", "P1")
 

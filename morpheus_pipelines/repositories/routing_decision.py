@@ -8,7 +8,8 @@ from sqlalchemy import func, select, text
 from sqlalchemy.orm import Session
 
 from morpheus_pipelines.models import RoutingDecision
-from morpheus_pipelines.repositories.bulk import SetBasedRepository, driver_cursor
+from morpheus_pipelines.repositories.set_based import SetBasedRepository, driver_cursor
+from morpheus_pipelines.rules.vocabulary import RoutingRule
 
 DECISION_COLUMNS = (
     "tenant_id",
@@ -34,8 +35,8 @@ DECISION_COLUMNS = (
 
 
 # Decision rows of tenants that are not candidates of their partition: retirements.
-RETIRED_RULE = "retired"
-FORCED_RULE = "forced_sales_owned"
+RETIRED_RULE = RoutingRule.RETIRED.value
+FORCED_RULE = RoutingRule.FORCED_SALES_OWNED.value
 
 # Violation counts of the routing checks for one partition (0 everywhere when routing is
 # right). Each can be made to fail by a real defect; tests/tenants/test_routing_checks.py

@@ -11,7 +11,7 @@ from sqlalchemy.orm import Session
 
 from morpheus_pipelines.models import CandidateSelection, TenantCandidate
 from morpheus_pipelines.repositories.base import BaseRepository
-from morpheus_pipelines.repositories.bulk import (
+from morpheus_pipelines.repositories.set_based import (
     SetBasedRepository,
     analyze,
     driver_cursor,

@@ -8,13 +8,13 @@ from psycopg import sql
 from sqlalchemy.orm import Session
 
 from morpheus_pipelines.models import TenantScoreSnapshot
-from morpheus_pipelines.repositories.bulk import (
+from morpheus_pipelines.repositories.routing_decision import FORCED_RULE, RETIRED_RULE
+from morpheus_pipelines.repositories.set_based import (
     SetBasedRepository,
     driver_cursor,
     keyset_after,
     read_frame,
 )
-from morpheus_pipelines.repositories.routing_decision import FORCED_RULE, RETIRED_RULE
 from morpheus_pipelines.repositories.tenant_bucket import BUCKET_TABLES
 
 SNAPSHOT_COLUMNS = (

@@ -1,1 +1,48 @@
-"""Dagster resources: configuration comes from the environment (DESIGN §2) via ``dg.EnvVar``."""
+"""Dagster resources: configuration comes from the environment (DESIGN §2) via ``dg.EnvVar``.
+
+:func:`build_resources` is the one place the code location's resources are built.
+"""
+
+from typing import Any
+
+from morpheus_pipelines.resources.domain_intelligence import DomainIntelligenceResource
+from morpheus_pipelines.resources.env import env_int_or_default, env_or_default
+from morpheus_pipelines.resources.hubspot import HubSpotResource, TargetListResource
+from morpheus_pipelines.resources.notifier import NotifierResource
+from morpheus_pipelines.resources.pipeline import PipelineSettingsResource
+from morpheus_pipelines.resources.routing import TenantRoutingResource
+from morpheus_pipelines.resources.scoring import ScoringModelResource
+from morpheus_pipelines.resources.warehouse import WarehouseResource
+from morpheus_pipelines.settings import load_settings
+
+
+def build_resources() -> dict[str, Any]:
+    """Every resource, from the environment as it is now (a variable set later needs the code
+    location reloaded)."""
+    return {
+        "warehouse": WarehouseResource(
+            database_url=env_or_default("MORPHEUS_DATABASE_URL"),
+            home=env_or_default("MORPHEUS_HOME"),
+            source_database_url=env_or_default("MORPHEUS_SOURCE_DATABASE_URL"),
+            source_schema=env_or_default("MORPHEUS_SOURCE_SCHEMA"),
+        ),
+        # The token: given only to the asset that calls HubSpot (docs/observability.md).
+        "hubspot": HubSpotResource(
+            base_url=env_or_default("HUBSPOT_BASE_URL"),
+            private_app_token=env_or_default("HUBSPOT_PRIVATE_APP_TOKEN"),
+            request_timeout=load_settings().hubspot_request_timeout,
+            retry_count=env_int_or_default("HUBSPOT_RETRY_COUNT"),
+            requests_per_10s=env_int_or_default("HUBSPOT_REQUESTS_PER_10S"),
+        ),
+        "target_list": TargetListResource(list_id=env_or_default("HUBSPOT_TARGET_LIST_ID")),
+        "domain_intelligence": DomainIntelligenceResource(
+            base_url=env_or_default("DOMAIN_INTELLIGENCE_BASE_URL"),
+        ),
+        "routing": TenantRoutingResource(
+            apac_sales_emails=env_or_default("APAC_SALES_EMAILS"),
+            forced_sales_owned_tenant_ids=env_or_default("FORCED_SALES_OWNED_TENANT_IDS"),
+        ),
+        "pipeline": PipelineSettingsResource(),
+        "scoring": ScoringModelResource(),
+        "notifier": NotifierResource(webhook_url=env_or_default("MORPHEUS_ALERT_WEBHOOK_URL")),
+    }

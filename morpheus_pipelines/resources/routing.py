@@ -13,10 +13,6 @@ class TenantRoutingResource(dg.ConfigurableResource):
 
     apac_sales_emails: str = Field(default="", repr=False)
     forced_sales_owned_tenant_ids: str = ""
-    batch_size: int = Field(
-        default=100_000,
-        description="Tenants per routing transaction (bounded memory, one commit each).",
-    )
 
     @property
     def sales_emails(self) -> frozenset[str]:

@@ -34,7 +34,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from morpheus_pipelines.rules.domains import (
+from morpheus_pipelines.rules.email_domain_class import CORPORATE, classify_canonical_domain
+from morpheus_pipelines.rules.normalise import (
     distinct_value_codes,
     email_domain_codes,
     map_unique_values,
@@ -45,7 +46,7 @@ from morpheus_pipelines.rules.domains import (
     root_of_canonical_host,
     split_additional_domains,
 )
-from morpheus_pipelines.rules.email_domains import CORPORATE, classify_canonical_domain
+from morpheus_pipelines.rules.vocabulary import MatchMethod, values
 
 __all__ = [
     "HUBSPOT_MATCH_METHODS",
@@ -59,11 +60,11 @@ __all__ = [
     "prepare_snapshot",
 ]
 
-PORTAL_ID = "portal_id"
-ACCOUNT_ID = "account_id"
-EMAIL_DOMAIN = "email_domain"
-OFFICIAL_WEBSITE = "official_website"
-HUBSPOT_MATCH_METHODS: tuple[str, ...] = (PORTAL_ID, ACCOUNT_ID, EMAIL_DOMAIN, OFFICIAL_WEBSITE)
+PORTAL_ID = MatchMethod.PORTAL_ID.value
+ACCOUNT_ID = MatchMethod.ACCOUNT_ID.value
+EMAIL_DOMAIN = MatchMethod.EMAIL_DOMAIN.value
+OFFICIAL_WEBSITE = MatchMethod.OFFICIAL_WEBSITE.value
+HUBSPOT_MATCH_METHODS: tuple[str, ...] = values(MatchMethod)
 
 SNAPSHOT_COLUMNS: tuple[str, ...] = (
     "hubspot_company_id",
@@ -223,8 +224,8 @@ def prepare_snapshot(snapshot_df: pd.DataFrame) -> SnapshotIndex:
     """Turn the ``apac_hubspot_target_accounts`` rows into the look-up indexes used for matching.
 
     Required columns: :data:`SNAPSHOT_COLUMNS`; ``name`` and ``account_alias`` are optional.
-    Ids are normalised with :func:`~morpheus_pipelines.rules.domains.normalise_identifier` and
-    roots re-normalised with :func:`~morpheus_pipelines.rules.domains.registrable_root` (a no-op
+    Ids are normalised with :func:`~morpheus_pipelines.rules.normalise.normalise_identifier` and
+    roots re-normalised with :func:`~morpheus_pipelines.rules.normalise.registrable_root` (a no-op
     for roots written by this package), so a hand-edited snapshot cannot smuggle in ``""`` or
     ``"WWW.Acme.com"`` as a key. An id or root shared by two or more companies is ambiguous.
     """

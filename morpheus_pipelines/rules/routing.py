@@ -30,13 +30,20 @@ from collections.abc import Callable, Iterable
 import numpy as np
 import pandas as pd
 
-from morpheus_pipelines.rules.domains import (
+from morpheus_pipelines.rules.matching import HUBSPOT_MATCH_METHODS
+from morpheus_pipelines.rules.normalise import (
     distinct_value_codes,
     normalise_email,
     normalise_identifier,
     normalise_identifiers,
 )
-from morpheus_pipelines.rules.matching import HUBSPOT_MATCH_METHODS
+from morpheus_pipelines.rules.vocabulary import (
+    Bucket,
+    Priority,
+    RoutingRule,
+    SnapshotStatus,
+    values,
+)
 
 __all__ = [
     "ACTIVE",
@@ -63,18 +70,21 @@ __all__ = [
     "validate_scoring_message",
 ]
 
-ACTIVE = "active"
-SALES_OWNED = "sales_owned"
-TENANT_BUCKETS: tuple[str, ...] = (ACTIVE, SALES_OWNED)
+ACTIVE = Bucket.ACTIVE.value
+SALES_OWNED = Bucket.SALES_OWNED.value
+TENANT_BUCKETS: tuple[str, ...] = values(Bucket)
 
-SNAPSHOT_STATUSES: tuple[str, ...] = ("fresh", "stale", "unavailable")
+SNAPSHOT_STATUSES: tuple[str, ...] = values(SnapshotStatus)
 # A stale snapshot is the last *successful* one (002 §5.4) and is still trusted for matching.
-HUBSPOT_SNAPSHOT_USABLE_STATUSES: frozenset[str] = frozenset({"fresh", "stale"})
+HUBSPOT_SNAPSHOT_USABLE_STATUSES: frozenset[str] = frozenset(
+    {SnapshotStatus.FRESH.value, SnapshotStatus.STALE.value}
+)
 
-FORCED_SALES_OWNED = "forced_sales_owned"
-HUBSPOT_TARGET_ACCOUNT = "hubspot_target_account"
-APAC_SALES_OWNER = "apac_sales_owner"
-DEFAULT_ACTIVE = "default_active"
+FORCED_SALES_OWNED = RoutingRule.FORCED_SALES_OWNED.value
+HUBSPOT_TARGET_ACCOUNT = RoutingRule.HUBSPOT_TARGET_ACCOUNT.value
+APAC_SALES_OWNER = RoutingRule.APAC_SALES_OWNER.value
+DEFAULT_ACTIVE = RoutingRule.DEFAULT_ACTIVE.value
+# The rules a routable candidate can be decided by, in precedence order.
 ROUTING_RULES: tuple[str, ...] = (
     FORCED_SALES_OWNED,
     HUBSPOT_TARGET_ACCOUNT,
@@ -82,8 +92,8 @@ ROUTING_RULES: tuple[str, ...] = (
     DEFAULT_ACTIVE,
 )
 
-PRIORITY_OVERRIDE = "P0"
-PRIORITY_REASON = "hubspot_target_account"
+PRIORITY_OVERRIDE = Priority.P0.value
+PRIORITY_REASON = RoutingRule.HUBSPOT_TARGET_ACCOUNT.value
 
 ROUTING_COLUMNS: tuple[str, ...] = (
     "tenant_bucket",

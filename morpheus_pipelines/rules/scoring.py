@@ -40,12 +40,13 @@ from typing import Any, NoReturn
 import numpy as np
 import pandas as pd
 
-from morpheus_pipelines.rules.domains import normalise_identifier
+from morpheus_pipelines.rules.normalise import normalise_identifier
 from morpheus_pipelines.rules.routing import (
     PRIORITY_OVERRIDE,
     PRIORITY_REASON,
     scoring_contract_violations,
 )
+from morpheus_pipelines.rules.vocabulary import Priority, values
 
 __all__ = [
     "DEFAULT_MODEL_PATH",
@@ -81,7 +82,7 @@ SIGNALS: tuple[str, ...] = (
 )
 """The model's signals, in the order of the weights table and of every ``contributions`` dict."""
 
-SCORED_PRIORITIES: tuple[str, ...] = ("P1", "P2", "P3")
+SCORED_PRIORITIES: tuple[str, ...] = values(Priority)[1:]  # never P0
 """Priorities a score can reach, highest first. ``P0`` only comes from the HubSpot override."""
 
 SCORE_REASON = "score"

@@ -4,10 +4,10 @@ from datetime import UTC, datetime
 
 import dagster as dg
 
-from morpheus_pipelines.assets.hubspot import DEFAULT_MAX_AGE_HOURS
 from morpheus_pipelines.resources.hubspot import TargetListResource
 from morpheus_pipelines.resources.notifier import NotifierResource
 from morpheus_pipelines.resources.warehouse import WarehouseResource
+from morpheus_pipelines.rules.snapshot_health import problem as snapshot_problem
 from morpheus_pipelines.services.hubspot_snapshot import read_snapshot_state
 
 
@@ -31,19 +31,6 @@ def run_failure_alert(context: dg.RunFailureSensorContext, notifier: NotifierRes
     )
 
 
-def snapshot_problem(
-    status: str, age_seconds: float | None, last_attempt_status: str | None, max_age_hours: float
-) -> str | None:
-    """Why the snapshot needs attention, or None when it is healthy."""
-    if last_attempt_status == "failed":
-        return f"the last HubSpot sync attempt failed (snapshot {status})"
-    if status == "unavailable":
-        return "no successful HubSpot snapshot exists" if last_attempt_status else None
-    if age_seconds is not None and age_seconds > max_age_hours * 3600:
-        return f"the HubSpot snapshot is {age_seconds / 3600:.1f} h old"
-    return None
-
-
 @dg.sensor(
     name="hubspot_snapshot_health",
     minimum_interval_seconds=300,
@@ -59,9 +46,7 @@ def hubspot_snapshot_health(
     successful snapshot is older than 26 hours; stays quiet while the problem persists."""
     with warehouse.session() as session:
         state = read_snapshot_state(session, target_list.list_id, now=datetime.now(UTC))
-    problem = snapshot_problem(
-        state.status, state.age_seconds, state.last_attempt_status, DEFAULT_MAX_AGE_HOURS
-    )
+    problem = snapshot_problem(state.status, state.age_seconds, state.last_attempt_status)
     # The cursor remembers the problem already reported, so one failure sends one alert.
     if problem and problem != context.cursor:
         notifier.notify(

@@ -5,7 +5,7 @@ row of enrichment per candidate, in the same order and with the same index, with
 columns of :data:`OUTPUT_COLUMNS`:
 
 ``tenant_id``             as given
-``email_domain``          normalised domain of ``email`` (``rules.domains.email_domain``) or None
+``email_domain``          normalised domain of ``email`` (``rules.normalise.email_domain``) or None
 ``email_domain_class``    ``free`` | ``disposable`` | ``corporate`` | ``missing``
 ``official_website``, ``company_name``, ``industry``, ``country``
                           text from the service, or None
@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any
@@ -53,15 +53,19 @@ from morpheus_pipelines.clients.domain_intelligence import (
     DomainIntelligenceClient,
     DomainIntelligenceError,
 )
-from morpheus_pipelines.observability import log_event, redact
+from morpheus_pipelines.db.session import SessionFactory
+from morpheus_pipelines.observability.events import log_event
+from morpheus_pipelines.observability.redaction import redact
+from morpheus_pipelines.repositories import EnrichedTenantRepository
 from morpheus_pipelines.repositories.enriched_tenant import ENRICHMENT_RESULT_COLUMNS
-from morpheus_pipelines.rules.domains import (
+from morpheus_pipelines.rules.email_domain_class import CORPORATE, classify_canonical_domain
+from morpheus_pipelines.rules.normalise import (
     email_domains,
     map_unique_values,
     normalise_identifiers,
     object_array,
 )
-from morpheus_pipelines.rules.email_domains import CORPORATE, classify_canonical_domain
+from morpheus_pipelines.services.tenant_selection import candidate_chunks
 
 __all__ = [
     "ENRICHED",
@@ -118,6 +122,7 @@ class _TenantEnrichment:
     ms: int
 
 
+_enriched = EnrichedTenantRepository()
 _UNAVAILABLE = _TenantEnrichment(fields=None, status=UNAVAILABLE, errors=0, ms=0)
 
 
@@ -382,3 +387,47 @@ def _build_frame(
     frame = pd.DataFrame(data)[list(OUTPUT_COLUMNS)]  # the contract's column order
     frame.index = candidates.index
     return frame
+
+
+@dataclass
+class PartitionEnrichment:
+    """What enriching one run's partitions did, for metadata."""
+
+    tenants: int = 0
+    requests: int = 0
+    failed_batches: int = 0
+    rows_written: int = 0
+    status_counts: dict[str, int] = field(default_factory=dict)
+
+
+def enrich_partitions(
+    session_factory: SessionFactory,
+    client: DomainIntelligenceClient | None,
+    *,
+    partition_keys: Sequence[str],
+    run_id: str,
+    chunk_size: int,
+    log: logging.Logger | None = None,
+) -> PartitionEnrichment:
+    """Enrich every routable candidate of ``partition_keys`` (the forced ids are not), a chunk
+    at a time, one transaction per chunk; remove enrichment rows of tenants that left a
+    partition. ``client`` None means the service is not configured: every tenant is recorded
+    ``unavailable``."""
+    totals = PartitionEnrichment()
+    for partition_key in partition_keys:
+        chunks = candidate_chunks(session_factory, partition_key, forced=False, size=chunk_size)
+        for chunk in chunks:
+            routable = chunk.loc[chunk["rejection_reason"].isna(), ["tenant_id", "name", "email"]]
+            result = enrich_candidates(routable, client, log=log, run_id=run_id)
+            with session_factory() as session:
+                totals.rows_written += _enriched.upsert_chunk(
+                    session, result.frame, partition_key=partition_key, run_id=run_id
+                )
+            totals.tenants += len(routable)
+            totals.requests += result.requests
+            totals.failed_batches += result.failed_batches
+            for status, n in result.status_counts.items():
+                totals.status_counts[status] = totals.status_counts.get(status, 0) + n
+        with session_factory() as session:
+            totals.rows_written += _enriched.delete_orphans(session, partition_key=partition_key)
+    return totals

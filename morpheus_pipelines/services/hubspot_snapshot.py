@@ -13,7 +13,6 @@ import json
 import logging
 import time
 from collections.abc import Callable, Iterable
-from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -22,13 +21,15 @@ import requests
 from sqlalchemy.orm import Session
 
 from morpheus_pipelines.clients.hubspot import BATCH_READ_SIZE, HubSpotClient, HubSpotError
-from morpheus_pipelines.observability import log_event, redact
+from morpheus_pipelines.db.session import SessionFactory
+from morpheus_pipelines.observability.events import log_event
+from morpheus_pipelines.observability.redaction import redact
 from morpheus_pipelines.repositories import (
     HubSpotTargetAccountRepository,
     HubSpotTargetSyncStateRepository,
 )
 from morpheus_pipelines.repositories.hubspot_target_account import SNAPSHOT_COLUMNS
-from morpheus_pipelines.rules.domains import (
+from morpheus_pipelines.rules.normalise import (
     additional_domain_roots,
     normalise_identifier,
     registrable_root,
@@ -41,8 +42,6 @@ from morpheus_pipelines.rules.snapshot_validation import (
 
 _accounts = HubSpotTargetAccountRepository()
 _sync_state = HubSpotTargetSyncStateRepository()
-
-SessionFactory = Callable[[], AbstractContextManager[Session]]
 
 
 @dataclass(frozen=True)

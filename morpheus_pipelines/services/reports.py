@@ -37,8 +37,8 @@ from typing import Any
 
 import pandas as pd
 
+from morpheus_pipelines.observability.redaction import mask_emails
 from morpheus_pipelines.repositories.reports import SUMMARY_TENANT_COLUMNS
-from morpheus_pipelines.rules.domains import mask_email
 from morpheus_pipelines.services.hubspot_snapshot import SnapshotState
 
 PRIORITIES = ("P0", "P1", "P2", "P3")
@@ -102,20 +102,12 @@ MAX_MARKDOWN_ROWS = 25
 MAX_NAME_LENGTH = 120
 
 _KEY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
-_EMAIL = re.compile(r"[^\s\"'<>@,;:()\[\]]+@[^\s\"'<>@,;:()\[\]]+\.[^\s\"'<>@,;:()\[\]]{2,}")
 # Tenant text only ever lands inside table cells, where these are the characters that act.
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
 _CSV_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
 # -- text helpers -----------------------------------------------------------------------------
-
-
-def mask_emails(value: object) -> str:
-    """``value`` as text with every email-shaped part masked (``j***@acme.com``)."""
-    if value is None or (isinstance(value, float) and pd.isna(value)):
-        return ""
-    return _EMAIL.sub(lambda m: mask_email(m.group(0)), str(value))
 
 
 def display_name(value: object, *, limit: int = MAX_NAME_LENGTH) -> str:

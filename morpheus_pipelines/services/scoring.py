@@ -16,12 +16,13 @@ from datetime import datetime, timedelta
 import pandas as pd
 from sqlalchemy.orm import Session
 
-from morpheus_pipelines.observability import TenantEventLog
+from morpheus_pipelines.db.session import SessionFactory
 from morpheus_pipelines.repositories import (
     RoutingDecisionRepository,
     TenantCandidateRepository,
     TenantScoreSnapshotRepository,
 )
+from morpheus_pipelines.repositories.keyset import iter_keyset_pages
 from morpheus_pipelines.rules.scoring import (
     OUTPUT_COLUMNS,
     REJECTION_REASON_COLUMN,
@@ -29,7 +30,7 @@ from morpheus_pipelines.rules.scoring import (
     partition_scoring_input,
     score_tenants,
 )
-from morpheus_pipelines.services.chunks import SessionFactory, iter_chunks
+from morpheus_pipelines.services.tenant_events import TenantEventLog
 from morpheus_pipelines.services.tenant_selection import cst_day_bounds
 
 # A scored tenant's event line: the rule's output without the bulky per-signal detail.
@@ -104,7 +105,7 @@ def score_partition(
             session, partition_key=partition_key, after=after, limit=limit
         )
 
-    for chunk in iter_chunks(session_factory, read, size=batch_size):
+    for chunk in iter_keyset_pages(session_factory, read, size=batch_size):
         if events is not None:
             events.tenants_scoring_started(
                 chunk,

@@ -14,16 +14,16 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import AbstractContextManager
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 import pandas as pd
 from sqlalchemy.orm import Session
 
+from morpheus_pipelines.db.session import SessionFactory
 from morpheus_pipelines.models.tenants import ENRICHMENT_COLUMNS
-from morpheus_pipelines.observability import TenantEventLog, log_event
+from morpheus_pipelines.observability.events import log_event
 from morpheus_pipelines.repositories import (
     HubSpotTargetAccountRepository,
     RoutingDecisionRepository,
@@ -34,15 +34,16 @@ from morpheus_pipelines.repositories.routing_decision import DECISION_COLUMNS, R
 from morpheus_pipelines.repositories.tenant_bucket import ROUTED_COLUMNS
 from morpheus_pipelines.rules.matching import SnapshotIndex, match_tenants, prepare_snapshot
 from morpheus_pipelines.rules.routing import route_tenants
-from morpheus_pipelines.services.chunks import iter_chunks
+from morpheus_pipelines.rules.vocabulary import RoutingRule
 from morpheus_pipelines.services.hubspot_snapshot import SnapshotState, read_snapshot_state
+from morpheus_pipelines.services.tenant_events import TenantEventLog
+from morpheus_pipelines.services.tenant_selection import candidate_chunks
 
 _accounts = HubSpotTargetAccountRepository()
 _buckets = TenantBucketRepository()
 _candidates = TenantCandidateRepository()
 _decisions = RoutingDecisionRepository()
 
-SessionFactory = Callable[[], AbstractContextManager[Session]]
 FORCED_PRIORITY = "P0"
 
 
@@ -129,7 +130,9 @@ def load_context(
     )
 
 
-def route_frame(frame: pd.DataFrame, ctx: RoutingContext) -> tuple[pd.DataFrame, pd.DataFrame]:
+def route_frame(
+    frame: pd.DataFrame, routing_context: RoutingContext
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Decide a batch: returns (bucket rows for the routable tenants, decision rows for all).
 
     ``frame`` holds candidate and enrichment columns (``iter_partition_with_enrichment``).
@@ -141,16 +144,16 @@ def route_frame(frame: pd.DataFrame, ctx: RoutingContext) -> tuple[pd.DataFrame,
             frame[column] = None
     rejected = frame["rejection_reason"].notna().to_numpy()
     routable = frame.loc[~rejected].reset_index(drop=True)
-    if ctx.index is not None and len(routable):
-        matches = match_tenants(routable, ctx.index)
+    if routing_context.index is not None and len(routable):
+        matches = match_tenants(routable, routing_context.index)
     else:
         matches = None
     routes = route_tenants(
         routable,
         matches,
-        sales_emails=ctx.sales_emails,
-        forced_ids=ctx.forced_ids,
-        snapshot_status=ctx.snapshot.status,
+        sales_emails=routing_context.sales_emails,
+        forced_ids=routing_context.forced_ids,
+        snapshot_status=routing_context.snapshot.status,
     )
     bucket_rows = routable.copy()
     if matches is not None:
@@ -169,11 +172,11 @@ def route_frame(frame: pd.DataFrame, ctx: RoutingContext) -> tuple[pd.DataFrame,
     ):
         bucket_rows[column] = routes[column]
     # The snapshot the routing was decided with, on every routed row (matched or not).
-    bucket_rows["hubspot_sync_id"] = ctx.snapshot.sync_id
+    bucket_rows["hubspot_sync_id"] = routing_context.snapshot.sync_id
     bucket_rows["hubspot_snapshot_synced_at"] = pd.Series(
-        [ctx.snapshot.synced_at] * len(bucket_rows), dtype=object
+        [routing_context.snapshot.synced_at] * len(bucket_rows), dtype=object
     )
-    bucket_rows["hubspot_snapshot_status"] = ctx.snapshot.status
+    bucket_rows["hubspot_snapshot_status"] = routing_context.snapshot.status
     decisions = pd.DataFrame(
         {
             "tenant_id": routable["tenant_id"],
@@ -191,9 +194,9 @@ def route_frame(frame: pd.DataFrame, ctx: RoutingContext) -> tuple[pd.DataFrame,
             "sales_owned_match": routes["sales_owned_match"],
             "priority_override": routes["priority_override"],
             "priority_reason": routes["priority_reason"],
-            "snapshot_status": ctx.snapshot.status,
-            "hubspot_sync_id": ctx.snapshot.sync_id,
-            "hubspot_snapshot_synced_at": ctx.snapshot.synced_at,
+            "snapshot_status": routing_context.snapshot.status,
+            "hubspot_sync_id": routing_context.snapshot.sync_id,
+            "hubspot_snapshot_synced_at": routing_context.snapshot.synced_at,
             "moved": False,
             "moved_from": None,
             "rejection_reason": None,
@@ -209,12 +212,12 @@ def route_frame(frame: pd.DataFrame, ctx: RoutingContext) -> tuple[pd.DataFrame,
                         "tenant_id": bad["tenant_id"].to_numpy(),
                         "source_type": bad["source_type"].to_numpy(),
                         "tenant_bucket": None,
-                        "routing_rule": "rejected",
+                        "routing_rule": RoutingRule.REJECTED.value,
                         "ambiguous_match": False,
                         "sales_owned_match": False,
-                        "snapshot_status": ctx.snapshot.status,
-                        "hubspot_sync_id": ctx.snapshot.sync_id,
-                        "hubspot_snapshot_synced_at": ctx.snapshot.synced_at,
+                        "snapshot_status": routing_context.snapshot.status,
+                        "hubspot_sync_id": routing_context.snapshot.sync_id,
+                        "hubspot_snapshot_synced_at": routing_context.snapshot.synced_at,
                         "moved": False,
                         "rejection_reason": bad["rejection_reason"].to_numpy(),
                     }
@@ -229,7 +232,7 @@ def write_batch(
     session_factory: SessionFactory,
     bucket_rows: pd.DataFrame,
     decisions: pd.DataFrame,
-    ctx: RoutingContext,
+    routing_context: RoutingContext,
     *,
     forced: bool = False,
 ) -> RoutingTotals:
@@ -238,19 +241,24 @@ def write_batch(
     written = 0
     moved_from: dict[str, str] = {}
     with session_factory() as session:
-        if ctx.live:
+        if routing_context.live:
             result = _buckets.move_batch(
                 session,
                 bucket_rows,
-                partition_key=ctx.partition_key,
-                run_id=ctx.run_id,
+                partition_key=routing_context.partition_key,
+                run_id=routing_context.run_id,
                 forced_priority=FORCED_PRIORITY if forced else None,
             )
             written, moved_from = sum(result.written.values()), result.moved_from
         if moved_from:
             moved = decisions["tenant_id"].map(moved_from)
             decisions = decisions.assign(moved=moved.notna(), moved_from=moved)
-        _decisions.record(session, decisions, partition_key=ctx.partition_key, run_id=ctx.run_id)
+        _decisions.record(
+            session,
+            decisions,
+            partition_key=routing_context.partition_key,
+            run_id=routing_context.run_id,
+        )
     counts = bucket_rows["tenant_bucket"].value_counts()
     return RoutingTotals(
         tenants=len(decisions),
@@ -266,7 +274,7 @@ def write_batch(
 def route_batches(
     batches: Iterable[pd.DataFrame],
     session_factory: SessionFactory,
-    ctx: RoutingContext,
+    routing_context: RoutingContext,
     *,
     forced: bool = False,
     events: TenantEventLog | None = None,
@@ -281,14 +289,14 @@ def route_batches(
         started = time.perf_counter()
         if events is not None:
             events.tenants_started(
-                frame, ctx, offset=offset + totals.tenants, record_count=record_count
+                frame, routing_context, offset=offset + totals.tenants, record_count=record_count
             )
-        bucket_rows, decisions = route_frame(frame, ctx)
-        batch = write_batch(session_factory, bucket_rows, decisions, ctx, forced=forced)
+        bucket_rows, decisions = route_frame(frame, routing_context)
+        batch = write_batch(session_factory, bucket_rows, decisions, routing_context, forced=forced)
         if events is not None:
             events.tenants_completed(
                 decisions,
-                ctx,
+                routing_context,
                 elapsed=time.perf_counter() - started,
                 offset=offset + totals.tenants,
             )
@@ -316,20 +324,7 @@ class PartitionRouting:
     missing_forced_ids: list[str]
 
 
-def candidate_chunks(
-    session_factory: SessionFactory, partition_key: str, *, forced: bool, size: int
-) -> Iterator[pd.DataFrame]:
-    """The partition's candidates joined to their enrichment, ``size`` tenants at a time."""
-
-    def read(session: Session, after: str | None, limit: int) -> pd.DataFrame:
-        return _candidates.read_with_enrichment(
-            session, partition_key=partition_key, forced=forced, after=after, limit=limit
-        )
-
-    return iter_chunks(session_factory, read, size=size)
-
-
-def retirement_decisions(retired: pd.DataFrame, ctx: RoutingContext) -> pd.DataFrame:
+def retirement_decisions(retired: pd.DataFrame, routing_context: RoutingContext) -> pd.DataFrame:
     """Decision rows of tenants a live run no longer selects (``routing_rule = 'retired'``,
     the bucket they stay in, retired)."""
     values = {
@@ -339,9 +334,9 @@ def retirement_decisions(retired: pd.DataFrame, ctx: RoutingContext) -> pd.DataF
         "routing_rule": RETIRED_RULE,
         "ambiguous_match": False,
         "sales_owned_match": False,
-        "snapshot_status": ctx.snapshot.status,
-        "hubspot_sync_id": ctx.snapshot.sync_id,
-        "hubspot_snapshot_synced_at": ctx.snapshot.synced_at,
+        "snapshot_status": routing_context.snapshot.status,
+        "hubspot_sync_id": routing_context.snapshot.sync_id,
+        "hubspot_snapshot_synced_at": routing_context.snapshot.synced_at,
         "moved": False,
     }
     return pd.DataFrame(
@@ -366,7 +361,7 @@ def route_partition(
     longer selects (not after a ``limit``-ed selection). Decisions of tenants that left the
     partition are removed. Returns totals, the decision summary and the check figures."""
     with session_factory() as session:
-        ctx = load_context(
+        routing_context = load_context(
             session,
             snapshot=snapshot,
             partition_key=partition_key,
@@ -375,7 +370,7 @@ def route_partition(
             forced_ids=forced_ids,
         )
         selection = _candidates.selection(session, partition_key=partition_key)
-    if log is not None and not ctx.live:
+    if log is not None and not routing_context.live:
         log.info(
             f"{partition_key}: a newer partition owns the live buckets; recording this "
             "partition's decisions only"
@@ -388,7 +383,7 @@ def route_partition(
         routed = route_batches(
             candidate_chunks(session_factory, partition_key, forced=forced, size=batch_size),
             session_factory,
-            ctx,
+            routing_context,
             forced=forced,
             events=events,
             log=log,
@@ -399,13 +394,13 @@ def route_partition(
             forced_tenants = routed.tenants
         totals.add(routed)
     retired = 0
-    if ctx.live and selection is not None and selection.tenant_limit is None:
+    if routing_context.live and selection is not None and selection.tenant_limit is None:
         with session_factory() as session:
             frame = _buckets.retire_unselected(session, partition_key=partition_key, run_id=run_id)
             if len(frame):
                 _decisions.record(
                     session,
-                    retirement_decisions(frame, ctx),
+                    retirement_decisions(frame, routing_context),
                     partition_key=partition_key,
                     run_id=run_id,
                 )
@@ -417,7 +412,7 @@ def route_partition(
     with session_factory() as session:
         summary = _decisions.summary(session, partition_key=partition_key)
         violations = _decisions.check_figures(
-            session, partition_key=partition_key, forced_ids=forced_ids, live=ctx.live
+            session, partition_key=partition_key, forced_ids=forced_ids, live=routing_context.live
         )
         missing = _candidates.missing_ids(
             session, partition_key=partition_key, tenant_ids=forced_ids
@@ -426,9 +421,9 @@ def route_partition(
         "routing_completed",
         run_id=run_id,
         partition_key=partition_key,
-        live=ctx.live,
-        sync_id=ctx.snapshot.sync_id,
-        snapshot_status=ctx.snapshot.status,
+        live=routing_context.live,
+        sync_id=routing_context.snapshot.sync_id,
+        snapshot_status=routing_context.snapshot.status,
         tenants=totals.tenants,
         by_source_type=summary["by_source_type"],
         by_bucket=summary["by_bucket"],
@@ -440,7 +435,7 @@ def route_partition(
     )
     return PartitionRouting(
         partition_key=partition_key,
-        live=ctx.live,
+        live=routing_context.live,
         totals=totals,
         forced=forced_tenants,
         retired=retired,
@@ -458,7 +453,6 @@ __all__ = [
     "RoutingContext",
     "RoutingTotals",
     "SnapshotView",
-    "candidate_chunks",
     "load_context",
     "load_snapshot",
     "route_batches",

@@ -24,14 +24,16 @@ from collections.abc import Iterable, Iterator
 from datetime import date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
+import pandas as pd
 from psycopg import sql
 from sqlalchemy.orm import Session
 
-from morpheus_pipelines.observability import log_event
+from morpheus_pipelines.db.session import SessionFactory
+from morpheus_pipelines.observability.events import log_event
 from morpheus_pipelines.repositories import TenantCandidateRepository
-from morpheus_pipelines.repositories.bulk import driver_cursor
+from morpheus_pipelines.repositories.keyset import iter_keyset_pages
+from morpheus_pipelines.repositories.set_based import driver_cursor
 from morpheus_pipelines.repositories.tenant_candidate import CANDIDATE_SOURCE_COLUMNS
-from morpheus_pipelines.services.chunks import SessionFactory
 
 _candidates = TenantCandidateRepository()
 
@@ -144,3 +146,16 @@ def select_partition(
         limit=limit,
     )
     return {**counts, "rows_written": written}
+
+
+def candidate_chunks(
+    session_factory: SessionFactory, partition_key: str, *, forced: bool, size: int
+) -> Iterator[pd.DataFrame]:
+    """The partition's candidates joined to their enrichment, ``size`` tenants at a time."""
+
+    def read(session: Session, after: str | None, limit: int) -> pd.DataFrame:
+        return _candidates.read_with_enrichment(
+            session, partition_key=partition_key, forced=forced, after=after, limit=limit
+        )
+
+    return iter_keyset_pages(session_factory, read, size=size)

@@ -11,7 +11,7 @@ import pytest
 
 from morpheus_pipelines.clients.domain_intelligence import DomainIntelligenceClient
 from morpheus_pipelines.emulators import DomainIntelEmulator
-from morpheus_pipelines.observability import LOGGER_NAME
+from morpheus_pipelines.observability.events import LOGGER_NAME
 from tests.enrichment.helpers import KNOWN_DOMAINS, KNOWN_TENANTS, EventLines, ListHandler
 from tests.support.hubspot import RecordingSleep
 

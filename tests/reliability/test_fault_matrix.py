@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from morpheus_pipelines.assets.hubspot import REFRESH_CHECK
+from morpheus_pipelines.assets.hubspot.snapshot import REFRESH_CHECK
+from morpheus_pipelines.assets.tenants.schedules import DAILY_ASSETS
 from morpheus_pipelines.emulators import DomainIntelEmulator, FaultKind, HubSpotEmulator
-from morpheus_pipelines.jobs import DAILY_ASSETS
 from tests.reliability.conftest import (
     BUCKETS,
     HISTORY,

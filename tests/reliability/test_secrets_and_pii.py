@@ -11,7 +11,7 @@ import dagster as dg
 
 from morpheus_pipelines.definitions import defs
 from morpheus_pipelines.emulators import DomainIntelEmulator, HubSpotEmulator, build_hubspot_data
-from morpheus_pipelines.observability import LOGGER_NAME
+from morpheus_pipelines.observability.events import LOGGER_NAME
 from tests.support.pipeline import Pipeline, load_source, tenant
 
 TOKEN = "pat-na1-RECOGNISABLE-SECRET-0123456789"

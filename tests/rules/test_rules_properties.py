@@ -6,7 +6,17 @@ import pandas as pd
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from morpheus_pipelines.rules.domains import (
+from morpheus_pipelines.rules.email_domain_class import (
+    EMAIL_DOMAIN_CLASSES,
+    FREE_EMAIL_DOMAINS,
+    classify_email_domain,
+)
+from morpheus_pipelines.rules.matching import (
+    match_tenants,
+    normalise_company_name,
+    prepare_snapshot,
+)
+from morpheus_pipelines.rules.normalise import (
     additional_domain_roots,
     email_domain,
     email_domains,
@@ -18,16 +28,6 @@ from morpheus_pipelines.rules.domains import (
     registrable_root,
     registrable_roots,
     split_additional_domains,
-)
-from morpheus_pipelines.rules.email_domains import (
-    EMAIL_DOMAIN_CLASSES,
-    FREE_EMAIL_DOMAINS,
-    classify_email_domain,
-)
-from morpheus_pipelines.rules.matching import (
-    match_tenants,
-    normalise_company_name,
-    prepare_snapshot,
 )
 from morpheus_pipelines.rules.routing import (
     TENANT_BUCKETS,

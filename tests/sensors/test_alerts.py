@@ -16,11 +16,8 @@ from morpheus_pipelines.repositories import HubSpotTargetSyncStateRepository
 from morpheus_pipelines.resources.hubspot import TargetListResource
 from morpheus_pipelines.resources.notifier import NotifierResource
 from morpheus_pipelines.resources.warehouse import WarehouseResource
-from morpheus_pipelines.sensors.alerts import (
-    hubspot_snapshot_health,
-    run_failure_alert,
-    snapshot_problem,
-)
+from morpheus_pipelines.rules.snapshot_health import problem as snapshot_problem
+from morpheus_pipelines.sensors.alerts import hubspot_snapshot_health, run_failure_alert
 
 states = HubSpotTargetSyncStateRepository()
 

@@ -19,6 +19,7 @@ from morpheus_pipelines.definitions import defs
 from morpheus_pipelines.resources.domain_intelligence import DomainIntelligenceResource
 from morpheus_pipelines.resources.hubspot import HubSpotResource, TargetListResource
 from morpheus_pipelines.resources.notifier import NotifierResource
+from morpheus_pipelines.resources.pipeline import PipelineSettingsResource
 from morpheus_pipelines.resources.routing import TenantRoutingResource
 from morpheus_pipelines.resources.scoring import ScoringModelResource
 from morpheus_pipelines.resources.warehouse import WarehouseResource
@@ -94,8 +95,8 @@ class Pipeline:
             "routing": TenantRoutingResource(
                 apac_sales_emails=self.sales_emails,
                 forced_sales_owned_tenant_ids=self.forced_ids,
-                batch_size=self.batch_size,
             ),
+            "pipeline": PipelineSettingsResource(chunk_size=self.batch_size),
         }
 
     def materialize(

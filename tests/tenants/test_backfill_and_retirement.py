@@ -7,7 +7,7 @@ from datetime import datetime
 
 import pytest
 
-from morpheus_pipelines.jobs import DAILY_ASSETS
+from morpheus_pipelines.assets.tenants.schedules import DAILY_ASSETS
 from tests.support.pipeline import Pipeline, load_source, tenant
 
 D, D1, D2 = "2026-11-25", "2026-11-26", "2026-11-27"

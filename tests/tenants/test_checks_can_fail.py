@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import pytest
 
-from morpheus_pipelines.assets.tenants import ROUTING_CHECKS
+from morpheus_pipelines.assets.tenants.routing import ROUTING_CHECKS
+from morpheus_pipelines.assets.tenants.schedules import DAILY_ASSETS
 from morpheus_pipelines.db.session import get_session
-from morpheus_pipelines.jobs import DAILY_ASSETS
 from morpheus_pipelines.repositories import RoutingDecisionRepository
 from morpheus_pipelines.rules.snapshot_validation import (
     COMPLETE,

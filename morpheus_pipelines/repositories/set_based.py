@@ -20,7 +20,7 @@ from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Session
 
 from morpheus_pipelines.repositories.base import BaseRepository, ModelT, RepositoryError
-from morpheus_pipelines.repositories.copy_text import (
+from morpheus_pipelines.repositories.copy_csv import (
     ARROW_TYPES,
     COPY_OPTIONS,
     csv_frame,
@@ -80,7 +80,7 @@ def keyset_after(column: str, after: str | None) -> sql.Composable:
 def read_frame(session: Session, query: sql.Composable) -> pd.DataFrame:
     """Run a read on the session's connection and return the rows as a DataFrame.
 
-    When every column has a type Arrow parses exactly (``copy_text.ARROW_TYPES``) the rows
+    When every column has a type Arrow parses exactly (``copy_csv.ARROW_TYPES``) the rows
     are COPYed out as CSV and parsed in C; otherwise they are fetched as Python objects.
     """
     with driver_cursor(session) as cursor:
@@ -140,7 +140,7 @@ class SetBasedRepository(BaseRepository[ModelT]):
         extra_columns: Mapping[str, str] | None = None,
     ) -> str:
         """COPY ``frame[columns]`` (and the ``extra_columns``, see :meth:`create_staging`) into
-        a new temporary table (vectorised text conversion, see ``copy_text``); returns the
+        a new temporary table (vectorised text conversion, see ``copy_csv``); returns the
         staging table's name."""
         staging = self.create_staging(session, columns=columns, extra_columns=extra_columns)
         write_frame(session, staging, frame, [*columns, *(extra_columns or {})])

@@ -2,13 +2,15 @@
 
 import dagster as dg
 
-from morpheus_pipelines.assets.metadata import metadata
-from morpheus_pipelines.assets.tenants import GROUP, event_log, routed_tenants
+from morpheus_pipelines.assets.metadata import as_metadata
+from morpheus_pipelines.assets.tenants.routing import routed_tenants
+from morpheus_pipelines.assets.tenants.selection import GROUP
 from morpheus_pipelines.partitions import daily_partitions
-from morpheus_pipelines.resources.routing import TenantRoutingResource
+from morpheus_pipelines.resources.pipeline import PipelineSettingsResource
 from morpheus_pipelines.resources.scoring import ScoringModelResource
 from morpheus_pipelines.resources.warehouse import WarehouseResource
 from morpheus_pipelines.services.scoring import score_partition
+from morpheus_pipelines.services.tenant_events import TenantEventLog
 
 ALLOWLIST_CHECK = "routing_messages_allowlisted"
 
@@ -17,7 +19,6 @@ ALLOWLIST_CHECK = "routing_messages_allowlisted"
     partitions_def=daily_partitions,
     deps=[routed_tenants],
     group_name=GROUP,
-    kinds={"postgres"},
     backfill_policy=dg.BackfillPolicy.single_run(),
     check_specs=[
         dg.AssetCheckSpec(
@@ -30,12 +31,11 @@ ALLOWLIST_CHECK = "routing_messages_allowlisted"
             ),
         )
     ],
-    owners=["team:sales-ops-data"],
 )
 def tenant_scores(
     context: dg.AssetExecutionContext,
     warehouse: WarehouseResource,
-    routing: TenantRoutingResource,
+    pipeline: PipelineSettingsResource,
     scoring: ScoringModelResource,
 ) -> dg.MaterializeResult:
     """`total_score` (0–100) and priority for every routed tenant of both buckets, with a
@@ -51,9 +51,9 @@ def tenant_scores(
             partition_key=partition_key,
             run_id=context.run.run_id,
             model=model,
-            batch_size=routing.batch_size,
+            batch_size=pipeline.chunk_size,
             log=context.log,
-            events=event_log(warehouse, partition_key),
+            events=TenantEventLog.for_partition(warehouse.home, partition_key),
         )
     scored = sum(r.scored for r in results.values())
     rejected = sum(r.rejected for r in results.values())
@@ -65,7 +65,7 @@ def tenant_scores(
         for key, n in r.by_bucket_priority.items():
             by_priority[key] = by_priority.get(key, 0) + n
     return dg.MaterializeResult(
-        metadata=metadata(
+        metadata=as_metadata(
             {
                 "dagster/row_count": scored,
                 "score_model_version": model.version,
@@ -82,7 +82,7 @@ def tenant_scores(
             dg.AssetCheckResult(
                 check_name=ALLOWLIST_CHECK,
                 passed=rejected == 0,
-                metadata=metadata({"rejected": rejected, "reasons": reasons}),
+                metadata=as_metadata({"rejected": rejected, "reasons": reasons}),
             )
         ],
     )

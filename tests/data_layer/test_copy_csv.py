@@ -12,7 +12,7 @@ from psycopg import sql
 from sqlalchemy import text
 
 from morpheus_pipelines.db.session import get_session
-from morpheus_pipelines.repositories.bulk import read_frame, write_frame
+from morpheus_pipelines.repositories.set_based import read_frame, write_frame
 
 AWKWARD = ["plain", "", None, "\\N", 'q"uo,te\nnew\tline\\back', "例え.jp ünïcode", "=SUM(A1)"]
 

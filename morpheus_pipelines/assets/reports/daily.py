@@ -1,6 +1,6 @@
-"""Report assets: the Daily Summary and the Weekly Metrics (002 §3.4).
+"""``daily_summary``: what Sales should hear about on a CST day (docs/reports.md).
 
-Both read ``apac_active_tenants`` only (through ``repositories.reports``): Sales-owned tenants
+Reads ``apac_active_tenants`` only (through ``repositories.reports``): Sales-owned tenants
 never appear in a report, whatever their priority.
 """
 
@@ -9,12 +9,11 @@ from pathlib import Path
 
 import dagster as dg
 
-from morpheus_pipelines.assets.metadata import metadata
-from morpheus_pipelines.partitions import daily_partitions, weekly_partitions
+from morpheus_pipelines.assets.metadata import as_metadata
+from morpheus_pipelines.partitions import daily_partitions
 from morpheus_pipelines.repositories import (
     DailySummaryRepository,
     RoutingDecisionRepository,
-    WeeklyMetricsRepository,
 )
 from morpheus_pipelines.resources.hubspot import TargetListResource
 from morpheus_pipelines.resources.warehouse import WarehouseResource
@@ -23,16 +22,11 @@ from morpheus_pipelines.services.reports import (
     ActiveTenantFigures,
     DailySummary,
     build_daily_summary,
-    build_weekly_metrics,
     render_daily_markdown,
-    render_weekly_markdown,
-    week_days,
     write_daily_report,
-    write_weekly_report,
 )
 
 _daily = DailySummaryRepository()
-_weekly = WeeklyMetricsRepository()
 _decisions = RoutingDecisionRepository()
 
 GROUP = "reports"
@@ -40,7 +34,7 @@ GROUP = "reports"
 TENANT_SCORES = dg.AssetKey("tenant_scores")
 
 
-def _paths(files: dict[str, Path]) -> dict[str, dg.MetadataValue]:
+def file_paths(files: dict[str, Path]) -> dict[str, dg.MetadataValue]:
     return {f"file_{name}": dg.MetadataValue.path(str(path)) for name, path in files.items()}
 
 
@@ -66,9 +60,8 @@ def _summarise(warehouse: WarehouseResource, list_id: str, partition_key: str) -
     partitions_def=daily_partitions,
     deps=[TENANT_SCORES],
     group_name=GROUP,
-    kinds={"postgres", "html"},
+    kinds={"html"},
     backfill_policy=dg.BackfillPolicy.single_run(),
-    owners=["team:sales-ops-data"],
 )
 def daily_summary(
     context: dg.AssetExecutionContext,
@@ -128,14 +121,14 @@ def daily_summary(
         context.log.info(f"{partition_key}: {summary.counts()}")
     if summary is None:
         return dg.MaterializeResult(
-            metadata=metadata(
+            metadata=as_metadata(
                 {"dagster/row_count": 0, "rows_written": 0, "partitions": per_partition}
             )
         )
     return dg.MaterializeResult(
         metadata={
             "summary": dg.MetadataValue.md(render_daily_markdown(summary, files=files)),
-            **metadata(
+            **as_metadata(
                 {
                     "dagster/row_count": listed,
                     **summary.counts(),
@@ -145,62 +138,6 @@ def daily_summary(
                     "partitions": per_partition if len(per_partition) > 1 else None,
                 }
             ),
-            **_paths(files),
-        }
-    )
-
-
-@dg.asset(
-    partitions_def=weekly_partitions,
-    deps=[daily_summary],
-    group_name=GROUP,
-    kinds={"postgres", "html"},
-    backfill_policy=dg.BackfillPolicy.single_run(),
-    owners=["team:sales-ops-data"],
-)
-def weekly_metrics(
-    context: dg.AssetExecutionContext, warehouse: WarehouseResource
-) -> dg.MaterializeResult:
-    """The week's trends from the seven Daily Summaries (`apac_weekly_metrics`, Monday-start
-    CST weeks).
-
-    Per day: Active tenants per priority, HubSpot match-method mix, new and changed P0/P1,
-    tenants entering the Active list (new or from Sales-owned) and the snapshot status; per
-    week (rows on the Monday, metrics prefixed `week_`): events summed, tenant counts as of
-    the last day with data, and `days_with_data`. Days without a Daily Summary are reported
-    as missing, never as zero. Writes `metrics.html` (charts embedded), `metrics.csv`,
-    `metrics.md`, `priorities.png` and `match_methods.png` under
-    `$MORPHEUS_HOME/reports/weekly/<week>/`.
-    """
-    per_week = {}
-    written = 0
-    for week_key in context.partition_keys:
-        days = [day.isoformat() for day in week_days(week_key)]
-        with warehouse.session() as session:
-            daily = _daily.metrics_for_partitions(session, days)
-        weekly = build_weekly_metrics(week_key, daily)
-        with warehouse.session() as session:
-            written += _weekly.replace_week(
-                session, weekly.rows(), week_key=week_key, run_id=context.run.run_id
-            )
-        files = write_weekly_report(weekly, warehouse.home)
-        per_week[week_key] = weekly.counts()
-        if weekly.missing_days:
-            context.log.warning(
-                f"{week_key}: no Daily Summary for "
-                + ", ".join(d.isoformat() for d in weekly.missing_days)
-            )
-    return dg.MaterializeResult(
-        metadata={
-            "metrics": dg.MetadataValue.md(render_weekly_markdown(weekly, files=files)),
-            **metadata(
-                {
-                    "dagster/row_count": len(weekly.rows()),
-                    **weekly.counts(),
-                    "rows_written": written,
-                    "weeks": per_week if len(per_week) > 1 else None,
-                }
-            ),
-            **_paths(files),
+            **file_paths(files),
         }
     )

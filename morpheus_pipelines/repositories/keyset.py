@@ -5,17 +5,17 @@ processed."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager
 
 import pandas as pd
 from sqlalchemy.orm import Session
 
-SessionFactory = Callable[[], AbstractContextManager[Session]]
-ChunkReader = Callable[[Session, str | None, int], pd.DataFrame]
+from morpheus_pipelines.db.session import SessionFactory
+
+PageReader = Callable[[Session, str | None, int], pd.DataFrame]
 
 
-def iter_chunks(
-    session_factory: SessionFactory, read: ChunkReader, *, size: int, key: str = "tenant_id"
+def iter_keyset_pages(
+    session_factory: SessionFactory, read: PageReader, *, size: int, key: str = "tenant_id"
 ) -> Iterator[pd.DataFrame]:
     """Call ``read(session, after, size)`` until it returns fewer than ``size`` rows."""
     after: str | None = None

@@ -1,0 +1,56 @@
+"""``enriched_tenants``: email-domain class and Domain Intelligence per candidate."""
+
+import contextlib
+
+import dagster as dg
+
+from morpheus_pipelines.assets.metadata import as_metadata
+from morpheus_pipelines.assets.tenants.selection import GROUP, tenant_candidates
+from morpheus_pipelines.partitions import daily_partitions
+from morpheus_pipelines.resources.domain_intelligence import DomainIntelligenceResource
+from morpheus_pipelines.resources.pipeline import PipelineSettingsResource
+from morpheus_pipelines.resources.warehouse import WarehouseResource
+from morpheus_pipelines.services.enrichment import enrich_partitions
+
+
+@dg.asset(
+    partitions_def=daily_partitions,
+    deps=[tenant_candidates],
+    group_name=GROUP,
+    backfill_policy=dg.BackfillPolicy.single_run(),
+)
+def enriched_tenants(
+    context: dg.AssetExecutionContext,
+    warehouse: WarehouseResource,
+    domain_intelligence: DomainIntelligenceResource,
+    pipeline: PipelineSettingsResource,
+) -> dg.MaterializeResult:
+    """Email-domain class and Domain Intelligence results per candidate
+    (`apac_enriched_tenants`).
+
+    When `DOMAIN_INTELLIGENCE_BASE_URL` is unset or the service fails, the tenants are
+    recorded as `unavailable` and the pipeline continues: routing never waits on enrichment.
+    Forced Sales-owned tenants are not enriched.
+    """
+    client = domain_intelligence.get_client(context.log)
+    with client if client is not None else contextlib.nullcontext():
+        totals = enrich_partitions(
+            warehouse.session,
+            client,
+            partition_keys=context.partition_keys,
+            run_id=context.run.run_id,
+            chunk_size=pipeline.chunk_size,
+            log=context.log,
+        )
+    return dg.MaterializeResult(
+        metadata=as_metadata(
+            {
+                "dagster/row_count": totals.tenants,
+                "service_configured": client is not None,
+                "by_enrichment_status": totals.status_counts,
+                "requests": totals.requests,
+                "failed_batches": totals.failed_batches,
+                "rows_written": totals.rows_written,
+            }
+        )
+    )

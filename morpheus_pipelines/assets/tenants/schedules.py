@@ -1,0 +1,26 @@
+"""The daily job (snapshot, tenants, scores, Daily Summary) and its 07:30 CST schedule."""
+
+import dagster as dg
+
+DAILY_ASSETS = (
+    "hubspot_target_accounts",
+    "tenant_candidates",
+    "enriched_tenants",
+    "routed_tenants",
+    "tenant_scores",
+    "daily_summary",
+)
+
+apac_daily_job = dg.define_asset_job(
+    name="apac_daily_job",
+    selection=dg.AssetSelection.assets(*DAILY_ASSETS),
+    description="Snapshot, tenant selection, enrichment, routing, scores and the Daily "
+    "Summary for one CST day.",
+)
+
+# Schedules start STOPPED, as 002's rollout asks (smoke-test at full volume first); turn them
+# on in the UI. A daily partition is a finished CST day: at 07:30 on day D+1 the schedule
+# runs partition D.
+apac_daily_schedule = dg.build_schedule_from_partitioned_job(
+    apac_daily_job, hour_of_day=7, minute_of_hour=30
+)

@@ -1,0 +1,52 @@
+"""Keeping secrets and customer emails out of everything the product writes.
+
+* every value registered with :func:`register_secret` (the HubSpot token) is replaced by
+  ``***`` wherever it appears;
+* :func:`mask_emails` masks any email-shaped text (``j***@acme.com``): the one rule used by
+  event lines and reports alike.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+
+from morpheus_pipelines.rules.normalise import mask_email
+
+_secrets: set[str] = set()
+# Anything shaped like an email address that reaches a line through a free-text field.
+EMAIL_PATTERN = re.compile(
+    r"[^\s\"'<>@,;:()\[\]]+@[A-Za-z0-9\-.\u00a0-\uffff]+\.[A-Za-z\u00a0-\uffff]{2,}"
+)
+_secrets_lock = threading.Lock()
+
+
+def register_secret(value: str | None) -> None:
+    """Never let ``value`` appear in an event line (no-op for empty or very short values)."""
+    if value and len(value) >= 4:
+        with _secrets_lock:
+            _secrets.add(value)
+
+
+def _registered_secrets() -> list[str]:
+    with _secrets_lock:
+        return sorted(_secrets, key=len, reverse=True)  # longest first: no partial leftovers
+
+
+def redact(text: str) -> str:
+    """``text`` with every registered secret replaced by ``***``."""
+    for secret in _registered_secrets():
+        text = text.replace(secret, "***")
+    return text
+
+
+def redact_bytes(data: bytes) -> bytes:
+    """:func:`redact` for UTF-8 bytes."""
+    for secret in _registered_secrets():
+        data = data.replace(secret.encode(), b"***")
+    return data
+
+
+def mask_emails(value: object) -> str:
+    """``value`` as text with every email-shaped substring masked (``j***@acme.com``)."""
+    return EMAIL_PATTERN.sub(lambda m: mask_email(m.group(0)), str(value))
