@@ -11,19 +11,16 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
-import shutil
 import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
-from morpheus_pipelines.db.embedded import DAGSTER_DATABASE, EmbeddedPostgres
+from morpheus_pipelines.db.dagster_home import PROJECT_ROOT, prepare_dagster_environment
+from morpheus_pipelines.db.embedded import DAGSTER_DATABASE, EmbeddedPostgres, EmbeddedPostgresError
 from morpheus_pipelines.db.migrate import upgrade
-from morpheus_pipelines.db.urls import DAGSTER_URL_VARIABLE, dagster_url, libpq_url, with_driver
+from morpheus_pipelines.db.urls import dagster_url, libpq_url, warehouse_url, with_driver
 from morpheus_pipelines.settings import Settings, load_settings
-
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
 
 def _embedded(settings: Settings) -> EmbeddedPostgres:
@@ -61,22 +58,17 @@ def cmd_db(args: argparse.Namespace) -> int:
         print(f"not running (data directory {status.data_dir})")
         return 3
     if args.action == "url":
-        if settings.database_url:
-            url = settings.database_url
-        else:
-            status = _embedded(settings).status()
-            if not status.running:
-                print(
-                    "embedded PostgreSQL is not running; run `morpheus db start`", file=sys.stderr
-                )
-                return 1
-            url = status.url()
+        try:
+            url = warehouse_url(settings, start_embedded=False)
+        except EmbeddedPostgresError:
+            print("embedded PostgreSQL is not running; run `morpheus db start`", file=sys.stderr)
+            return 1
         if args.database == DAGSTER_DATABASE:
             url = dagster_url(settings)
         print(libpq_url(url) if args.driver == "libpq" else with_driver(url, args.driver))
         return 0
     if args.action == "migrate":
-        url = _ensure_database(settings)
+        url = warehouse_url(settings)
         upgrade(url)
         print(f"warehouse migrated: {_redacted(url)}")
         return 0
@@ -89,32 +81,6 @@ def _redacted(url: str) -> str:
     return make_url(url).render_as_string(hide_password=True)
 
 
-def _ensure_database(settings: Settings) -> str:
-    """The warehouse URL, starting the embedded server when no URL is configured."""
-    from morpheus_pipelines.db.urls import warehouse_url
-
-    return warehouse_url(settings)
-
-
-def prepare_dagster_environment(settings: Settings) -> dict[str, str]:
-    """Start and migrate the database, and build the environment Dagster processes need."""
-    url = _ensure_database(settings)
-    upgrade(url)
-    dagster_home = settings.home / "dagster_home"
-    dagster_home.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(PROJECT_ROOT / "dagster.yaml", dagster_home / "dagster.yaml")
-    env = dict(os.environ)
-    env.update(
-        {
-            "DAGSTER_HOME": str(dagster_home),
-            "MORPHEUS_HOME": str(settings.home),
-            "MORPHEUS_DATABASE_URL": url,
-            DAGSTER_URL_VARIABLE: dagster_url(settings),
-        }
-    )
-    return env
-
-
 def cmd_dev(args: argparse.Namespace) -> int:
     # Until `dagster dev` runs, SIGTERM is Ctrl-C: the emulators and the database sessions
     # are closed on the way out instead of the process vanishing mid-statement.
@@ -122,7 +88,10 @@ def cmd_dev(args: argparse.Namespace) -> int:
     settings = load_settings()
     if args.configured:
         return _dagster_dev(prepare_dagster_environment(settings), args)
-    from morpheus_pipelines.demo import demo_environment, materialise_if_new_instance
+    from morpheus_pipelines.devtools.demo.runner import (
+        demo_environment,
+        materialise_if_new_instance,
+    )
 
     with demo_environment(settings, tenants=args.tenants, companies=args.companies) as demo:
         print(
@@ -300,7 +269,7 @@ def _proc_table() -> dict[int, tuple[int, int, str, str]]:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from morpheus_pipelines.demo import run_demo
+    from morpheus_pipelines.devtools.demo.runner import run_demo
 
     return run_demo(load_settings(), tenants=args.tenants, companies=args.companies)
 
@@ -310,9 +279,9 @@ def cmd_emulate(args: argparse.Namespace) -> int:
     if args.data:
         argv += ["--data", args.data]
     if args.service == "hubspot":
-        from morpheus_pipelines.emulators.hubspot import main as emulator_main
+        from morpheus_pipelines.devtools.emulators.hubspot import main as emulator_main
     else:
-        from morpheus_pipelines.emulators.domain_intel import main as emulator_main
+        from morpheus_pipelines.devtools.emulators.domain_intel import main as emulator_main
     return emulator_main(argv)
 
 

@@ -14,13 +14,16 @@ def _shared_policy(spec: dg.AssetSpec) -> dg.AssetSpec:
     return spec.merge_attributes(owners=OWNERS, kinds={"postgres"})
 
 
-slices = dg.Definitions.merge(hubspot.defs, tenants.defs, reports.defs, sensors.defs)
+def _code_location() -> dg.Definitions:
+    slices = dg.Definitions.merge(hubspot.defs, tenants.defs, reports.defs, sensors.defs)
+    return dg.Definitions(
+        assets=dg.map_asset_specs(_shared_policy, slices.assets or []),
+        asset_checks=slices.asset_checks,
+        jobs=slices.jobs,
+        schedules=slices.schedules,
+        sensors=slices.sensors,
+        resources=build_resources(),
+    )
 
-defs = dg.Definitions(
-    assets=dg.map_asset_specs(_shared_policy, slices.assets or []),
-    asset_checks=slices.asset_checks,
-    jobs=slices.jobs,
-    schedules=slices.schedules,
-    sensors=slices.sensors,
-    resources=build_resources(),
-)
+
+defs = _code_location()

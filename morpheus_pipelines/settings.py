@@ -1,4 +1,4 @@
-"""Every environment variable the product reads (DESIGN §2), with its default.
+"""Every environment variable the product reads (README, "Configuration"), with its default.
 
 This is the one place that knows variable names and defaults. Dagster resources receive
 the same values through ``dg.EnvVar`` (see ``definitions.py``); plain Python code (the CLI,
@@ -36,7 +36,7 @@ SECRET_VARIABLES = frozenset({"HUBSPOT_PRIVATE_APP_TOKEN", "APAC_SALES_EMAILS"})
 
 
 def env(name: str, environ: Mapping[str, str] | None = None) -> str:
-    """The value of a DESIGN §2 variable, or its documented default."""
+    """The value of a documented variable (README, "Configuration"), or its documented default."""
     source = os.environ if environ is None else environ
     value = source.get(name)
     return DEFAULTS[name] if value is None or value == "" else value
@@ -93,7 +93,7 @@ def _number(name: str, environ: Mapping[str, str] | None, kind: type) -> int | f
 
 
 def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
-    """Read every DESIGN §2 variable; raises ``ValueError`` naming a malformed number."""
+    """Read every documented variable; raises ``ValueError`` naming a malformed number."""
     return Settings(
         database_url=env("MORPHEUS_DATABASE_URL", environ),
         source_database_url=env("MORPHEUS_SOURCE_DATABASE_URL", environ),

@@ -7,8 +7,9 @@ cannot see another test's rows.
 
 from __future__ import annotations
 
+import os
 import shutil
-import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,20 +20,23 @@ from psycopg import sql
 from morpheus_pipelines.db.embedded import EmbeddedPostgres
 from morpheus_pipelines.db.migrate import upgrade
 from morpheus_pipelines.db.session import dispose_engines
-from tests.support.databases import DatabaseFactory, admin_url
+from morpheus_pipelines.db.urls import with_driver
+from tests.support.databases import (
+    TEMPLATE,
+    TEST_SERVER_OPTIONS,
+    DatabaseFactory,
+    admin_url,
+    server_home,
+)
 from tests.support.hubspot import RecordingSleep
 
-TEMPLATE = "morpheus_template"
 
-# Test data is disposable: skip the disk flushes that make a real server durable.
-TEST_SERVER_OPTIONS = {"fsync": "off", "full_page_writes": "off"}
-
-
-def server_home() -> Path:
-    """A fresh directory for an embedded server, outside pytest's own temp root: pytest
-    resets that root to mode 0700 (even from another pytest process), which would lock out
-    the unprivileged user PostgreSQL runs as under root."""
-    return Path(tempfile.mkdtemp(prefix="morpheus-test-pg-"))
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark every test that needs the embedded PostgreSQL ``database``: ``uv run pytest -m "not
+    database"`` is the fast tier (README, "Development")."""
+    for item in items:
+        if "pg_server" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.database)
 
 
 @pytest.fixture(scope="session")
@@ -69,6 +73,20 @@ def database_factory(
 def database_url(database_factory) -> str:
     """A SQLAlchemy URL of a fresh, migrated database private to this test."""
     return database_factory()
+
+
+@pytest.fixture
+def instance_database(pg_server: EmbeddedPostgres) -> Iterator[str]:
+    """An empty database for a Dagster instance's storage (it runs its own migrations), as a
+    ``postgresql+psycopg2`` URL; dropped afterwards."""
+    name = f"dagster_instance_{os.getpid()}_{time.monotonic_ns()}"
+    with psycopg.connect(admin_url(pg_server), autocommit=True) as conn:
+        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    yield with_driver(pg_server.status().url(name), "psycopg2")
+    with psycopg.connect(admin_url(pg_server), autocommit=True) as conn:
+        conn.execute(
+            sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
+        )
 
 
 @pytest.fixture

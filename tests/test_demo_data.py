@@ -11,7 +11,7 @@ import pandas as pd
 import psycopg
 import pytest
 
-from morpheus_pipelines.demo_data import (
+from morpheus_pipelines.devtools.demo.dataset import (
     CST,
     EXCLUDED_ACTIVE_STATUSES,
     HUBSPOT_MATCH_METHODS,
@@ -20,7 +20,7 @@ from morpheus_pipelines.demo_data import (
     DemoDataset,
     generate_dataset,
 )
-from morpheus_pipelines.emulators import DomainIntelEmulator, HubSpotEmulator
+from morpheus_pipelines.devtools.emulators import DomainIntelEmulator, HubSpotEmulator
 from morpheus_pipelines.rules.email_domain_class import classify_email_domain
 from morpheus_pipelines.rules.matching import match_tenants, prepare_snapshot
 from morpheus_pipelines.rules.normalise import (

@@ -16,20 +16,20 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import dagster as dg
 import psycopg
 import pytest
 import requests
-from psycopg import sql
 
-from morpheus_pipelines.db.embedded import EmbeddedPostgres
 from morpheus_pipelines.db.urls import DAGSTER_URL_VARIABLE, with_driver
-from morpheus_pipelines.demo import demo_environment, demo_partitions, materialise_if_new_instance
+from morpheus_pipelines.devtools.demo.runner import (
+    demo_environment,
+    demo_partitions,
+    materialise_if_new_instance,
+)
 from morpheus_pipelines.settings import load_settings
-from tests.support.databases import admin_url
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 STARTUP_TIMEOUT_S = 120.0
@@ -42,19 +42,6 @@ SCRUBBED_PREFIXES = (
     "FORCED_SALES_OWNED_TENANT_IDS",
     "DAGSTER_",
 )
-
-
-@pytest.fixture
-def instance_database(pg_server: EmbeddedPostgres) -> Iterator[str]:
-    """An empty database for the Dagster instance storage (it runs its own migrations)."""
-    name = f"dagster_dev_{os.getpid()}_{time.monotonic_ns()}"
-    with psycopg.connect(admin_url(pg_server), autocommit=True) as conn:
-        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
-    yield with_driver(pg_server.status().url(name), "psycopg2")
-    with psycopg.connect(admin_url(pg_server), autocommit=True) as conn:
-        conn.execute(
-            sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
-        )
 
 
 def free_port() -> int:

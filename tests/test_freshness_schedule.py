@@ -6,24 +6,19 @@ from __future__ import annotations
 import importlib
 import os
 import shutil
-import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import dagster as dg
-import psycopg
 import pytest
-from psycopg import sql
 
 from morpheus_pipelines.assets.hubspot.snapshot import ASSET_KEY, FRESHNESS_CHECK
-from morpheus_pipelines.db.embedded import EmbeddedPostgres
 from morpheus_pipelines.db.session import get_session
-from morpheus_pipelines.db.urls import DAGSTER_URL_VARIABLE, with_driver
+from morpheus_pipelines.db.urls import DAGSTER_URL_VARIABLE
 from morpheus_pipelines.definitions import defs
 from morpheus_pipelines.repositories import HubSpotTargetSyncStateRepository
 from morpheus_pipelines.settings import DEFAULTS
-from tests.support.databases import admin_url
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 CHECK_KEY = dg.AssetCheckKey(ASSET_KEY, FRESHNESS_CHECK)
@@ -54,19 +49,6 @@ def test_schedule_runs_the_check_alone_every_15_minutes() -> None:
     job = defs.resolve_job_def("snapshot_freshness_job")
     assert job.asset_layer.selected_asset_keys == set()
     assert [node.name for node in job.nodes] == ["hubspot_target_accounts_snapshot_freshness"]
-
-
-@pytest.fixture
-def instance_database(pg_server: EmbeddedPostgres) -> Iterator[str]:
-    """An empty database for the Dagster instance storage (it runs its own migrations)."""
-    name = f"dagster_freshness_{os.getpid()}_{time.monotonic_ns()}"
-    with psycopg.connect(admin_url(pg_server), autocommit=True) as conn:
-        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
-    yield with_driver(pg_server.status().url(name), "psycopg2")
-    with psycopg.connect(admin_url(pg_server), autocommit=True) as conn:
-        conn.execute(
-            sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
-        )
 
 
 @pytest.fixture

@@ -37,3 +37,10 @@ def _jsonable(value: Any) -> Any:
 
 def as_metadata(values: Mapping[str, Any]) -> dict[str, Any]:
     return {key: metadata_value(value) for key, value in values.items()}
+
+
+def tables_written(primary: str, *others: str) -> dict[str, Any]:
+    """Definition metadata naming every table an asset writes: ``dagster/table_name`` is the
+    one the asset is about; ``tables_written`` lists them all (docs/pipeline.md). Each table
+    has one writer, except the bucket tables, whose score columns ``tenant_scores`` updates."""
+    return {"dagster/table_name": primary, "tables_written": ", ".join((primary, *others))}

@@ -1,4 +1,4 @@
-"""Domain Intelligence client: company facts for a tenant (DESIGN §2 contract, 002 §3.2).
+"""Domain Intelligence client: company facts for a tenant (the contract in docs/pipeline.md).
 
 Contract::
 
@@ -11,7 +11,7 @@ Every request has (connect, read) timeouts and goes through a client-side rate b
 timeouts and unparseable JSON bodies are retried at most ``retry_count`` times, waiting for
 ``Retry-After`` when present, else for an exponential back-off with full jitter. A
 ``Retry-After`` longer than ``max_backoff`` is not waited for: the batch fails at once, because
-routing must never wait on enrichment (002 §5.4 spirit, DESIGN §2). Every other status fails at
+routing must never wait on enrichment (docs/reliability.md). Every other status fails at
 once with :class:`DomainIntelligenceError`, as does a 200 whose body is JSON of the wrong shape
 (a service bug that retrying will not cure).
 

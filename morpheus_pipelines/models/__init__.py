@@ -1,4 +1,5 @@
-"""SQLAlchemy models of the warehouse (DESIGN §2). Alembic migrations create these tables."""
+"""SQLAlchemy models of the warehouse (docs/data-layer.md). Alembic migrations create these
+tables."""
 
 from morpheus_pipelines.models.base import Base
 from morpheus_pipelines.models.hubspot import HubSpotTargetAccount, HubSpotTargetSyncState

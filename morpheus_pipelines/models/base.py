@@ -1,5 +1,5 @@
-"""Declarative base. ORM attribute names equal column names (seed 001), so the column lists
-passed to ``upsert`` are literal SQL identifiers."""
+"""Declarative base. ORM attribute names equal column names (docs/data-layer.md), so the
+column lists passed to ``upsert`` are literal SQL identifiers."""
 
 from __future__ import annotations
 

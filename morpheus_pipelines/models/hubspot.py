@@ -1,4 +1,4 @@
-"""The local HubSpot target-account snapshot (002 §4.1, §4.2): exactly the specified columns."""
+"""The local HubSpot target-account snapshot (docs/pipeline.md): exactly the specified columns."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Report tables for BI: the Daily Summary and the Weekly Metrics (002 §3.4).
+"""Report tables for BI: the Daily Summary and the Weekly Metrics (docs/reports.md).
 
 Both are computed from ``apac_active_tenants`` only; Sales-owned tenants never appear here.
 """

@@ -1,4 +1,4 @@
-"""Score history (002 §4.3): one row per tenant per scored partition, with its bucket."""
+"""Score history (docs/pipeline.md): one row per tenant per scored partition, with its bucket."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Tenant tables: the per-partition staging of candidates and enrichment, the two mutually
-exclusive bucket tables (002 §4.3), and the routing decision record."""
+exclusive bucket tables (docs/pipeline.md), and the routing decision record."""
 
 from __future__ import annotations
 
@@ -112,7 +112,8 @@ class EnrichedTenant(Base):
 
 
 class _TenantBucketColumns:
-    """Columns shared by ``apac_active_tenants`` and ``apac_sales_owned_tenants`` (002 §4.3)."""
+    """Columns shared by ``apac_active_tenants`` and ``apac_sales_owned_tenants``
+    (docs/pipeline.md)."""
 
     tenant_id: Mapped[str] = mapped_column(Text, primary_key=True)
     custom_id: Mapped[str | None] = mapped_column(Text)
@@ -149,7 +150,7 @@ class _TenantBucketColumns:
     # when and from where the tenant entered this bucket ('new' or the other bucket)
     bucket_entered_partition: Mapped[str | None] = mapped_column(Text)
     entered_from: Mapped[str | None] = mapped_column(Text)
-    # manual tracking, carried across moves (002 §8)
+    # manual tracking, carried across moves (docs/reliability.md)
     track_step: Mapped[str | None] = mapped_column(Text)
     track_update_time: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     startup_program: Mapped[str | None] = mapped_column(Text)
@@ -194,7 +195,8 @@ class SalesOwnedTenant(_TenantBucketColumns, Base):
     """Tenants owned by APAC Sales (and the forced ids); never read by reporting."""
 
     __tablename__ = "apac_sales_owned_tenants"
-    # A HubSpot target account is always Active (002 §2); the schema refuses anything else.
+    # A HubSpot target account is always Active (docs/pipeline.md); the schema refuses anything
+    # else.
     __table_args__ = _bucket_table_args(
         CheckConstraint("NOT hubspot_target", name="not_hubspot_target")
     )

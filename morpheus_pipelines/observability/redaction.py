@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 import threading
 
@@ -48,5 +49,8 @@ def redact_bytes(data: bytes) -> bytes:
 
 
 def mask_emails(value: object) -> str:
-    """``value`` as text with every email-shaped substring masked (``j***@acme.com``)."""
+    """``value`` as text with every email-shaped substring masked (``j***@acme.com``); a
+    missing value (``None``, NaN) is the empty text."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
     return EMAIL_PATTERN.sub(lambda m: mask_email(m.group(0)), str(value))

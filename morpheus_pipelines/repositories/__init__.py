@@ -1,4 +1,4 @@
-"""Repositories: the only sanctioned way to reach the warehouse (seed 001).
+"""Repositories: the only sanctioned way to reach the warehouse (docs/data-layer.md).
 
 Stateless, instantiated once at module level by their callers; every method takes the caller's
 ``Session`` first. Every public name is re-exported here.

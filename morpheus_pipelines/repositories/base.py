@@ -1,4 +1,4 @@
-"""``BaseRepository[ModelT]``: the generic data-access contract of seed 001.
+"""``BaseRepository[ModelT]``: the generic data-access contract of docs/data-layer.md.
 
 Rules every repository follows:
 

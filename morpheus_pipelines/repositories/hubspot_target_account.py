@@ -1,4 +1,4 @@
-"""Repository of the HubSpot target-account snapshot (002 §4.1)."""
+"""Repository of the HubSpot target-account snapshot (docs/pipeline.md)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,8 @@ class HubSpotTargetAccountRepository(SetBasedRepository[HubSpotTargetAccount]):
     def replace_snapshot(
         self, session: Session, rows: Iterable[Sequence[Any]], *, sync_id: str
     ) -> tuple[int, int]:
-        """002 §5.3 inside the caller's transaction: upsert every HubSpot-controlled column of
+        """The atomic refresh (docs/pipeline.md) inside the caller's transaction: upsert every
+        HubSpot-controlled column of
         every row (NULLs included), then delete the companies of older syncs.
 
         ``rows`` are tuples in ``SNAPSHOT_COLUMNS`` order, all carrying ``sync_id``.

@@ -1,4 +1,4 @@
-"""Repository of the per-list sync state (002 §4.2)."""
+"""Repository of the per-list sync state (docs/pipeline.md)."""
 
 from __future__ import annotations
 
@@ -42,7 +42,7 @@ class HubSpotTargetSyncStateRepository(BaseRepository[HubSpotTargetSyncState]):
     def record_failure(
         self, session: Session, *, list_id: str, attempted_at: datetime, error: str
     ) -> HubSpotTargetSyncState:
-        """A failed attempt touches only the attempt fields (002 §4.2)."""
+        """A failed attempt touches only the attempt fields (docs/pipeline.md)."""
         return self.upsert(
             session,
             {

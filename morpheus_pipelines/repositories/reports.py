@@ -1,4 +1,4 @@
-"""Repositories of the report tables: the Daily Summary and the Weekly Metrics (002 §3.4).
+"""Repositories of the report tables: the Daily Summary and the Weekly Metrics (docs/reports.md).
 
 Reporting reads ``apac_active_tenants`` only. Every read of a tenant table below is one SQL
 statement whose only tenant table is ``apac_active_tenants``; ``apac_sales_owned_tenants`` is
@@ -22,6 +22,7 @@ from sqlalchemy import bindparam, text
 from sqlalchemy.orm import Session
 
 from morpheus_pipelines.models import DailySummaryMetric, DailySummaryTenant, WeeklyMetric
+from morpheus_pipelines.reports.figures import SUMMARY_TENANT_COLUMNS
 from morpheus_pipelines.repositories.set_based import (
     SetBasedRepository,
     driver_cursor,
@@ -64,7 +65,7 @@ SELECT COALESCE(priority_reason, 'unscored') AS dimension, count(*) AS n
 FROM apac_active_tenants WHERE retired_at IS NULL GROUP BY 1
 """
 
-# How the Active HubSpot target accounts were matched (002 §6); 'none' for the rest.
+# How the Active HubSpot target accounts were matched (docs/pipeline.md); 'none' for the rest.
 MATCH_METHOD_COUNTS_SQL = """
 SELECT COALESCE(hubspot_match_method, 'none') AS dimension, count(*) AS n
 FROM apac_active_tenants WHERE retired_at IS NULL GROUP BY 1
@@ -108,17 +109,6 @@ ACTIVE_TENANT_QUERIES = (
     STATE_PARTITION_SQL,
 )
 
-SUMMARY_TENANT_COLUMNS = (
-    "tenant_id",
-    "name",
-    "priority",
-    "previous_priority",
-    "change",
-    "reason",
-    "hubspot_match_method",
-    "hubspot_company_id",
-    "total_score",
-)
 METRIC_COLUMNS = ("metric", "dimension", "value")
 WEEKLY_COLUMNS = ("day", "metric", "dimension", "value", "days_with_data")
 

@@ -1,6 +1,6 @@
-"""Repositories of the two mutually exclusive tenant buckets (002 §4.3, §8).
+"""Repositories of the two mutually exclusive tenant buckets (docs/pipeline.md).
 
-Routing writes a batch of tenants in one transaction (002 §8):
+Routing writes a batch of tenants in one transaction (docs/reliability.md):
 
 1. upsert each tenant into its destination table — source, enrichment and routing columns;
 2. when the tenant comes from the other table, carry its score and manual tracking fields
@@ -62,7 +62,7 @@ ROUTED_COLUMNS = (
 EVIDENCE_COLUMNS = ("hubspot_snapshot_synced_at", "hubspot_sync_id", "hubspot_snapshot_status")
 # Bookkeeping that is written with a change but is not a change by itself.
 TOUCH_COLUMNS = ("partition_key", "run_id", "updated_at")
-# Carried from the other table when a tenant moves (002 §8).
+# Carried from the other table when a tenant moves (docs/reliability.md).
 CARRIED_COLUMNS = (
     "total_score",
     "calculated_priority",

@@ -1,4 +1,5 @@
-"""Dagster resources: configuration comes from the environment (DESIGN §2) via ``dg.EnvVar``.
+"""Dagster resources: configuration comes from the environment (README, "Configuration") via
+``dg.EnvVar``.
 
 :func:`build_resources` is the one place the code location's resources are built.
 """

@@ -1,4 +1,4 @@
-"""The Domain Intelligence service as a Dagster resource (DESIGN §2)."""
+"""The Domain Intelligence service as a Dagster resource (README, "Configuration")."""
 
 from __future__ import annotations
 

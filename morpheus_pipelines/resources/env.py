@@ -1,4 +1,4 @@
-"""How resources read DESIGN §2 variables.
+"""How resources read the documented variables (README, "Configuration").
 
 A variable that is set is passed as ``dg.EnvVar`` (``dg.EnvVar.int`` for whole numbers), so
 Dagster resolves it at run time and never stores or displays its value: the HubSpot token stays

@@ -1,4 +1,4 @@
-"""HubSpot as a Dagster resource (settings from DESIGN §2)."""
+"""HubSpot as a Dagster resource (settings: README, "Configuration")."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import dagster as dg
 from pydantic import Field
 
 from morpheus_pipelines.clients.hubspot import HubSpotClient
-from morpheus_pipelines.settings import DEFAULT_TARGET_LIST_ID
+from morpheus_pipelines.settings import DEFAULT_TARGET_LIST_ID, DEFAULTS
 
 
 class TargetListResource(dg.ConfigurableResource):
@@ -23,12 +23,12 @@ class HubSpotResource(dg.ConfigurableResource):
     """HubSpot CRM API: private-app token, timeouts, retries, rate budget. Given only to the
     asset that calls HubSpot (`hubspot_target_accounts`)."""
 
-    base_url: str = "https://api.hubapi.com"
+    base_url: str = DEFAULTS["HUBSPOT_BASE_URL"]
     private_app_token: str = Field(default="", repr=False)
-    request_timeout: float = 30.0
+    request_timeout: float = float(DEFAULTS["HUBSPOT_REQUEST_TIMEOUT"])
     connect_timeout: float = 5.0
-    retry_count: int = 3
-    requests_per_10s: int = 100
+    retry_count: int = int(DEFAULTS["HUBSPOT_RETRY_COUNT"])
+    requests_per_10s: int = int(DEFAULTS["HUBSPOT_REQUESTS_PER_10S"])
     max_backoff_seconds: float = 30.0
 
     def get_client(self, logger: logging.Logger | None = None) -> HubSpotClient:

@@ -4,7 +4,7 @@ from functools import cached_property
 
 import dagster as dg
 
-from morpheus_pipelines.rules.scoring import ScoringModel, load_model
+from morpheus_pipelines.rules.scoring_model import ScoringModel, load_model
 
 
 class ScoringModelResource(dg.ConfigurableResource):

@@ -1,4 +1,4 @@
-"""Classification of email domains: free, disposable, corporate or missing (spec 002 §6).
+"""Classification of email domains: free, disposable, corporate or missing (docs/pipeline.md).
 
 Personal mail domains (Gmail, QQ, Outlook, Yahoo, Naver, …) never take part in domain matching:
 thousands of unrelated tenants share them, so a HubSpot company that happens to list one must not

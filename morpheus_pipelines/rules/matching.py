@@ -1,4 +1,4 @@
-"""HubSpot target-account matching (spec 002 §6).
+"""HubSpot target-account matching (docs/pipeline.md).
 
 A tenant is a Target Account when one of these steps, tried in order, finds a company of the
 current snapshot of HubSpot list 19544; the first step that finds one wins:

@@ -1,4 +1,4 @@
-"""Normalisation of domains, URLs, emails and identifiers (spec 002 §4.1, §5, §6).
+"""Normalisation of domains, URLs, emails and identifiers (docs/pipeline.md).
 
 Every matching rule compares *normalised* values, so the same company written as
 ``https://WWW.Acme.com.au:443/about``, ``acme.com.au.`` or ``sales@acme.com.au`` must produce the
@@ -350,7 +350,7 @@ def normalise_email(value: object) -> str | None:
     """Trim and lower-case an email address; ``None`` for empty text or a non-text value.
 
     No other validation happens: this is the form compared *exactly* against the configured
-    APAC Sales list (002 §7), where a near-miss must simply not match.
+    APAC Sales list (docs/pipeline.md), where a near-miss must simply not match.
     """
     if not isinstance(value, str):
         return None

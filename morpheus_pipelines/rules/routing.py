@@ -1,4 +1,4 @@
-"""Tenant routing precedence and the routing → scoring contract (spec 002 §2, §7, §9.2).
+"""Tenant routing precedence and the routing → scoring contract (docs/pipeline.md).
 
 Every tenant (active candidate or previous-day signup) goes to exactly one bucket, by the first
 rule that applies:
@@ -18,8 +18,9 @@ An ``unavailable`` snapshot (no successful sync ever) disables rule 2, so tenant
 rules 3 and 4. A tenant that matches both HubSpot and the Sales list is an Active P0 tenant.
 
 Scoring accepts only the allowlisted buckets ``active``/``sales_owned`` and only the override
-``P0`` with reason ``hubspot_target_account`` (002 §9.2); :func:`validate_scoring_message` and
-:func:`scoring_contract_violations` enforce that at the routing → scoring boundary.
+``P0`` with reason ``hubspot_target_account`` (docs/pipeline.md);
+:func:`validate_scoring_message` and :func:`scoring_contract_violations` enforce that at the
+routing → scoring boundary.
 """
 
 from __future__ import annotations
@@ -75,7 +76,8 @@ SALES_OWNED = Bucket.SALES_OWNED.value
 TENANT_BUCKETS: tuple[str, ...] = values(Bucket)
 
 SNAPSHOT_STATUSES: tuple[str, ...] = values(SnapshotStatus)
-# A stale snapshot is the last *successful* one (002 §5.4) and is still trusted for matching.
+# A stale snapshot is the last *successful* one (docs/pipeline.md) and is still trusted for
+# matching.
 HUBSPOT_SNAPSHOT_USABLE_STATUSES: frozenset[str] = frozenset(
     {SnapshotStatus.FRESH.value, SnapshotStatus.STALE.value}
 )
@@ -125,7 +127,8 @@ SCORING_CONTRACT_VIOLATIONS: tuple[str, ...] = (
 
 
 class RoutingContractError(ValueError):
-    """A scoring message broke the allowlists of 002 §9.2; ``reason`` names the broken rule."""
+    """A scoring message broke the routing → scoring allowlists (docs/pipeline.md); ``reason``
+    names the broken rule."""
 
     def __init__(self, reason: str, message: str) -> None:
         super().__init__(message)
@@ -169,7 +172,7 @@ def route_tenants(
     forced_ids: frozenset[str],
     snapshot_status: str,
 ) -> pd.DataFrame:
-    """Route a batch of tenants to a bucket by the precedence of 002 §2 (see module docstring).
+    """Route a batch of tenants to a bucket by the routing precedence (see module docstring).
 
     ``tenants_df`` needs ``tenant_id`` and ``sales_owner_email``. ``matches_df`` is the output
     of :func:`~morpheus_pipelines.rules.matching.match_tenants` for the same rows (same index),
@@ -228,7 +231,8 @@ def route_tenants(
             f"{', '.join(HUBSPOT_MATCH_METHODS)}",
         )
 
-    # Exact membership of the normalised address: no domain-wide or partial match (002 §7).
+    # Exact membership of the normalised address: no domain-wide or partial match
+    # (docs/pipeline.md).
     sales_email_set = _normalised_set(sales_emails, normalise_email)
     codes, owner_in_sales_list = distinct_value_codes(
         tenants_df["sales_owner_email"], lambda email: normalise_email(email) in sales_email_set
@@ -271,7 +275,7 @@ def _is_missing(value: object) -> bool:
 def validate_scoring_message(
     bucket: object, priority_override: object, priority_reason: object
 ) -> None:
-    """Enforce the scoring-message allowlists of 002 §9.2 for one message.
+    """Enforce the scoring-message allowlists (docs/pipeline.md) for one message.
 
     Accepted: ``bucket`` exactly ``active`` or ``sales_owned``; either no override and no reason,
     or override ``P0`` with reason ``hubspot_target_account``. Missing values (``None``, ``NaN``,

@@ -1,4 +1,4 @@
-"""Validation of a fetched HubSpot target list before any write (002 §5.2).
+"""Validation of a fetched HubSpot target list before any write (docs/pipeline.md).
 
 One rule per bullet of the specification. Each rule reports the figures it looked at, so an
 asset check can show *why* it failed. A rule that could not be evaluated because the fetch
@@ -13,7 +13,7 @@ from typing import Any
 
 COMPLETE = "COMPLETE"
 
-# rule name -> the sentence of 002 §5.2 it implements (used as check descriptions)
+# rule name -> the validation rule it implements (docs/pipeline.md) (used as check descriptions)
 VALIDATION_RULES: dict[str, str] = {
     "list_processing_complete": "The list's processing status is COMPLETE.",
     "every_membership_page_fetched": "Every membership page was fetched successfully.",

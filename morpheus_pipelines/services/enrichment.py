@@ -1,4 +1,4 @@
-"""Enrichment of tenant candidates: email domain, its class, Domain Intelligence (002 §3.2).
+"""Enrichment of tenant candidates: email domain, its class, Domain Intelligence (docs/pipeline.md).
 
 ``enrich_candidates`` turns a frame of candidates (``tenant_id``, ``name``, ``email``) into one
 row of enrichment per candidate, in the same order and with the same index, with exactly the
@@ -30,7 +30,7 @@ Decisions:
   batches queued.
 * A free or disposable email domain is not sent to the service (``email_domain`` null): it says
   nothing about the tenant's company, and a service that resolved ``gmail.com`` to Google would
-  hand routing a false ``official_website`` match (002 §6 excludes personal domains).
+  hand routing a false ``official_website`` match (personal domains never match: docs/pipeline.md).
 * Names are sent trimmed and cut at 256 characters: a longer "name" is not a company name and
   only inflates the request.
 """

@@ -1,9 +1,9 @@
-"""The HubSpot target-account snapshot: fetch, validate, refresh atomically (002 §5).
+"""The HubSpot target-account snapshot: fetch, validate, refresh atomically (docs/pipeline.md).
 
 ``sync_target_list`` is the whole Dispatcher part: it never raises for a HubSpot, validation
 or database failure. It records the attempt and returns a :class:`SyncOutcome` saying whether
 the snapshot is ``fresh``, ``stale`` (an earlier success is still in place) or ``unavailable``
-(none ever succeeded), so tenant routing in the same run always goes on (002 §5.4).
+(none ever succeeded), so tenant routing in the same run always goes on (docs/pipeline.md).
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ _sync_state = HubSpotTargetSyncStateRepository()
 
 @dataclass(frozen=True)
 class SnapshotState:
-    """What the warehouse says about the snapshot, as routing sees it (002 §9.1)."""
+    """What the warehouse says about the snapshot, as routing sees it (docs/pipeline.md)."""
 
     status: str  # fresh | stale | unavailable
     sync_id: str | None
@@ -87,7 +87,7 @@ def _parse_time(value: Any) -> datetime | None:
 
 
 def new_sync_id(now: datetime, run_id: str | None) -> str:
-    """``20260714T073000Z-<run>`` as in 002 §9.1: sortable, and traceable to the run."""
+    """``20260714T073000Z-<run>`` (docs/pipeline.md): sortable, and traceable to the run."""
     return f"{now:%Y%m%dT%H%M%SZ}-{(run_id or 'manual')[:8]}"
 
 
@@ -163,7 +163,7 @@ def fetch_target_list(
 
 
 def snapshot_rows(fetched: FetchedList, *, sync_id: str, synced_at: datetime) -> list[tuple]:
-    """Rows in ``SNAPSHOT_COLUMNS`` order, one per member, normalised (002 §4.1)."""
+    """Rows in ``SNAPSHOT_COLUMNS`` order, one per member, normalised (docs/pipeline.md)."""
     rows = []
     for company_id in dict.fromkeys(fetched.member_ids):
         props = fetched.companies[company_id]
@@ -297,7 +297,8 @@ def sync_target_list(
                     snapshot_hash=content_hash(rows),
                 )
             outcome.succeeded = True
-        except Exception as exc:  # the refresh rolled back; record it and carry on (002 §5.4)
+        # The refresh rolled back: record it and carry on (docs/reliability.md).
+        except Exception as exc:
             outcome.error = redact(f"database refresh failed: {type(exc).__name__}: {exc}")[:2000]
     if not outcome.succeeded:
         try:

@@ -1,4 +1,4 @@
-"""Scoring a partition's routed tenants (002 §3.3, §9.2).
+"""Scoring a partition's routed tenants (docs/scoring.md).
 
 Both buckets are scored with the same model; the final priority is P0 only for tenants that
 routing marked with the override P0 / ``hubspot_target_account``. The routing → scoring
@@ -17,6 +17,7 @@ import pandas as pd
 from sqlalchemy.orm import Session
 
 from morpheus_pipelines.db.session import SessionFactory
+from morpheus_pipelines.partitions import day_bounds
 from morpheus_pipelines.repositories import (
     RoutingDecisionRepository,
     TenantCandidateRepository,
@@ -26,12 +27,11 @@ from morpheus_pipelines.repositories.keyset import iter_keyset_pages
 from morpheus_pipelines.rules.scoring import (
     OUTPUT_COLUMNS,
     REJECTION_REASON_COLUMN,
-    ScoringModel,
     partition_scoring_input,
-    score_tenants,
+    score_valid_rows,
 )
+from morpheus_pipelines.rules.scoring_model import ScoringModel
 from morpheus_pipelines.services.tenant_events import TenantEventLog
-from morpheus_pipelines.services.tenant_selection import cst_day_bounds
 
 # A scored tenant's event line: the rule's output without the bulky per-signal detail.
 SCORED_EVENT_COLUMNS = [
@@ -56,7 +56,7 @@ class ScoringTotals:
 
 def as_of(partition_key: str) -> datetime:
     """Scores are computed as of the end of the partition's CST day."""
-    return cst_day_bounds(partition_key)[1] - timedelta(microseconds=1)
+    return day_bounds(partition_key)[1] - timedelta(microseconds=1)
 
 
 @dataclass(frozen=True)
@@ -113,9 +113,9 @@ def score_partition(
                 partition_key=partition_key,
                 offset=totals.scored + totals.rejected,
             )
-        _, rejected = partition_scoring_input(chunk)
-        scores = score_tenants(
-            chunk, model=model, as_of=as_of(partition_key), observed_at=scope.observed_at
+        valid, rejected = partition_scoring_input(chunk)
+        scores = score_valid_rows(
+            valid, model=model, as_of=as_of(partition_key), observed_at=scope.observed_at
         )
         with session_factory() as session:
             written = _scores.write_scores(

@@ -12,7 +12,7 @@ from morpheus_pipelines.observability.redaction import redact_bytes
 
 
 class TenantEventLog:
-    """Per-tenant start and completion events of routing (002 §10 "Worker"), one JSON line
+    """Per-tenant start and completion events of routing (docs/observability.md), one JSON line
     each, appended to ``path`` (a file per partition under ``MORPHEUS_HOME/logs``).
 
     Written a batch at a time: a million tenants produce two million lines, which would swamp
@@ -124,7 +124,7 @@ class TenantEventLog:
         self, scores: Any, rejected: Any, *, run_id: str, partition_key: str
     ) -> None:
         """One ``tenant_scored`` line per scored tenant (with every column of ``scores``) and one
-        ``tenant_scoring_rejected`` per rejected routing message (002 §10 "Scoring")."""
+        ``tenant_scoring_rejected`` per rejected routing message (docs/observability.md)."""
         shared = {"run_id": run_id, "partition_key": partition_key}
         self._append(
             "tenant_scored",

@@ -1,4 +1,4 @@
-"""Routing a partition's tenants into the two buckets (002 §2, §6, §7, §8).
+"""Routing a partition's tenants into the two buckets (docs/pipeline.md).
 
 The snapshot status decides whether HubSpot matching is used (``unavailable`` falls through to
 the Sales-owned rule). Matching and precedence are the plain rules of ``rules.matching`` and
@@ -203,28 +203,15 @@ def route_frame(
         }
     )
     if rejected.any():
-        bad = frame.loc[rejected]
-        decisions = pd.concat(
-            [
-                decisions,
-                pd.DataFrame(
-                    {
-                        "tenant_id": bad["tenant_id"].to_numpy(),
-                        "source_type": bad["source_type"].to_numpy(),
-                        "tenant_bucket": None,
-                        "routing_rule": RoutingRule.REJECTED.value,
-                        "ambiguous_match": False,
-                        "sales_owned_match": False,
-                        "snapshot_status": routing_context.snapshot.status,
-                        "hubspot_sync_id": routing_context.snapshot.sync_id,
-                        "hubspot_snapshot_synced_at": routing_context.snapshot.synced_at,
-                        "moved": False,
-                        "rejection_reason": bad["rejection_reason"].to_numpy(),
-                    }
-                ),
-            ],
-            ignore_index=True,
+        bad = frame.loc[rejected].reset_index(drop=True)
+        rows = unrouted_decisions(
+            bad,
+            routing_context,
+            rule=RoutingRule.REJECTED.value,
+            bucket=None,
+            rejection_reason=bad["rejection_reason"],
         )
+        decisions = pd.concat([decisions, rows], ignore_index=True)
     return bucket_rows, decisions
 
 
@@ -324,23 +311,31 @@ class PartitionRouting:
     missing_forced_ids: list[str]
 
 
-def retirement_decisions(retired: pd.DataFrame, routing_context: RoutingContext) -> pd.DataFrame:
-    """Decision rows of tenants a live run no longer selects (``routing_rule = 'retired'``,
-    the bucket they stay in, retired)."""
+def unrouted_decisions(
+    tenants: pd.DataFrame,
+    routing_context: RoutingContext,
+    *,
+    rule: str,
+    bucket: pd.Series | None,
+    rejection_reason: pd.Series | None = None,
+) -> pd.DataFrame:
+    """Decision rows (every ``DECISION_COLUMNS``) of tenants no rule routed: a rejected
+    candidate (no bucket) or a retirement (the bucket the row stays in, retired)."""
     values = {
-        "tenant_id": retired["tenant_id"],
-        "source_type": retired["source_type"],
-        "tenant_bucket": retired["tenant_bucket"],
-        "routing_rule": RETIRED_RULE,
+        "tenant_id": tenants["tenant_id"],
+        "source_type": tenants["source_type"],
+        "tenant_bucket": bucket,
+        "routing_rule": rule,
         "ambiguous_match": False,
         "sales_owned_match": False,
         "snapshot_status": routing_context.snapshot.status,
         "hubspot_sync_id": routing_context.snapshot.sync_id,
         "hubspot_snapshot_synced_at": routing_context.snapshot.synced_at,
         "moved": False,
+        "rejection_reason": rejection_reason,
     }
     return pd.DataFrame(
-        {column: values.get(column) for column in DECISION_COLUMNS}, index=retired.index
+        {column: values.get(column) for column in DECISION_COLUMNS}, index=tenants.index
     )
 
 
@@ -378,7 +373,7 @@ def route_partition(
     totals = RoutingTotals()
     record_count = selection.candidates if selection is not None else None
     forced_tenants = 0
-    # The forced ids first: straight to Sales-owned P0, without enrichment (002 §2).
+    # The forced ids first: straight to Sales-owned P0, without enrichment (docs/pipeline.md).
     for forced in (True, False):
         routed = route_batches(
             candidate_chunks(session_factory, partition_key, forced=forced, size=batch_size),
@@ -400,7 +395,9 @@ def route_partition(
             if len(frame):
                 _decisions.record(
                     session,
-                    retirement_decisions(frame, routing_context),
+                    unrouted_decisions(
+                        frame, routing_context, rule=RETIRED_RULE, bucket=frame["tenant_bucket"]
+                    ),
                     partition_key=partition_key,
                     run_id=run_id,
                 )

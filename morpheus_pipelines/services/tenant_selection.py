@@ -1,4 +1,4 @@
-"""Selecting the APAC tenants of one daily partition from the DevOps source (002 §1, §2).
+"""Selecting the APAC tenants of one daily partition from the DevOps source (docs/pipeline.md).
 
 A partition key is a CST (Asia/Shanghai) natural day D. Its candidates are:
 
@@ -21,8 +21,7 @@ warehouse staging table, without being parsed in Python.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from datetime import date, datetime, time, timedelta
-from zoneinfo import ZoneInfo
+from datetime import datetime
 
 import pandas as pd
 from psycopg import sql
@@ -30,6 +29,7 @@ from sqlalchemy.orm import Session
 
 from morpheus_pipelines.db.session import SessionFactory
 from morpheus_pipelines.observability.events import log_event
+from morpheus_pipelines.partitions import day_bounds
 from morpheus_pipelines.repositories import TenantCandidateRepository
 from morpheus_pipelines.repositories.keyset import iter_keyset_pages
 from morpheus_pipelines.repositories.set_based import driver_cursor
@@ -37,16 +37,8 @@ from morpheus_pipelines.repositories.tenant_candidate import CANDIDATE_SOURCE_CO
 
 _candidates = TenantCandidateRepository()
 
-CST = ZoneInfo("Asia/Shanghai")
 EXCLUDED_ACTIVE_STATUSES = ("free_trial", "new_user", "closing")
 APAC = "APAC"
-
-
-def cst_day_bounds(partition_key: str) -> tuple[datetime, datetime]:
-    """``[00:00, 24:00)`` of the CST day named by ``partition_key`` (``YYYY-MM-DD``)."""
-    day = date.fromisoformat(partition_key)
-    start = datetime.combine(day, time(0, 0), tzinfo=CST)
-    return start, start + timedelta(days=1)
 
 
 def active_candidate_predicate() -> sql.Composed:
@@ -70,7 +62,7 @@ def candidate_query(
     limit: int | None = None,
 ) -> sql.Composed:
     """One query, one row per selected tenant, columns in ``CANDIDATE_SOURCE_COLUMNS`` order."""
-    start, end = cst_day_bounds(partition_key)
+    start, end = day_bounds(partition_key)
     signup = signup_predicate(start, end)
     forced = sql.SQL("id = ANY({}::text[])").format(sql.Literal(sorted(forced_ids)))
     return sql.SQL(

@@ -13,7 +13,10 @@ import psycopg
 import pytest
 
 from morpheus_pipelines.db.embedded import EmbeddedPostgres, _binaries
-from tests.conftest import server_home
+from tests.support.databases import server_home
+
+# These tests start embedded PostgreSQL servers of their own.
+pytestmark = pytest.mark.database
 
 
 def _morpheus(home: Path, *args: str) -> subprocess.CompletedProcess[str]:

@@ -14,7 +14,11 @@ import pytest
 import requests
 from openapi_schema_validator import OAS30Validator, oas30_format_checker
 
-from morpheus_pipelines.emulators import DomainIntelEmulator, HubSpotEmulator, build_hubspot_data
+from morpheus_pipelines.devtools.emulators import (
+    DomainIntelEmulator,
+    HubSpotEmulator,
+    build_hubspot_data,
+)
 
 TOKEN = "pat-na1-test-token"
 LIST_ID = "19544"

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from morpheus_pipelines.emulators import DomainIntelEmulator
+from morpheus_pipelines.devtools.emulators import DomainIntelEmulator
 
 ENRICH = "/v1/enrich/batch"
 FIELDS = {"tenant_id", "official_website", "company_name", "industry", "employee_count", "country"}
@@ -134,7 +134,7 @@ def test_from_file_and_save(tmp_path: Path, domain_intel_data: dict) -> None:
 def test_main_serves_until_sigterm(tmp_path: Path, domain_intel_data: dict) -> None:
     path = tmp_path / "di.json"
     path.write_text(json.dumps(domain_intel_data), encoding="utf-8")
-    module = "morpheus_pipelines.emulators.domain_intel"
+    module = "morpheus_pipelines.devtools.emulators.domain_intel"
     cmd = [sys.executable, "-m", module, "--port", "0", "--data", str(path)]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
     try:

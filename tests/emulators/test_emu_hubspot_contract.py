@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import requests
 
-from morpheus_pipelines.emulators import HubSpotEmulator
+from morpheus_pipelines.devtools.emulators import HubSpotEmulator
 
 LIST_ID = "19544"
 BATCH_READ = "/crm/v3/objects/companies/batch/read"

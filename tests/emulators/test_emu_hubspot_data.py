@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from morpheus_pipelines.emulators import HubSpotEmulator, build_hubspot_data
+from morpheus_pipelines.devtools.emulators import HubSpotEmulator, build_hubspot_data
 
 LIST_ID = "19544"
 MEMBERS_PATH = f"/crm/v3/lists/{LIST_ID}/memberships"
@@ -167,7 +167,7 @@ def test_lifecycle_errors(dataset) -> None:
 def test_main_serves_until_sigterm(tmp_path: Path, dataset) -> None:
     data_file = tmp_path / "hubspot.json"
     data_file.write_text(json.dumps(dataset(3)), encoding="utf-8")
-    module = "morpheus_pipelines.emulators.hubspot"
+    module = "morpheus_pipelines.devtools.emulators.hubspot"
     cmd = [sys.executable, "-m", module, "--port", "0", "--data", str(data_file)]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
     try:

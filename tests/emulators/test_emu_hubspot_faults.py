@@ -7,7 +7,7 @@ import time
 import pytest
 import requests
 
-from morpheus_pipelines.emulators import Fault, HubSpotEmulator
+from morpheus_pipelines.devtools.emulators import Fault, HubSpotEmulator
 
 LIST_ID = "19544"
 LIST_PATH = f"/crm/v3/lists/{LIST_ID}"

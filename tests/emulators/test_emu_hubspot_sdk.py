@@ -7,7 +7,7 @@ from hubspot import HubSpot
 from hubspot.crm.companies import BatchReadInputSimplePublicObjectId, SimplePublicObjectId
 from hubspot.crm.lists.exceptions import ApiException
 
-from morpheus_pipelines.emulators import HubSpotEmulator
+from morpheus_pipelines.devtools.emulators import HubSpotEmulator
 
 LIST_ID = "19544"
 

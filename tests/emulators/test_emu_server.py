@@ -6,8 +6,9 @@ import threading
 
 import pytest
 
-from morpheus_pipelines.emulators import Fault, FaultKind, RequestLog
-from morpheus_pipelines.emulators._server import FaultRegistry, RollingWindowLimiter
+from morpheus_pipelines.devtools.emulators import Fault, FaultKind, RequestLog
+from morpheus_pipelines.devtools.emulators._faults import FaultRegistry
+from morpheus_pipelines.devtools.emulators._rate_limit import RollingWindowLimiter
 
 
 def _registry() -> FaultRegistry:

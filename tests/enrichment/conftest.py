@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from morpheus_pipelines.clients.domain_intelligence import DomainIntelligenceClient
-from morpheus_pipelines.emulators import DomainIntelEmulator
+from morpheus_pipelines.devtools.emulators import DomainIntelEmulator
 from morpheus_pipelines.observability.events import LOGGER_NAME
 from tests.enrichment.helpers import KNOWN_DOMAINS, KNOWN_TENANTS, EventLines, ListHandler
 from tests.support.hubspot import RecordingSleep

@@ -8,7 +8,7 @@ from typing import Any
 
 import pandas as pd
 
-from morpheus_pipelines.emulators import DomainIntelEmulator
+from morpheus_pipelines.devtools.emulators import DomainIntelEmulator
 
 # What the emulator knows: two tenants by id, one company by email domain.
 KNOWN_TENANTS: dict[str, dict[str, Any]] = {

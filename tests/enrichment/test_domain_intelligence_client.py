@@ -11,7 +11,7 @@ from morpheus_pipelines.clients.domain_intelligence import (
     DomainIntelligenceError,
     coerce_employee_count,
 )
-from morpheus_pipelines.emulators import DomainIntelEmulator
+from morpheus_pipelines.devtools.emulators import DomainIntelEmulator
 from morpheus_pipelines.resources.domain_intelligence import DomainIntelligenceResource
 from tests.enrichment.helpers import EventLines, sent_batches
 from tests.support.hubspot import RecordingSleep

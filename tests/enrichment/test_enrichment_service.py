@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from morpheus_pipelines.clients.domain_intelligence import DomainIntelligenceClient
-from morpheus_pipelines.emulators import DomainIntelEmulator
+from morpheus_pipelines.devtools.emulators import DomainIntelEmulator
 from morpheus_pipelines.rules.normalise import email_domain
 from morpheus_pipelines.services.enrichment import OUTPUT_COLUMNS, enrich_candidates
 from tests.enrichment.helpers import EventLines, ListHandler, candidates, sent_batches, sent_ids

@@ -10,7 +10,7 @@ import pytest
 from sqlalchemy import text
 
 from morpheus_pipelines.db.session import get_session
-from morpheus_pipelines.emulators import HubSpotEmulator
+from morpheus_pipelines.devtools.emulators import HubSpotEmulator
 from morpheus_pipelines.observability.events import LOGGER_NAME
 from morpheus_pipelines.repositories import (
     HubSpotTargetAccountRepository,

@@ -10,10 +10,10 @@ snapshot, never a mix.
 
 from __future__ import annotations
 
-from morpheus_pipelines.emulators import HubSpotEmulator
-from tests.reliability.conftest import PARTITION, SALES, tenants
+from morpheus_pipelines.devtools.emulators import HubSpotEmulator
 from tests.support.hubspot import TOKEN
 from tests.support.pipeline import Pipeline, load_source
+from tests.support.reliability import PARTITION, SALES, tenants
 
 VOLATILE = ("run_id", "updated_at", "decided_at", "hubspot_sync_id", "hubspot_snapshot_synced_at")
 TABLES = ("apac_active_tenants", "apac_sales_owned_tenants", "apac_routing_decisions")

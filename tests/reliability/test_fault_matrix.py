@@ -18,8 +18,11 @@ import pytest
 
 from morpheus_pipelines.assets.hubspot.snapshot import REFRESH_CHECK
 from morpheus_pipelines.assets.tenants.schedules import DAILY_ASSETS
-from morpheus_pipelines.emulators import DomainIntelEmulator, FaultKind, HubSpotEmulator
-from tests.reliability.conftest import (
+from morpheus_pipelines.devtools.emulators import DomainIntelEmulator, FaultKind, HubSpotEmulator
+from tests.support.databases import DatabaseFactory
+from tests.support.hubspot import LIST_ID, TOKEN
+from tests.support.pipeline import Pipeline, load_source
+from tests.support.reliability import (
     BUCKETS,
     HISTORY,
     PARTITION,
@@ -31,9 +34,6 @@ from tests.reliability.conftest import (
     state,
     tenants,
 )
-from tests.support.databases import DatabaseFactory
-from tests.support.hubspot import LIST_ID, TOKEN
-from tests.support.pipeline import Pipeline, load_source
 
 YESTERDAY = "2026-11-28"
 COUNT = 400

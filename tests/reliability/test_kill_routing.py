@@ -6,10 +6,10 @@ from __future__ import annotations
 import signal
 from pathlib import Path
 
-from morpheus_pipelines.emulators import HubSpotEmulator
-from tests.reliability.conftest import PARTITION, SALES, tenants
+from morpheus_pipelines.devtools.emulators import HubSpotEmulator
 from tests.support.hubspot import TOKEN
 from tests.support.pipeline import Pipeline, load_source
+from tests.support.reliability import PARTITION, SALES, tenants
 
 # Columns that legitimately differ between two runs (ids and clocks), not routing state.
 VOLATILE = ("run_id", "updated_at", "decided_at", "hubspot_sync_id", "hubspot_snapshot_synced_at")

@@ -9,10 +9,10 @@ import subprocess
 import psycopg
 
 from morpheus_pipelines.db.urls import libpq_url
-from morpheus_pipelines.emulators import HubSpotEmulator, build_hubspot_data
-from tests.reliability.conftest import companies
+from morpheus_pipelines.devtools.emulators import HubSpotEmulator, build_hubspot_data
 from tests.support.hubspot import TOKEN, snapshot_hash
 from tests.support.pipeline import Pipeline
+from tests.support.reliability import companies
 
 
 def _kill(child: subprocess.Popen) -> None:

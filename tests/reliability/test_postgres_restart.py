@@ -11,9 +11,9 @@ from psycopg import sql
 from morpheus_pipelines.db.embedded import EmbeddedPostgres
 from morpheus_pipelines.db.migrate import upgrade
 from morpheus_pipelines.db.session import dispose_engines
-from tests.conftest import TEST_SERVER_OPTIONS, server_home
-from tests.reliability.conftest import PARTITION
 from tests.reliability.test_kill_routing import COUNT, TABLES, VOLATILE, _prepare
+from tests.support.databases import TEST_SERVER_OPTIONS, server_home
+from tests.support.reliability import PARTITION
 
 
 def test_postgres_restart_mid_routing(database_factory, hubspot_emulator, tmp_path) -> None:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import dagster as dg
 
-from morpheus_pipelines.emulators import DomainIntelEmulator, HubSpotEmulator
-from tests.reliability.conftest import HISTORY, PARTITION, SALES, state, tenants
+from morpheus_pipelines.devtools.emulators import DomainIntelEmulator, HubSpotEmulator
 from tests.support.hubspot import TOKEN
 from tests.support.jobs import apac_daily_job
 from tests.support.pipeline import Pipeline, load_source
+from tests.support.reliability import HISTORY, PARTITION, SALES, state, tenants
 
 COUNT = 400
 # One process for all steps: each multiprocess step would re-import the code location.

@@ -10,7 +10,11 @@ from pathlib import Path
 import dagster as dg
 
 from morpheus_pipelines.definitions import defs
-from morpheus_pipelines.emulators import DomainIntelEmulator, HubSpotEmulator, build_hubspot_data
+from morpheus_pipelines.devtools.emulators import (
+    DomainIntelEmulator,
+    HubSpotEmulator,
+    build_hubspot_data,
+)
 from morpheus_pipelines.observability.events import LOGGER_NAME
 from tests.support.pipeline import Pipeline, load_source, tenant
 

@@ -1,4 +1,4 @@
-"""002 §12 "Reporting": the Daily Summary on the real database, run with ``dg.materialize``."""
+"""The Daily Summary on the real database, run with ``dg.materialize`` (docs/reports.md)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
 
-from tests.reports.conftest import (
+from tests.support.reports import (
     DAY,
     bucket_row,
     execute,

@@ -1,4 +1,4 @@
-"""002 §3.4 / §12: Summary and Weekly SQL reference only ``apac_active_tenants``.
+"""Daily Summary and Weekly Metrics SQL reference only ``apac_active_tenants`` (docs/reports.md).
 
 The run-time proof takes the Sales-owned table away inside the test database (renamed), so
 any statement that touches it — through SQLAlchemy, the ORM or a raw psycopg cursor — fails
@@ -15,7 +15,7 @@ import pytest
 
 from morpheus_pipelines.db.urls import libpq_url
 from morpheus_pipelines.repositories.reports import ACTIVE_TENANT_QUERIES
-from tests.reports.conftest import DAY, bucket_row, insert_rows, query
+from tests.support.reports import DAY, bucket_row, insert_rows, query
 
 TABLE_REFERENCE = re.compile(r"\b(?:FROM|JOIN)\s+([a-z_][a-z0-9_.]*)", re.IGNORECASE)
 

@@ -10,22 +10,24 @@ from decimal import Decimal
 import pandas as pd
 import pytest
 
-from morpheus_pipelines.repositories.reports import SUMMARY_TENANT_COLUMNS
-from morpheus_pipelines.services.hubspot_snapshot import SnapshotState
-from morpheus_pipelines.services.reports import (
+from morpheus_pipelines.reports.csv import render_daily_csv
+from morpheus_pipelines.reports.daily import build_daily_summary
+from morpheus_pipelines.reports.figures import (
+    SUMMARY_TENANT_COLUMNS,
     ActiveTenantFigures,
-    build_daily_summary,
-    build_weekly_metrics,
     check_key,
+)
+from morpheus_pipelines.reports.markdown import render_daily_markdown
+from morpheus_pipelines.reports.text import (
     csv_cell,
     display_name,
     format_score,
     md_escape,
-    render_daily_csv,
-    render_daily_markdown,
     snapshot_line,
     why,
 )
+from morpheus_pipelines.reports.weekly import build_weekly_metrics
+from morpheus_pipelines.services.hubspot_snapshot import SnapshotState
 
 
 def test_why_names_the_evidence_or_the_score() -> None:

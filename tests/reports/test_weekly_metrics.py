@@ -1,4 +1,4 @@
-"""002 §12 "Reporting": Weekly Metrics from the week's stored Daily Summaries."""
+"""Weekly Metrics from the week's stored Daily Summaries (docs/reports.md)."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ from decimal import Decimal
 from pathlib import Path
 
 from morpheus_pipelines.db.session import get_session
+from morpheus_pipelines.reports.figures import metrics_frame
 from morpheus_pipelines.repositories import DailySummaryRepository
-from morpheus_pipelines.services.reports import metrics_frame
-from tests.reports.conftest import (
+from tests.support.reports import (
     WEEK,
     bucket_row,
     execute,

@@ -22,14 +22,18 @@ from morpheus_pipelines.rules.routing import (
     SCORING_CONTRACT_VIOLATIONS,
 )
 from morpheus_pipelines.rules.scoring import (
-    DEFAULT_MODEL_PATH,
     FORCED_SALES_OWNED_NOT_SCORED,
     INPUT_COLUMNS,
     OUTPUT_COLUMNS,
     REJECTION_REASON_COLUMN,
+    TENANT_ID_MISSING,
+    partition_scoring_input,
+    score_tenants,
+)
+from morpheus_pipelines.rules.scoring_model import (
+    DEFAULT_MODEL_PATH,
     SCORE_REASON,
     SIGNALS,
-    TENANT_ID_MISSING,
     ScoringModel,
     ScoringModelError,
     load_model,
@@ -37,8 +41,6 @@ from morpheus_pipelines.rules.scoring import (
     normalise_industry,
     normalise_plan,
     parse_model,
-    partition_scoring_input,
-    score_tenants,
 )
 
 AS_OF = datetime(2026, 11, 30, 16, 0, tzinfo=UTC)  # end of 2026-11-30 in CST (UTC+8)

@@ -1,9 +1,11 @@
-"""Test databases on the embedded server: fresh ones cloned from a migrated template, and
-copies of a database a test prepared."""
+"""The embedded test server (its home and settings) and its test databases: fresh ones cloned
+from a migrated template, and copies of a database a test prepared."""
 
 from __future__ import annotations
 
 import itertools
+import tempfile
+from pathlib import Path
 
 import psycopg
 from psycopg import sql
@@ -12,7 +14,19 @@ from sqlalchemy.engine import make_url
 from morpheus_pipelines.db.embedded import EmbeddedPostgres
 from morpheus_pipelines.db.session import dispose_engines
 
+TEMPLATE = "morpheus_template"
+
+# Test data is disposable: skip the disk flushes that make a real server durable.
+TEST_SERVER_OPTIONS = {"fsync": "off", "full_page_writes": "off"}
+
 _counter = itertools.count()
+
+
+def server_home() -> Path:
+    """A fresh directory for an embedded server, outside pytest's own temp root: pytest
+    resets that root to mode 0700 (even from another pytest process), which would lock out
+    the unprivileged user PostgreSQL runs as under root."""
+    return Path(tempfile.mkdtemp(prefix="morpheus-test-pg-"))
 
 
 def admin_url(server: EmbeddedPostgres, database: str = "postgres") -> str:

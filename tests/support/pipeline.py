@@ -16,6 +16,7 @@ from sqlalchemy import text
 
 from morpheus_pipelines.db.session import get_session
 from morpheus_pipelines.definitions import defs
+from morpheus_pipelines.devtools.source import SOURCE_COLUMNS, replace_source_tenants
 from morpheus_pipelines.resources.domain_intelligence import DomainIntelligenceResource
 from morpheus_pipelines.resources.hubspot import HubSpotResource, TargetListResource
 from morpheus_pipelines.resources.notifier import NotifierResource
@@ -23,7 +24,6 @@ from morpheus_pipelines.resources.pipeline import PipelineSettingsResource
 from morpheus_pipelines.resources.routing import TenantRoutingResource
 from morpheus_pipelines.resources.scoring import ScoringModelResource
 from morpheus_pipelines.resources.warehouse import WarehouseResource
-from morpheus_pipelines.source import SOURCE_COLUMNS, replace_source_tenants
 
 SCHEMA = "devops"
 

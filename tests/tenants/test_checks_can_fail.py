@@ -23,7 +23,7 @@ from morpheus_pipelines.rules.snapshot_validation import (
     validate,
 )
 from tests.support.pipeline import Pipeline, load_source, tenant
-from tests.tenants.conftest import PARTITION
+from tests.support.tenants import PARTITION
 
 FORCED = "t-forced-1"
 

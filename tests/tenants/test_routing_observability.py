@@ -13,7 +13,7 @@ from pathlib import Path
 from morpheus_pipelines.assets.tenants.schedules import DAILY_ASSETS
 from morpheus_pipelines.observability.events import LOGGER_NAME
 from tests.support.pipeline import Pipeline, load_source, tenant
-from tests.tenants.conftest import PARTITION
+from tests.support.tenants import PARTITION
 
 
 def event_lines(home: str) -> list[dict]:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from morpheus_pipelines.emulators import HubSpotEmulator
+from morpheus_pipelines.devtools.emulators import HubSpotEmulator
 from tests.support.pipeline import Pipeline, load_source, tenant
-from tests.tenants.conftest import PARTITION
+from tests.support.tenants import PARTITION
 
 SALES = "alice.sales@morpheus.example"
 

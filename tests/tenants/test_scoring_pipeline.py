@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tests.support.pipeline import Pipeline, load_source
-from tests.tenants.conftest import PARTITION
+from tests.support.tenants import PARTITION
 from tests.tenants.test_routing_pipeline import base_tenants
 
 

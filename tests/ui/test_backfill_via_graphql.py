@@ -28,7 +28,7 @@ from sqlalchemy import text
 from morpheus_pipelines.db.session import get_session
 
 if TYPE_CHECKING:
-    from tests.ui.conftest import DagsterUI
+    from tests.support.dagster_ui import DagsterUI
 
 pytestmark = pytest.mark.slow
 

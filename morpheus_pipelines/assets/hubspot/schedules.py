@@ -3,6 +3,7 @@
 import dagster as dg
 
 from morpheus_pipelines.assets.hubspot.snapshot import snapshot_freshness
+from morpheus_pipelines.partitions import TIMEZONE
 
 # The freshness check on its own: it only reads `apac_hubspot_target_sync_state` (no HubSpot
 # call, nothing materialised), so the check in the UI turns red when the daily job stops
@@ -19,7 +20,7 @@ snapshot_freshness_schedule = dg.ScheduleDefinition(
     name="snapshot_freshness_schedule",
     job=snapshot_freshness_job,
     cron_schedule="*/15 * * * *",
-    execution_timezone="Asia/Shanghai",
+    execution_timezone=TIMEZONE,
     default_status=dg.DefaultScheduleStatus.RUNNING,
     description="Re-evaluates snapshot_freshness every 15 minutes.",
 )

@@ -4,7 +4,7 @@ from datetime import UTC, datetime
 
 import dagster as dg
 
-from morpheus_pipelines.assets.metadata import as_metadata
+from morpheus_pipelines.assets.metadata import as_metadata, tables_written
 from morpheus_pipelines.resources.hubspot import HubSpotResource, TargetListResource
 from morpheus_pipelines.resources.warehouse import WarehouseResource
 from morpheus_pipelines.rules.snapshot_health import DEFAULT_MAX_AGE_HOURS, freshness
@@ -15,7 +15,7 @@ ASSET_KEY = dg.AssetKey("hubspot_target_accounts")
 REFRESH_CHECK = "snapshot_refresh_succeeded"
 FRESHNESS_CHECK = "snapshot_freshness"
 
-# One check per validation rule of 002 §5.2, plus one for the refresh transaction itself.
+# One check per validation rule (docs/pipeline.md), plus one for the refresh transaction itself.
 # Non-blocking: routing must still run on the last good snapshot after a failed sync.
 SNAPSHOT_CHECK_SPECS = [
     dg.AssetCheckSpec(name=rule, asset=ASSET_KEY, description=text, blocking=False)
@@ -31,6 +31,7 @@ SNAPSHOT_CHECK_SPECS = [
 
 
 @dg.asset(
+    metadata=tables_written("apac_hubspot_target_accounts", "apac_hubspot_target_sync_state"),
     key=ASSET_KEY,
     group_name="hubspot",
     pool="hubspot_api",
@@ -48,7 +49,8 @@ def hubspot_target_accounts(
     (`apac_hubspot_target_accounts`).
 
     Reads every membership page and every member company, validates the whole list in memory
-    (002 §5.2), then replaces the snapshot in one transaction (002 §5.3). A failed sync keeps
+    (docs/pipeline.md), then replaces the snapshot in one transaction (docs/pipeline.md). A failed
+    sync keeps
     the previous snapshot untouched, records the attempt in `apac_hubspot_target_sync_state`
     and does **not** fail the run: the checks turn red and routing uses the last good
     snapshot (`stale`) or no snapshot at all (`unavailable`).

@@ -9,8 +9,12 @@ from pathlib import Path
 
 import dagster as dg
 
-from morpheus_pipelines.assets.metadata import as_metadata
+from morpheus_pipelines.assets.metadata import as_metadata, tables_written
 from morpheus_pipelines.partitions import daily_partitions
+from morpheus_pipelines.reports.daily import build_daily_summary
+from morpheus_pipelines.reports.figures import ActiveTenantFigures, DailySummary
+from morpheus_pipelines.reports.files import write_daily_report
+from morpheus_pipelines.reports.markdown import render_daily_markdown
 from morpheus_pipelines.repositories import (
     DailySummaryRepository,
     RoutingDecisionRepository,
@@ -18,13 +22,6 @@ from morpheus_pipelines.repositories import (
 from morpheus_pipelines.resources.hubspot import TargetListResource
 from morpheus_pipelines.resources.warehouse import WarehouseResource
 from morpheus_pipelines.services.hubspot_snapshot import read_snapshot_state
-from morpheus_pipelines.services.reports import (
-    ActiveTenantFigures,
-    DailySummary,
-    build_daily_summary,
-    render_daily_markdown,
-    write_daily_report,
-)
 
 _daily = DailySummaryRepository()
 _decisions = RoutingDecisionRepository()
@@ -57,6 +54,7 @@ def _summarise(warehouse: WarehouseResource, list_id: str, partition_key: str) -
 
 
 @dg.asset(
+    metadata=tables_written("apac_daily_summary_tenants", "apac_daily_summary_metrics"),
     partitions_def=daily_partitions,
     deps=[TENANT_SCORES],
     group_name=GROUP,
@@ -71,7 +69,7 @@ def daily_summary(
     """P0/P1 tenants that are new or changed priority on the partition's CST day, and why
     (`apac_daily_summary_tenants`), with the day's figures (`apac_daily_summary_metrics`).
 
-    Reads `apac_active_tenants` only (002 §3.4): HubSpot target accounts appear as P0, and
+    Reads `apac_active_tenants` only (docs/reports.md): HubSpot target accounts appear as P0, and
     Sales-owned tenants never appear. "Why" is the HubSpot match (method and company) or the
     score. Also records tenants per priority, per match method and per reason, tenants that
     entered the Active list (new or from Sales-owned) and the HubSpot snapshot status.

@@ -2,23 +2,21 @@
 
 import dagster as dg
 
-from morpheus_pipelines.assets.metadata import as_metadata
+from morpheus_pipelines.assets.metadata import as_metadata, tables_written
 from morpheus_pipelines.assets.reports.daily import GROUP, daily_summary, file_paths
 from morpheus_pipelines.partitions import weekly_partitions
+from morpheus_pipelines.reports.files import write_weekly_report
+from morpheus_pipelines.reports.markdown import render_weekly_markdown
+from morpheus_pipelines.reports.weekly import build_weekly_metrics, week_days
 from morpheus_pipelines.repositories import DailySummaryRepository, WeeklyMetricsRepository
 from morpheus_pipelines.resources.warehouse import WarehouseResource
-from morpheus_pipelines.services.reports import (
-    build_weekly_metrics,
-    render_weekly_markdown,
-    week_days,
-    write_weekly_report,
-)
 
 _daily = DailySummaryRepository()
 _weekly = WeeklyMetricsRepository()
 
 
 @dg.asset(
+    metadata=tables_written("apac_weekly_metrics"),
     partitions_def=weekly_partitions,
     deps=[daily_summary],
     group_name=GROUP,

@@ -4,7 +4,7 @@ import contextlib
 
 import dagster as dg
 
-from morpheus_pipelines.assets.metadata import as_metadata
+from morpheus_pipelines.assets.metadata import as_metadata, tables_written
 from morpheus_pipelines.assets.tenants.selection import GROUP, tenant_candidates
 from morpheus_pipelines.partitions import daily_partitions
 from morpheus_pipelines.resources.domain_intelligence import DomainIntelligenceResource
@@ -14,6 +14,7 @@ from morpheus_pipelines.services.enrichment import enrich_partitions
 
 
 @dg.asset(
+    metadata=tables_written("apac_enriched_tenants"),
     partitions_def=daily_partitions,
     deps=[tenant_candidates],
     group_name=GROUP,

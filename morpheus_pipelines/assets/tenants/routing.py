@@ -4,7 +4,7 @@ routing checks (docs/pipeline.md; what a backfill changes: docs/partitions.md)."
 import dagster as dg
 
 from morpheus_pipelines.assets.hubspot.snapshot import ASSET_KEY as HUBSPOT_TARGET_ACCOUNTS
-from morpheus_pipelines.assets.metadata import as_metadata
+from morpheus_pipelines.assets.metadata import as_metadata, tables_written
 from morpheus_pipelines.assets.tenants.enrichment import enriched_tenants
 from morpheus_pipelines.assets.tenants.selection import GROUP
 from morpheus_pipelines.partitions import daily_partitions
@@ -34,6 +34,9 @@ FORCED_IDS_CHECK = "forced_ids_in_source"
 
 
 @dg.asset(
+    metadata=tables_written(
+        "apac_active_tenants", "apac_sales_owned_tenants", "apac_routing_decisions"
+    ),
     partitions_def=daily_partitions,
     deps=[enriched_tenants, HUBSPOT_TARGET_ACCOUNTS],
     group_name=GROUP,
@@ -49,10 +52,6 @@ FORCED_IDS_CHECK = "forced_ids_in_source"
             description="Every FORCED_SALES_OWNED_TENANT_IDS entry exists in the source.",
         )
     ],
-    metadata={
-        "dagster/table_name": "apac_active_tenants, apac_sales_owned_tenants, "
-        "apac_routing_decisions"
-    },
 )
 def routed_tenants(
     context: dg.AssetExecutionContext,
@@ -64,7 +63,8 @@ def routed_tenants(
     """Each candidate in exactly one bucket: `apac_active_tenants` or
     `apac_sales_owned_tenants`, with the decision in `apac_routing_decisions`.
 
-    Precedence (002 §2): forced ids → Sales-owned P0 directly (no enrichment, no scoring); a
+    Precedence (docs/pipeline.md): forced ids → Sales-owned P0 directly (no enrichment, no
+    scoring); a
     HubSpot target-account match (when the snapshot is `fresh` or `stale`) → Active with a P0
     override; an exact APAC Sales owner → Sales-owned; else Active. Each batch is one
     transaction that upserts the destination, carries score and tracking fields over, and

@@ -1,8 +1,8 @@
-"""``tenant_scores``: the same versioned model over both buckets (002 §3.3)."""
+"""``tenant_scores``: the same versioned model over both buckets (docs/scoring.md)."""
 
 import dagster as dg
 
-from morpheus_pipelines.assets.metadata import as_metadata
+from morpheus_pipelines.assets.metadata import as_metadata, tables_written
 from morpheus_pipelines.assets.tenants.routing import routed_tenants
 from morpheus_pipelines.assets.tenants.selection import GROUP
 from morpheus_pipelines.partitions import daily_partitions
@@ -16,6 +16,9 @@ ALLOWLIST_CHECK = "routing_messages_allowlisted"
 
 
 @dg.asset(
+    metadata=tables_written(
+        "apac_tenant_score_snapshots", "apac_active_tenants", "apac_sales_owned_tenants"
+    ),
     partitions_def=daily_partitions,
     deps=[routed_tenants],
     group_name=GROUP,
@@ -26,7 +29,7 @@ ALLOWLIST_CHECK = "routing_messages_allowlisted"
             asset="tenant_scores",
             description=(
                 "Every routing message has bucket active/sales_owned and no override other "
-                "than P0 with reason hubspot_target_account (002 §9.2); violations are "
+                "than P0 with reason hubspot_target_account (docs/pipeline.md); violations are "
                 "rejected, not scored."
             ),
         )

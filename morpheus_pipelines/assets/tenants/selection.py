@@ -4,7 +4,7 @@ import dagster as dg
 from pydantic import Field
 
 from morpheus_pipelines.assets.hubspot.snapshot import ASSET_KEY as HUBSPOT_TARGET_ACCOUNTS
-from morpheus_pipelines.assets.metadata import as_metadata
+from morpheus_pipelines.assets.metadata import as_metadata, tables_written
 from morpheus_pipelines.partitions import daily_partitions
 from morpheus_pipelines.resources.routing import TenantRoutingResource
 from morpheus_pipelines.resources.warehouse import WarehouseResource
@@ -24,6 +24,7 @@ class TenantSelectionConfig(dg.Config):
 
 
 @dg.asset(
+    metadata=tables_written("apac_tenant_candidates", "apac_candidate_selections"),
     partitions_def=daily_partitions,
     deps=[HUBSPOT_TARGET_ACCOUNTS],
     group_name=GROUP,
@@ -41,7 +42,7 @@ def tenant_candidates(
     or `closing`); signups are those created in the partition's CST day `[00:00, 24:00)`. A
     tenant in both is selected once as `signup`. The `FORCED_SALES_OWNED_TENANT_IDS` present
     in the source are selected whatever their status or region. Runs after the HubSpot
-    snapshot refresh (002 §3.1). Re-running replaces the partition's rows.
+    snapshot refresh (docs/pipeline.md). Re-running replaces the partition's rows.
     """
     per_partition = {}
     for partition_key in context.partition_keys:

@@ -4,7 +4,8 @@ Used by the test suite, ``morpheus demo`` and ``morpheus emulate``.
 Standard library only: no Dagster import, so they can run in any process.
 """
 
-from ._server import Fault, FaultKind, RequestLog, RequestRecord
+from ._faults import Fault, FaultKind
+from ._request_log import RequestLog, RequestRecord
 from .domain_intel import DomainIntelEmulator
 from .hubspot import RATE_LIMIT_POLICIES, HubSpotEmulator
 from .hubspot import build_data as build_hubspot_data

@@ -35,13 +35,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Self
 
-from ._server import (
-    EmulatorServer,
-    Fault,
-    Request,
-    Response,
-    serve_until_signalled,
-)
+from ._faults import Fault
+from ._messages import Request, Response
+from ._server import EmulatorServer, serve_until_signalled
 
 __all__ = ["ENRICHMENT_FIELDS", "DomainIntelEmulator", "main"]
 

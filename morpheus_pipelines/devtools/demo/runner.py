@@ -21,8 +21,10 @@ from datetime import date, datetime, timedelta
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
-from morpheus_pipelines.demo_data import DemoDataset, generate_dataset
-from morpheus_pipelines.emulators import DomainIntelEmulator, HubSpotEmulator
+from morpheus_pipelines.db.dagster_home import prepare_dagster_environment
+from morpheus_pipelines.devtools.demo.dataset import DemoDataset, generate_dataset
+from morpheus_pipelines.devtools.emulators import DomainIntelEmulator, HubSpotEmulator
+from morpheus_pipelines.devtools.source import SOURCE_COLUMNS, replace_source_tenants
 from morpheus_pipelines.observability.events import log_events_to
 from morpheus_pipelines.settings import Settings
 
@@ -48,10 +50,8 @@ def demo_environment(
     settings: Settings, *, tenants: int, companies: int, seed: int = 7
 ) -> Iterator[DemoEnvironment]:
     """Database up and migrated, source loaded, emulators serving; the environment that
-    Dagster processes need (already applied to ``os.environ``)."""
-    from morpheus_pipelines.cli import prepare_dagster_environment
-    from morpheus_pipelines.source import SOURCE_COLUMNS, replace_source_tenants
-
+    Dagster processes need (already applied to ``os.environ``). With nothing configured the
+    embedded Postgres is started here (:func:`~morpheus_pipelines.db.urls.warehouse_url`)."""
     env = prepare_dagster_environment(settings)
     day = yesterday_cst()
     dataset = generate_dataset(tenants=tenants, companies=companies, seed=seed, partition_day=day)
@@ -256,7 +256,7 @@ def _redacted(url: str) -> str:
     return make_url(url).render_as_string(hide_password=True)
 
 
-def main() -> int:  # pragma: no cover - convenience for `python -m morpheus_pipelines.demo`
+def main() -> int:  # pragma: no cover - `python -m morpheus_pipelines.devtools.demo.runner`
     from morpheus_pipelines.settings import load_settings
 
     return run_demo(load_settings(), tenants=10_000, companies=500)

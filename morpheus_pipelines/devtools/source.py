@@ -1,4 +1,4 @@
-"""The DevOps tenant source table ``{MORPHEUS_SOURCE_SCHEMA}.tenants`` (DESIGN §2).
+"""The DevOps tenant source table ``{MORPHEUS_SOURCE_SCHEMA}.tenants`` (README, "Configuration").
 
 The pipeline only reads it. Its DDL lives here for the demo, the tests and the benchmarks,
 which create and fill a stand-in of the DevOps database; it is not part of the warehouse's

@@ -1,0 +1,75 @@
+"""HubSpot API emulator: the four endpoints the target-account sync uses, over real HTTP.
+
+Modules: ``emulator`` (the server, routing, ``main``), ``portal`` (the stored lists, companies
+and owners), ``lists``/``companies``/``owners`` (one API family each), ``faults`` (auth, rate
+limits and the HubSpot-specific faults), ``params`` (query parameters and paging cursors),
+``fixtures`` (``build_data`` and the sample portal).
+
+Endpoints (responses follow HubSpot's OpenAPI files in ``tests/emulators/hubspot-openapi``)::
+
+    GET  /crm/v3/lists/{listId}                   endpoint "list"        ListFetchResponse
+    GET  /crm/v3/lists/{listId}/memberships       endpoint "memberships" ApiCollectionResponse-
+         ?limit=1..250 (default 100)&after=CURSOR                        JoinTimeAndRecordId
+    POST /crm/v3/objects/companies/batch/read     endpoint "batch_read"  BatchResponseSimple-
+         {"inputs":[{"id"}],"properties":[..],"propertiesWithHistory":[]}  PublicObject (200) or
+                                                                           ...WithErrors (207)
+    GET  /crm/v3/owners?limit=1..500&after=N      endpoint "owners"      CollectionResponse-
+                                                                           PublicOwnerForwardPaging
+
+Behaviour worth knowing:
+
+* Memberships are sorted by recordId (numerically when numeric) and paged by an opaque keyset
+  cursor, so removing a member between pages neither skips nor repeats anyone.
+* Batch read answers 400 for > 100 inputs or a body missing ``inputs``/``properties``/
+  ``propertiesWithHistory`` (all three are required by the spec), 207 naming missing ids with
+  category OBJECT_NOT_FOUND, 200 otherwise. ``hs_object_id``, ``createdate`` and
+  ``hs_lastmodifieddate`` are always returned, like HubSpot. A requested property without a
+  value comes back as ``null`` (HubSpot's documented behaviour, although the spec types property
+  values as plain strings); ``cleared_properties="omit"`` or ``"empty"`` changes that.
+* Auth: when a token is configured every request needs ``Authorization: Bearer <token>``,
+  else 401 INVALID_AUTHENTICATION.
+* Rate limit (``rate_limit=100`` or ``190``): a rolling-window budget per ``rate_limit_interval_s``
+  (10 s); every admitted response carries ``X-HubSpot-RateLimit-Max/-Remaining/
+  -Interval-Milliseconds`` and an exhausted budget answers 429 TEN_SECONDLY_ROLLING.
+
+Data format (``HubSpotEmulator(data)`` / ``HubSpotEmulator.from_file(path)`` / ``to_data()``)::
+
+    {
+      "token": "pat-na1-...",                       # optional; absent/null = no auth check
+      "rate_limit": {"max_requests": 100, "interval_s": 10},   # optional
+      "lists": {
+        "19544": {
+          "name": "APAC Target Accounts",
+          "processingStatus": "COMPLETE",           # optional, default COMPLETE
+          "processingType": "MANUAL",               # optional
+          "size": 3,                                # optional; default = number of members
+          "createdAt": "...", "updatedAt": "...",   # optional ISO timestamps
+          "members": ["123", {"id": "456", "membershipTimestamp": "2026-07-01T00:00:00Z"}]
+        }
+      },
+      "companies": {
+        "123": {
+          "properties": {"name": "Acme", "domain": "acme.com.sg", "website": null, ...},
+          "createdAt": "...", "updatedAt": "...", "archived": false      # optional
+        }
+      },
+      "owners": [{"id": "1", "email": "a@x.com", "firstName": "A", "lastName": "B",
+                  "userId": 1, "archived": false}]
+    }
+
+Property values may be given as numbers or booleans; they are served as strings, as HubSpot
+does. ``build_data()`` produces this format from flat company dicts.
+
+Faults: ``emu.faults.add(Fault(...))`` or the helpers :meth:`HubSpotEmulator.fail_page`,
+:meth:`~HubSpotEmulator.rate_limit`, :meth:`~HubSpotEmulator.unauthorized`,
+:meth:`~HubSpotEmulator.duplicate_members`, :meth:`~HubSpotEmulator.misreport_list_size`,
+:meth:`~HubSpotEmulator.report_processing_status`, :meth:`~HubSpotEmulator.drop_companies`,
+plus the generic ``fail()`` and ``slow()``. See
+:class:`~morpheus_pipelines.devtools.emulators._faults.Fault` for targeting.
+"""
+
+from .emulator import HubSpotEmulator, main
+from .faults import RATE_LIMIT_POLICIES
+from .fixtures import build_data, sample_data
+
+__all__ = ["RATE_LIMIT_POLICIES", "HubSpotEmulator", "build_data", "main", "sample_data"]

@@ -1,0 +1,68 @@
+"""The report files under ``$MORPHEUS_HOME/reports/`` (docs/reports.md), each written
+atomically so a reader never sees half a report."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from morpheus_pipelines.reports.charts import match_method_chart_png, priority_chart_png
+from morpheus_pipelines.reports.csv import (
+    render_daily_csv,
+    render_daily_metrics_csv,
+    render_weekly_csv,
+)
+from morpheus_pipelines.reports.figures import DailySummary, WeeklyMetrics, check_key
+from morpheus_pipelines.reports.html import render_daily_html, render_weekly_html
+from morpheus_pipelines.reports.markdown import render_daily_markdown, render_weekly_markdown
+
+
+def _write(path: Path, content: str | bytes) -> Path:
+    """Write atomically (temporary file + rename), so a reader never sees half a report."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    if isinstance(content, bytes):
+        temporary.write_bytes(content)
+    else:
+        temporary.write_text(content, encoding="utf-8")
+    temporary.replace(path)
+    return path
+
+
+def daily_report_dir(home: str | Path, partition_key: str) -> Path:
+    return Path(home) / "reports" / "daily" / check_key(partition_key)
+
+
+def weekly_report_dir(home: str | Path, week_key: str) -> Path:
+    return Path(home) / "reports" / "weekly" / check_key(week_key)
+
+
+def write_daily_report(summary: DailySummary, home: str | Path) -> dict[str, Path]:
+    """``summary.html``, ``summary.csv``, ``metrics.csv`` and ``summary.md`` under
+    ``{home}/reports/daily/{partition}/``."""
+    directory = daily_report_dir(home, summary.partition_key)
+    files = {
+        "html": _write(directory / "summary.html", render_daily_html(summary)),
+        "csv": _write(directory / "summary.csv", render_daily_csv(summary)),
+        "metrics_csv": _write(directory / "metrics.csv", render_daily_metrics_csv(summary)),
+    }
+    files["markdown"] = _write(directory / "summary.md", render_daily_markdown(summary))
+    return files
+
+
+def write_weekly_report(weekly: WeeklyMetrics, home: str | Path) -> dict[str, Path]:
+    """``metrics.html``, ``metrics.csv``, ``metrics.md``, ``priorities.png`` and
+    ``match_methods.png`` under ``{home}/reports/weekly/{week}/``."""
+    directory = weekly_report_dir(home, weekly.week_key)
+    charts = {
+        "priorities": priority_chart_png(weekly),
+        "match_methods": match_method_chart_png(weekly),
+    }
+    files = {
+        "html": _write(directory / "metrics.html", render_weekly_html(weekly, charts)),
+        "csv": _write(directory / "metrics.csv", render_weekly_csv(weekly)),
+        "markdown": _write(directory / "metrics.md", render_weekly_markdown(weekly)),
+    }
+    for name, png in charts.items():
+        files[f"{name}_png"] = _write(directory / f"{name}.png", png)
+    return files
