@@ -29,6 +29,7 @@ DEFAULTS: dict[str, str] = {
     "APAC_SALES_EMAILS": "",
     "FORCED_SALES_OWNED_TENANT_IDS": "",
     "MORPHEUS_ALERT_WEBHOOK_URL": "",
+    "PHONE_AGENT_BATCH_SIZE": "50",
 }
 
 # Values that must never be printed: repr() and logs show only whether they are set.
@@ -66,6 +67,7 @@ class Settings:
     domain_intelligence_base_url: str
     forced_sales_owned_tenant_ids: str
     alert_webhook_url: str
+    phone_agent_batch_size: int
     hubspot_private_app_token: str = _secret()
     apac_sales_emails: str = _secret()
 
@@ -107,6 +109,7 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         domain_intelligence_base_url=env("DOMAIN_INTELLIGENCE_BASE_URL", environ).rstrip("/"),
         forced_sales_owned_tenant_ids=env("FORCED_SALES_OWNED_TENANT_IDS", environ),
         alert_webhook_url=env("MORPHEUS_ALERT_WEBHOOK_URL", environ),
+        phone_agent_batch_size=int(_number("PHONE_AGENT_BATCH_SIZE", environ, int)),
         hubspot_private_app_token=env("HUBSPOT_PRIVATE_APP_TOKEN", environ),
         apac_sales_emails=env("APAC_SALES_EMAILS", environ),
     )

@@ -34,6 +34,22 @@ def test_dagster_definitions_validate(
     assert "All code locations passed validation" in result.stderr + result.stdout
 
 
+def test_dg_check_defs(project_root: Path, tmp_path: Path, database_url: str) -> None:
+    """The `dg` CLI loads the same code location (pyproject's [tool.dg])."""
+    env = dict(os.environ, MORPHEUS_DATABASE_URL=database_url, DAGSTER_HOME=str(tmp_path))
+    (tmp_path / "dagster.yaml").write_text((project_root / "dagster.yaml").read_text())
+    result = subprocess.run(
+        [str(Path(sys.executable).with_name("dg")), "check", "defs"],
+        cwd=project_root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, (result.stdout + result.stderr)[-3000:]
+    assert "All definitions loaded successfully" in result.stdout + result.stderr
+
+
 def test_only_the_snapshot_asset_gets_the_hubspot_credentials() -> None:
     """The token-bearing resource is injected where HubSpot is called and nowhere else; the
     other assets, checks and sensors read the list id from `target_list` (no secret)."""

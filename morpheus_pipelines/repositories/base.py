@@ -43,6 +43,14 @@ class BaseRepository(Generic[ModelT]):
     def columns(self) -> frozenset[str]:
         return frozenset(self.table.columns.keys())
 
+    def _attributes(self, data: Mapping[str, Any]) -> dict[str, Any]:
+        """``data`` keyed by mapped attribute instead of column name. They are the same but
+        where SQLAlchemy reserves a name (``activities.metadata`` is the attribute
+        ``metadata_``); callers always speak column names."""
+        mapper = inspect(self.model_class)
+        keys = {c.name: mapper.get_property_by_column(c).key for c in self.table.columns}
+        return {keys[name]: value for name, value in data.items()}
+
     def _check_columns(self, names: Iterable[str], purpose: str) -> None:
         unknown = sorted(set(names) - self.columns)
         if unknown:
@@ -96,13 +104,19 @@ class BaseRepository(Generic[ModelT]):
     def filter_by(self, session: Session, **filters: Any) -> list[ModelT]:
         """Equality filters on mapped attributes."""
         self._check_columns(filters, "filter_by")
-        return list(session.scalars(select(self.model_class).filter_by(**filters)))
+        statement = select(self.model_class).filter_by(**self._attributes(filters))
+        return list(session.scalars(statement))
 
     def first_by(self, session: Session, **filters: Any) -> ModelT | None:
         """The first row matching the equality filters, or ``None``."""
         self._check_columns(filters, "first_by")
         order = list(inspect(self.model_class).primary_key)
-        statement = select(self.model_class).filter_by(**filters).order_by(*order).limit(1)
+        statement = (
+            select(self.model_class)
+            .filter_by(**self._attributes(filters))
+            .order_by(*order)
+            .limit(1)
+        )
         return session.scalars(statement).first()
 
     # -- writes -------------------------------------------------------------------------------
@@ -110,7 +124,7 @@ class BaseRepository(Generic[ModelT]):
     def insert(self, session: Session, data: Mapping[str, Any]) -> ModelT:
         """Add, flush and refresh; the caller commits."""
         self._check_columns(data, "insert")
-        record = self.model_class(**data)
+        record = self.model_class(**self._attributes(data))
         session.add(record)
         session.flush()
         session.refresh(record)
@@ -156,9 +170,16 @@ class BaseRepository(Generic[ModelT]):
             )
         statement = pg_insert(self.table).values(dict(data))
         if update_columns:
+            assignments: dict[str, Any] = {
+                name: statement.excluded[name] for name in update_columns
+            }
+            # ON CONFLICT DO UPDATE does not run a column's ``onupdate`` (``updatedAt``): an
+            # updated row is stamped here unless the caller wrote the column itself.
+            for column in self.table.columns:
+                if column.onupdate is not None and column.name not in assignments:
+                    assignments[column.name] = column.onupdate.arg
             statement = statement.on_conflict_do_update(
-                index_elements=list(conflict_columns),
-                set_={name: statement.excluded[name] for name in update_columns},
+                index_elements=list(conflict_columns), set_=assignments
             )
         else:
             # Nothing to update: touch a conflict column so RETURNING still yields the row.
@@ -176,7 +197,7 @@ class BaseRepository(Generic[ModelT]):
     def update(self, session: Session, record: ModelT, data: Mapping[str, Any]) -> ModelT:
         """Set each attribute, flush and refresh."""
         self._check_columns(data, "update")
-        for key, value in data.items():
+        for key, value in self._attributes(data).items():
             setattr(record, key, value)
         session.flush()
         session.refresh(record)

@@ -5,10 +5,16 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
 
 from morpheus_pipelines.observability.events import is_nan, json_lines
 from morpheus_pipelines.observability.redaction import redact_bytes
+
+if TYPE_CHECKING:  # the routing service writes these events: no import at run time
+    from morpheus_pipelines.services.tenant_routing import RoutingContext
 
 
 class TenantEventLog:
@@ -46,7 +52,12 @@ class TenantEventLog:
                 handle.write(redact_bytes(lines))
 
     def tenants_started(
-        self, frame: Any, routing_context: Any, *, offset: int, record_count: int | None = None
+        self,
+        frame: pd.DataFrame,
+        routing_context: RoutingContext,
+        *,
+        offset: int,
+        record_count: int | None = None,
     ) -> None:
         self._append(
             "tenant_routing_started",
@@ -71,9 +82,13 @@ class TenantEventLog:
         )
 
     def tenants_completed(
-        self, decisions: Any, routing_context: Any, *, elapsed: float, offset: int
+        self,
+        decisions: pd.DataFrame,
+        routing_context: RoutingContext,
+        *,
+        elapsed: float,
+        offset: int,
     ) -> None:
-        import numpy as np
 
         count = len(decisions)
         rejected = decisions["rejection_reason"].notna().to_numpy()
@@ -105,7 +120,7 @@ class TenantEventLog:
         )
 
     def tenants_scoring_started(
-        self, chunk: Any, *, run_id: str, partition_key: str, offset: int
+        self, chunk: pd.DataFrame, *, run_id: str, partition_key: str, offset: int
     ) -> None:
         """One ``tenant_scoring_started`` line per tenant of a scoring chunk."""
         self._append(
@@ -121,7 +136,7 @@ class TenantEventLog:
         )
 
     def tenants_scored(
-        self, scores: Any, rejected: Any, *, run_id: str, partition_key: str
+        self, scores: pd.DataFrame, rejected: pd.DataFrame, *, run_id: str, partition_key: str
     ) -> None:
         """One ``tenant_scored`` line per scored tenant (with every column of ``scores``) and one
         ``tenant_scoring_rejected`` per rejected routing message (docs/observability.md)."""

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
+from pathlib import Path
 
 from morpheus_pipelines.devtools.emulators import HubSpotEmulator
 from tests.support.pipeline import Pipeline, load_source, tenant
@@ -102,6 +104,15 @@ def test_selection_precedence_and_every_match_method(pipeline: Pipeline) -> None
         "hubspot_sync_id IS NOT NULL FROM apac_active_tenants WHERE tenant_id = 't-portal'"
     ) == [("P0", True, "portal_id", True)]
     assert d["t-forced-2"][:2] == ("sales_owned", "forced_sales_owned")
+    # forced tenants get their per-tenant event lines too
+    events = (Path(pipeline.home) / "logs" / "tenant_events" / f"{PARTITION}.jsonl").read_text(
+        encoding="utf-8"
+    )
+    forced_lines = [json.loads(line) for line in events.splitlines() if "t-forced-2" in line]
+    assert {line["event"] for line in forced_lines} == {
+        "tenant_routing_started",
+        "tenant_routing_completed",
+    }
     assert pipeline.bucket_of("t-forced-2") == "sales_owned"
     # checks green, but for the configured forced id the source does not have (WARN)
     evaluations = {e.check_name: e for e in result.get_asset_check_evaluations()}

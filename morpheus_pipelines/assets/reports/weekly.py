@@ -5,14 +5,9 @@ import dagster as dg
 from morpheus_pipelines.assets.metadata import as_metadata, tables_written
 from morpheus_pipelines.assets.reports.daily import GROUP, daily_summary, file_paths
 from morpheus_pipelines.partitions import weekly_partitions
-from morpheus_pipelines.reports.files import write_weekly_report
 from morpheus_pipelines.reports.markdown import render_weekly_markdown
-from morpheus_pipelines.reports.weekly import build_weekly_metrics, week_days
-from morpheus_pipelines.repositories import DailySummaryRepository, WeeklyMetricsRepository
 from morpheus_pipelines.resources.warehouse import WarehouseResource
-
-_daily = DailySummaryRepository()
-_weekly = WeeklyMetricsRepository()
+from morpheus_pipelines.services.report_publishing import publish_weekly_metrics
 
 
 @dg.asset(
@@ -37,35 +32,32 @@ def weekly_metrics(
     `metrics.md`, `priorities.png` and `match_methods.png` under
     `$MORPHEUS_HOME/reports/weekly/<week>/`.
     """
-    per_week = {}
-    written = 0
-    for week_key in context.partition_keys:
-        days = [day.isoformat() for day in week_days(week_key)]
-        with warehouse.session() as session:
-            daily = _daily.metrics_for_partitions(session, days)
-        weekly = build_weekly_metrics(week_key, daily)
-        with warehouse.session() as session:
-            written += _weekly.replace_week(
-                session, weekly.rows(), week_key=week_key, run_id=context.run.run_id
-            )
-        files = write_weekly_report(weekly, warehouse.home)
-        per_week[week_key] = weekly.counts()
-        if weekly.missing_days:
+    weeks = [
+        publish_weekly_metrics(
+            warehouse.session, week_key=week_key, run_id=context.run.run_id, home=warehouse.home
+        )
+        for week_key in context.partition_keys
+    ]
+    for week in weeks:
+        if week.metrics.missing_days:
             context.log.warning(
-                f"{week_key}: no Daily Summary for "
-                + ", ".join(d.isoformat() for d in weekly.missing_days)
+                f"{week.week_key}: no Daily Summary for "
+                + ", ".join(d.isoformat() for d in week.metrics.missing_days)
             )
+    last = weeks[-1]
     return dg.MaterializeResult(
         metadata={
-            "metrics": dg.MetadataValue.md(render_weekly_markdown(weekly, files=files)),
+            "metrics": dg.MetadataValue.md(render_weekly_markdown(last.metrics, files=last.files)),
             **as_metadata(
                 {
-                    "dagster/row_count": len(weekly.rows()),
-                    **weekly.counts(),
-                    "rows_written": written,
-                    "weeks": per_week if len(per_week) > 1 else None,
+                    "dagster/row_count": len(last.metrics.rows()),
+                    **last.metrics.counts(),
+                    "rows_written": sum(w.rows_written for w in weeks),
+                    "weeks": {w.week_key: w.metrics.counts() for w in weeks}
+                    if len(weeks) > 1
+                    else None,
                 }
             ),
-            **file_paths(files),
+            **file_paths(last.files),
         }
     )
