@@ -8,7 +8,7 @@ from sqlalchemy import func, select, text
 from sqlalchemy.orm import Session
 
 from morpheus_pipelines.models import RoutingDecision
-from morpheus_pipelines.repositories.set_based import SetBasedRepository, driver_cursor
+from morpheus_pipelines.repositories.set_based import SetBasedRepository, analyze, driver_cursor
 from morpheus_pipelines.rules.vocabulary import RoutingRule
 
 DECISION_COLUMNS = (
@@ -80,6 +80,8 @@ class RoutingDecisionRepository(SetBasedRepository[RoutingDecision]):
     def delete_orphans(self, session: Session, *, partition_key: str) -> int:
         """Delete the partition's decisions of tenants that are no longer its candidates (a
         re-run after the source changed); retirement rows are kept."""
+        # Just bulk-written: fresh statistics keep this an anti-join (docs/performance.md).
+        analyze(session, "apac_routing_decisions")
         result = session.execute(
             text(
                 "DELETE FROM apac_routing_decisions d WHERE d.partition_key = :p "

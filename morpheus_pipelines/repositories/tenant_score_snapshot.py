@@ -11,6 +11,7 @@ from morpheus_pipelines.models import TenantScoreSnapshot
 from morpheus_pipelines.repositories.routing_decision import FORCED_RULE, RETIRED_RULE
 from morpheus_pipelines.repositories.set_based import (
     SetBasedRepository,
+    analyze,
     driver_cursor,
     keyset_after,
     read_frame,
@@ -67,6 +68,10 @@ class TenantScoreSnapshotRepository(SetBasedRepository[TenantScoreSnapshot]):
     def delete_orphans(self, session: Session, *, partition_key: str) -> int:
         """Delete the partition's snapshots of tenants that are no longer scoring input (they
         left the partition, were retired or became forced)."""
+        # Both tables were just bulk-written: on "empty table" estimates this anti-join became
+        # a nested loop that took minutes at 190,000 tenants (docs/performance.md).
+        analyze(session, "apac_tenant_score_snapshots")
+        analyze(session, "apac_routing_decisions")
         with driver_cursor(session) as cursor:
             cursor.execute(
                 sql.SQL(
