@@ -218,9 +218,12 @@ def _summary(url: str, partition_key: str) -> dict:
             return session.execute(text(statement), {"p": partition_key}).all()
 
         return {
+            # Retired rows (no longer selected) are kept but counted apart, as reports do.
             "buckets": rows(
-                "SELECT 'active', priority, count(*) FROM apac_active_tenants GROUP BY 2 "
-                "UNION ALL SELECT 'sales_owned', priority, count(*) "
+                "SELECT 'active', CASE WHEN retired_at IS NULL THEN priority ELSE 'retired' END, "
+                "count(*) FROM apac_active_tenants GROUP BY 2 "
+                "UNION ALL SELECT 'sales_owned', "
+                "CASE WHEN retired_at IS NULL THEN priority ELSE 'retired' END, count(*) "
                 "FROM apac_sales_owned_tenants GROUP BY 2 ORDER BY 1, 2"
             ),
             "rules": rows(
