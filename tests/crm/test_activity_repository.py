@@ -6,10 +6,11 @@ from __future__ import annotations
 import uuid
 from datetime import UTC, datetime, timedelta
 
-from morpheus_pipelines.crm.models import Activity, ActivityType, Subscription
+from morpheus_pipelines.crm.models import Activity, ActivityType
 from morpheus_pipelines.crm.repositories.activity import ActivityRepository
 from morpheus_pipelines.crm.repositories.contact import ContactRepository
 from morpheus_pipelines.db.session import get_session
+from tests.support.crm import new_subscription
 
 activities = ActivityRepository()
 contacts = ContactRepository()
@@ -32,14 +33,6 @@ UPDATE_COLUMNS = [
 ]
 
 
-def _subscription(database_url: str, name: str = "acme") -> uuid.UUID:
-    with get_session(database_url) as session:
-        subscription = Subscription(name=name)
-        session.add(subscription)
-        session.flush()
-        return subscription.id
-
-
 def _contact(database_url: str, subscription_id: uuid.UUID, email: str) -> int:
     with get_session(database_url) as session:
         return contacts.insert(session, {"subscriptionId": subscription_id, "email": email}).id
@@ -57,7 +50,7 @@ def _activity(sub: uuid.UUID, external_id: str, **overrides: object) -> dict:
 
 
 def test_get_by_external_id_is_scoped_to_the_subscription(database_url: str) -> None:
-    acme, globex = _subscription(database_url, "acme"), _subscription(database_url, "globex")
+    acme, globex = new_subscription(database_url, "acme"), new_subscription(database_url, "globex")
     with get_session(database_url) as session:
         ours = activities.insert(session, _activity(acme, "eng-1", subject="ours"))
         activities.insert(session, _activity(globex, "eng-1", subject="theirs"))
@@ -73,7 +66,7 @@ def test_get_by_external_id_is_scoped_to_the_subscription(database_url: str) -> 
 
 
 def test_list_by_contact_newest_first_by_occurred_at_then_id(database_url: str) -> None:
-    sub = _subscription(database_url)
+    sub = new_subscription(database_url)
     contact_id = _contact(database_url, sub, "a@x.com")
     other_id = _contact(database_url, sub, "b@x.com")
     with get_session(database_url) as session:
@@ -115,7 +108,7 @@ def test_engagement_sync_upsert_over_overlapping_windows_is_duplicate_free(
     """Two runs of the engagement sync whose watermark windows overlap: the overlap updates
     in place (001's update columns, ``metadata`` included), nothing is duplicated, and the
     columns outside the update list keep their first-written values."""
-    sub = _subscription(database_url)
+    sub = new_subscription(database_url)
     contact_id = _contact(database_url, sub, "c@x.com")
 
     def engagement(n: int, run: int) -> dict:
@@ -181,7 +174,7 @@ def test_engagement_sync_upsert_over_overlapping_windows_is_duplicate_free(
 def test_upsert_returns_metadata_on_the_metadata_attribute(database_url: str) -> None:
     """The upsert speaks column names (``"metadata"``); the row it returns carries the value
     on the ORM attribute ``metadata_``."""
-    sub = _subscription(database_url)
+    sub = new_subscription(database_url)
     with get_session(database_url) as session:
         row = activities.upsert(
             session,
@@ -194,7 +187,7 @@ def test_upsert_returns_metadata_on_the_metadata_attribute(database_url: str) ->
 def test_base_insert_update_and_filters_speak_column_names(database_url: str) -> None:
     """``metadata`` is the column; the attribute is ``metadata_``. Every base method takes the
     column name (the upsert contract's language) and reaches the attribute."""
-    sub = _subscription(database_url)
+    sub = new_subscription(database_url)
     with get_session(database_url) as session:
         row = activities.insert(session, _activity(sub, "m-2", metadata={"k": 1}))
         activities.update(session, row, {"metadata": {"k": 2}})

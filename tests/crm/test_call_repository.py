@@ -10,10 +10,11 @@ from datetime import UTC, datetime
 import pytest
 from sqlalchemy.exc import InvalidRequestError
 
-from morpheus_pipelines.crm.models import CampaignTarget, Subscription
+from morpheus_pipelines.crm.models import CampaignTarget
 from morpheus_pipelines.crm.repositories.call import CallRepository
 from morpheus_pipelines.db.session import get_session
 from morpheus_pipelines.repositories.base import BaseRepository, RepositoryError
+from tests.support.crm import new_subscription
 
 
 class _CampaignTargets(BaseRepository[CampaignTarget]):
@@ -44,14 +45,6 @@ CALL_UPDATE_COLUMNS = [
 ]
 
 
-def _subscription(database_url: str, name: str = "acme") -> uuid.UUID:
-    with get_session(database_url) as session:
-        subscription = Subscription(name=name)
-        session.add(subscription)
-        session.flush()
-        return subscription.id
-
-
 def _target(sub: uuid.UUID, hubspot_contact_id: str, **overrides: object) -> dict:
     row: dict = {
         "subscriptionId": sub,
@@ -74,7 +67,7 @@ def _call_with_target(database_url: str, sub: uuid.UUID, provider_call_id: str) 
 
 
 def test_get_by_provider_call_id(database_url: str) -> None:
-    sub = _subscription(database_url)
+    sub = new_subscription(database_url)
     call_id, _ = _call_with_target(database_url, sub, "five9-1")
     with get_session(database_url) as session:
         assert calls.get_by_provider_call_id(session, "five9-1").id == call_id
@@ -82,7 +75,7 @@ def test_get_by_provider_call_id(database_url: str) -> None:
 
 
 def test_get_with_target_for_subscription_loads_the_target(database_url: str) -> None:
-    sub = _subscription(database_url)
+    sub = new_subscription(database_url)
     call_id, target_id = _call_with_target(database_url, sub, "five9-1")
     with get_session(database_url) as session:
         call = calls.get_with_target_for_subscription(session, call_id, sub)
@@ -93,7 +86,7 @@ def test_get_with_target_for_subscription_loads_the_target(database_url: str) ->
 
 def test_without_the_eager_load_the_target_is_not_readable(database_url: str) -> None:
     """Why the get_with_target_* methods exist: a plain fetch leaves ``target`` unloaded."""
-    sub = _subscription(database_url)
+    sub = new_subscription(database_url)
     call_id, _ = _call_with_target(database_url, sub, "five9-1")
     with get_session(database_url) as session:
         call = calls.get_by_id(session, call_id)
@@ -104,7 +97,7 @@ def test_without_the_eager_load_the_target_is_not_readable(database_url: str) ->
 def test_get_with_target_in_the_session_that_wrote_the_call(database_url: str) -> None:
     """The call is already in the identity map with ``target`` unloaded; the eager load
     still fills it in."""
-    sub = _subscription(database_url)
+    sub = new_subscription(database_url)
     with get_session(database_url) as session:
         target = targets.insert(session, _target(sub, "hs-1"))
         call = calls.insert(
@@ -116,7 +109,7 @@ def test_get_with_target_in_the_session_that_wrote_the_call(database_url: str) -
 
 
 def test_a_call_without_target_reads_as_none(database_url: str) -> None:
-    sub = _subscription(database_url)
+    sub = new_subscription(database_url)
     with get_session(database_url) as session:
         call_id = calls.insert(session, {"subscriptionId": sub, "providerCallId": "solo"}).id
     with get_session(database_url) as session:
@@ -125,7 +118,7 @@ def test_a_call_without_target_reads_as_none(database_url: str) -> None:
 
 
 def test_get_with_target_for_subscription_hides_other_tenants_calls(database_url: str) -> None:
-    acme, globex = _subscription(database_url, "acme"), _subscription(database_url, "globex")
+    acme, globex = new_subscription(database_url, "acme"), new_subscription(database_url, "globex")
     call_id, target_id = _call_with_target(database_url, acme, "five9-1")
     with get_session(database_url) as session:
         assert calls.get_with_target_for_subscription(session, call_id, globex) is None
@@ -134,7 +127,7 @@ def test_get_with_target_for_subscription_hides_other_tenants_calls(database_url
 
 
 def test_get_with_target_by_ids_asserts_the_pair(database_url: str) -> None:
-    sub = _subscription(database_url)
+    sub = new_subscription(database_url)
     call_id, target_id = _call_with_target(database_url, sub, "five9-1")
     other_call_id, other_target_id = _call_with_target(database_url, sub, "five9-2")
     with get_session(database_url) as session:
@@ -153,7 +146,7 @@ def _five9_call(sub: uuid.UUID, provider_call_id: str, **fields: object) -> dict
 
 
 def test_dialer_sync_upsert_on_provider_call_id(database_url: str) -> None:
-    sub = _subscription(database_url)
+    sub = new_subscription(database_url)
     call_id, target_id = _call_with_target(database_url, sub, "five9-1")
     with get_session(database_url) as session:
         updated = calls.upsert(
@@ -198,7 +191,7 @@ def test_dialer_sync_upsert_on_provider_call_id(database_url: str) -> None:
 
 
 def test_campaign_target_through_the_base_upsert(database_url: str) -> None:
-    sub = _subscription(database_url)
+    sub = new_subscription(database_url)
     conflict = ["campaignId", "hubspotContactId"]
     with get_session(database_url) as session:
         first = targets.upsert(
@@ -223,7 +216,7 @@ def test_campaign_target_through_the_base_upsert(database_url: str) -> None:
 
 
 def test_campaign_target_upsert_needs_the_real_unique_pair(database_url: str) -> None:
-    sub = _subscription(database_url)
+    sub = new_subscription(database_url)
     with (
         pytest.raises(RepositoryError, match=r"campaign_targets.*\['hubspotContactId'\]"),
         get_session(database_url) as session,

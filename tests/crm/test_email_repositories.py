@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import inspect
 from datetime import UTC, datetime
+from uuid import UUID
 
 import pytest
 
-from morpheus_pipelines.crm.models import EmailCampaignTarget, Subscription
+from morpheus_pipelines.crm.models import EmailCampaignTarget
 from morpheus_pipelines.crm.repositories.email import (
     EmailCampaignTargetRepository,
     EmailRepository,
@@ -15,6 +16,7 @@ from morpheus_pipelines.crm.repositories.email import (
 )
 from morpheus_pipelines.db.session import get_session
 from morpheus_pipelines.repositories.base import BaseRepository
+from tests.support.crm import new_subscription
 
 email_repo = EmailRepository()
 variation_repo = EmailVariationRepository()
@@ -23,12 +25,8 @@ CATEGORISED_AT = datetime(2026, 11, 30, 7, 30, tzinfo=UTC)
 
 
 @pytest.fixture
-def subscription_id(database_url: str):
-    with get_session(database_url) as session:
-        subscription = Subscription(name="Acme")
-        session.add(subscription)
-        session.flush()
-        return subscription.id
+def subscription_id(database_url: str) -> UUID:
+    return new_subscription(database_url)
 
 
 def test_email_and_variation_repositories_are_plain_wrappers() -> None:

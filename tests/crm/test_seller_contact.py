@@ -19,24 +19,16 @@ from morpheus_pipelines.crm.models import (
     LifeCycleStage,
     Seller,
     SellerPlatform,
-    Subscription,
 )
 from morpheus_pipelines.crm.repositories.contact import ContactRepository
 from morpheus_pipelines.crm.repositories.seller import SellerRepository
 from morpheus_pipelines.db.session import get_session
 from morpheus_pipelines.repositories.base import RepositoryError
+from tests.support.crm import new_subscription
 
 sellers = SellerRepository()
 contacts = ContactRepository()
 T0 = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
-
-
-def _subscription(database_url: str, name: str = "acme") -> uuid.UUID:
-    with get_session(database_url) as session:
-        subscription = Subscription(name=name)
-        session.add(subscription)
-        session.flush()
-        return subscription.id
 
 
 def _seller(subscription_id: uuid.UUID, seller_id: str, **overrides: object) -> dict:
@@ -57,7 +49,7 @@ def _ids(rows: list) -> list[str]:
 
 
 def test_get_by_seller_id_is_the_marketplace_id_not_the_primary_key(database_url: str) -> None:
-    sub = _subscription(database_url)
+    sub = new_subscription(database_url)
     with get_session(database_url) as session:
         inserted = sellers.insert(session, _seller(sub, "A1B2C3"))
     with get_session(database_url) as session:
@@ -67,7 +59,7 @@ def test_get_by_seller_id_is_the_marketplace_id_not_the_primary_key(database_url
 
 
 def test_get_by_platform_newest_first_with_id_tiebreak_and_pages(database_url: str) -> None:
-    sub = _subscription(database_url)
+    sub = new_subscription(database_url)
     with get_session(database_url) as session:
         for name, platform, created in [
             ("old", SellerPlatform.SHOPIFY, T0),
@@ -88,7 +80,7 @@ def test_get_by_platform_newest_first_with_id_tiebreak_and_pages(database_url: s
 
 
 def test_get_by_subscription_is_tenant_scoped_newest_first(database_url: str) -> None:
-    acme, globex = _subscription(database_url, "acme"), _subscription(database_url, "globex")
+    acme, globex = new_subscription(database_url, "acme"), new_subscription(database_url, "globex")
     with get_session(database_url) as session:
         sellers.insert(session, _seller(acme, "a-old", createdAt=T0))
         sellers.insert(session, _seller(globex, "g", createdAt=T0 + timedelta(hours=1)))
@@ -101,7 +93,7 @@ def test_get_by_subscription_is_tenant_scoped_newest_first(database_url: str) ->
 
 
 def test_pending_enrichment_is_new_and_never_enriched_oldest_first(database_url: str) -> None:
-    sub = _subscription(database_url)
+    sub = new_subscription(database_url)
     with get_session(database_url) as session:
         sellers.insert(session, _seller(sub, "young", createdAt=T0 + timedelta(days=2)))
         sellers.insert(session, _seller(sub, "old", createdAt=T0))
@@ -118,7 +110,7 @@ def test_pending_enrichment_is_new_and_never_enriched_oldest_first(database_url:
 def test_pending_scoring_is_enriched_and_unscored_oldest_enrichment_first(
     database_url: str,
 ) -> None:
-    sub = _subscription(database_url)
+    sub = new_subscription(database_url)
     with get_session(database_url) as session:
         sellers.insert(session, _seller(sub, "never-enriched"))
         sellers.insert(session, _seller(sub, "late", enrichedAt=T0 + timedelta(days=1)))
@@ -135,7 +127,7 @@ def test_pending_scoring_is_enriched_and_unscored_oldest_enrichment_first(
 
 
 def test_get_suspended(database_url: str) -> None:
-    sub = _subscription(database_url)
+    sub = new_subscription(database_url)
     with get_session(database_url) as session:
         for name in ["s1", "ok", "s2", "s3"]:
             sellers.insert(session, _seller(sub, name, isSuspended=name.startswith("s")))
@@ -145,7 +137,7 @@ def test_get_suspended(database_url: str) -> None:
 
 
 def test_upsert_by_seller_id_inserts_then_updates_in_place(database_url: str) -> None:
-    sub = _subscription(database_url)
+    sub = new_subscription(database_url)
     with get_session(database_url) as session:
         first = sellers.upsert_by_seller_id(
             session, _seller(sub, "X1", businessName="Old Name", website="old.example")
@@ -175,7 +167,7 @@ def test_upsert_by_seller_id_inserts_then_updates_in_place(database_url: str) ->
 
 
 def test_upsert_by_seller_id_with_only_the_key_returns_the_row(database_url: str) -> None:
-    sub = _subscription(database_url)
+    sub = new_subscription(database_url)
     with get_session(database_url) as session:
         first = sellers.upsert_by_seller_id(session, _seller(sub, "K", businessName="B"))
         again = sellers.upsert_by_seller_id(session, _seller(sub, "K"))
@@ -183,7 +175,7 @@ def test_upsert_by_seller_id_with_only_the_key_returns_the_row(database_url: str
 
 
 def test_upsert_by_seller_id_rejects_unknown_columns(database_url: str) -> None:
-    sub = _subscription(database_url)
+    sub = new_subscription(database_url)
     with pytest.raises(RepositoryError, match="sellers"), get_session(database_url) as session:
         sellers.upsert_by_seller_id(session, _seller(sub, "K", business_name="snake"))
 
@@ -210,7 +202,7 @@ def test_enrichment_queue_serves_every_row_in_age_order(
     """Taking ``limit`` at a time and marking them enriched serves every pending seller
     exactly once, oldest first, ties by id: nothing starves and the order is total."""
     rng = random.Random(seed)
-    sub = _subscription(database_url)
+    sub = new_subscription(database_url)
     ages = [T0 + timedelta(minutes=rng.randrange(6)) for _ in range(23)]  # many ties
     with get_session(database_url) as session:
         inserted = [
@@ -229,7 +221,7 @@ def test_enrichment_queue_serves_every_row_in_age_order(
 def test_enrichment_queue_is_not_starved_by_new_arrivals(database_url: str) -> None:
     """Fresh sellers arriving every tick do not push the backlog back: the oldest pending
     seller is always served next."""
-    sub = _subscription(database_url)
+    sub = new_subscription(database_url)
     with get_session(database_url) as session:
         for i in range(6):
             sellers.insert(session, _seller(sub, f"backlog{i}", createdAt=T0 + timedelta(i)))
@@ -250,7 +242,7 @@ def test_enrichment_queue_is_not_starved_by_new_arrivals(database_url: str) -> N
 
 def test_scoring_queue_serves_every_row_in_enrichment_order(database_url: str) -> None:
     rng = random.Random(7)
-    sub = _subscription(database_url)
+    sub = new_subscription(database_url)
     with get_session(database_url) as session:
         inserted = [
             sellers.insert(
@@ -275,7 +267,7 @@ def _contact(subscription_id: uuid.UUID, **fields: object) -> dict:
 
 
 def test_lookups_by_email_phone_and_hubspot_id(database_url: str) -> None:
-    sub = _subscription(database_url)
+    sub = new_subscription(database_url)
     with get_session(database_url) as session:
         first = contacts.insert(session, _contact(sub, email="a@x.com", hubspotContactId="h"))
         second = contacts.insert(session, _contact(sub, phone="+61400", hubspotContactId="h"))
@@ -290,7 +282,7 @@ def test_lookups_by_email_phone_and_hubspot_id(database_url: str) -> None:
 
 
 def test_get_by_seller_newest_first(database_url: str) -> None:
-    sub = _subscription(database_url)
+    sub = new_subscription(database_url)
     with get_session(database_url) as session:
         seller = sellers.insert(session, _seller(sub, "S"))
         other = sellers.insert(session, _seller(sub, "O"))
@@ -311,7 +303,7 @@ def test_get_by_seller_newest_first(database_url: str) -> None:
 
 
 def test_missing_hubspot_id_population_and_age_order(database_url: str) -> None:
-    sub, other = _subscription(database_url, "a"), _subscription(database_url, "b")
+    sub, other = new_subscription(database_url, "a"), new_subscription(database_url, "b")
     with get_session(database_url) as session:
         for name, created, fields in [
             ("mobile", T0 + timedelta(3), {"mobilePhone": "+1"}),
@@ -332,7 +324,7 @@ def test_missing_hubspot_id_population_and_age_order(database_url: str) -> None:
 def test_missing_hubspot_id_by_last_sync_priority_then_never_synced_first(
     database_url: str,
 ) -> None:
-    sub = _subscription(database_url)
+    sub = new_subscription(database_url)
     with get_session(database_url) as session:
         for name, priority, synced in [
             ("low-never", 0, None),
@@ -371,7 +363,7 @@ def test_missing_hubspot_id_by_last_sync_priority_then_never_synced_first(
 
 
 def test_find_existing_tries_hubspot_id_then_email_then_phone(database_url: str) -> None:
-    sub = _subscription(database_url)
+    sub = new_subscription(database_url)
     with get_session(database_url) as session:
         by_hubspot = contacts.insert(session, _contact(sub, hubspotContactId="h1"))
         by_email = contacts.insert(session, _contact(sub, email="e@x.com"))
@@ -393,7 +385,7 @@ def test_find_existing_tries_hubspot_id_then_email_then_phone(database_url: str)
 
 
 def test_upsert_for_seller_creates_when_nothing_matches(database_url: str) -> None:
-    sub = _subscription(database_url)
+    sub = new_subscription(database_url)
     with get_session(database_url) as session:
         created = contacts.upsert_for_seller(
             session, _contact(sub, email="new@x.com", phone="", firstName="  ", jobTitle="CEO")
@@ -405,7 +397,7 @@ def test_upsert_for_seller_creates_when_nothing_matches(database_url: str) -> No
 
 
 def test_upsert_for_seller_never_overwrites_with_null_or_blank(database_url: str) -> None:
-    sub = _subscription(database_url)
+    sub = new_subscription(database_url)
     with get_session(database_url) as session:
         original = contacts.upsert_for_seller(
             session,
@@ -424,7 +416,7 @@ def test_upsert_for_seller_never_overwrites_with_null_or_blank(database_url: str
 
 
 def test_upsert_for_seller_newer_non_blank_values_win(database_url: str) -> None:
-    sub = _subscription(database_url)
+    sub = new_subscription(database_url)
     with get_session(database_url) as session:
         original = contacts.upsert_for_seller(session, _contact(sub, phone="+1", jobTitle="CTO"))
     with get_session(database_url) as session:
@@ -436,7 +428,7 @@ def test_upsert_for_seller_newer_non_blank_values_win(database_url: str) -> None
 
 
 def test_upsert_for_seller_strips_an_email_owned_by_another_contact(database_url: str) -> None:
-    sub = _subscription(database_url)
+    sub = new_subscription(database_url)
     with get_session(database_url) as session:
         mine = contacts.insert(session, _contact(sub, hubspotContactId="h1", email="mine@x.com"))
         theirs = contacts.insert(session, _contact(sub, email="theirs@x.com", firstName="T"))
@@ -453,7 +445,7 @@ def test_upsert_for_seller_strips_an_email_owned_by_another_contact(database_url
 
 
 def test_upsert_for_seller_strips_a_phone_owned_by_another_contact(database_url: str) -> None:
-    sub = _subscription(database_url)
+    sub = new_subscription(database_url)
     with get_session(database_url) as session:
         mine = contacts.insert(session, _contact(sub, email="mine@x.com"))
         contacts.insert(session, _contact(sub, phone="+61999"))
@@ -469,7 +461,7 @@ def test_upsert_for_seller_strips_a_phone_owned_by_another_contact(database_url:
 
 
 def test_upsert_for_seller_keeps_the_owning_subscription(database_url: str) -> None:
-    acme, globex = _subscription(database_url, "acme"), _subscription(database_url, "globex")
+    acme, globex = new_subscription(database_url, "acme"), new_subscription(database_url, "globex")
     with get_session(database_url) as session:
         original = contacts.upsert_for_seller(session, _contact(acme, email="p@x.com"))
     with get_session(database_url) as session:
@@ -480,7 +472,7 @@ def test_upsert_for_seller_keeps_the_owning_subscription(database_url: str) -> N
 
 
 def test_upsert_for_seller_rejects_unknown_columns(database_url: str) -> None:
-    sub = _subscription(database_url)
+    sub = new_subscription(database_url)
     with pytest.raises(RepositoryError, match="contacts"), get_session(database_url) as session:
         contacts.upsert_for_seller(session, _contact(sub, first_name="snake"))
 
@@ -523,7 +515,7 @@ def test_partial_updates_never_lose_a_verified_value(
     many collisions."""
     tag = uuid.uuid4().hex[:12]
     collisions = 0
-    sub = _subscription(database_url, tag)
+    sub = new_subscription(database_url, tag)
     for update in updates:
         data = _concrete(tag, update)
         with get_session(database_url) as session:

@@ -12,10 +12,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import event, select
 
-from morpheus_pipelines.crm.models import Subscription, TargetEmails
+from morpheus_pipelines.crm.models import TargetEmails
 from morpheus_pipelines.crm.repositories.target_emails import TargetEmailsRepository
 from morpheus_pipelines.db.session import get_session
 from morpheus_pipelines.repositories.base import RepositoryError
+from tests.support.crm import new_subscription
 
 repo = TargetEmailsRepository()
 T0 = datetime(2026, 11, 30, 7, 30, tzinfo=UTC)
@@ -32,15 +33,7 @@ def _latest(events: list[Event]) -> Event:
 
 @pytest.fixture
 def subscription_id(database_url: str) -> uuid.UUID:
-    return _subscription(database_url)
-
-
-def _subscription(database_url: str, name: str = "Acme") -> uuid.UUID:
-    with get_session(database_url) as session:
-        subscription = Subscription(name=name)
-        session.add(subscription)
-        session.flush()
-        return subscription.id
+    return new_subscription(database_url)
 
 
 def _apply(database_url: str, subscription_id: uuid.UUID, email: str, ev: Event) -> bool:
@@ -79,7 +72,7 @@ def test_signatures_are_the_documented_ones() -> None:
 def test_get_by_subscription_and_email_ignores_case_and_scopes_to_the_subscription(
     database_url: str, subscription_id: uuid.UUID
 ) -> None:
-    other = _subscription(database_url, "Other")
+    other = new_subscription(database_url, "Other")
     with get_session(database_url) as session:
         mine = repo.insert(session, {"subscriptionId": subscription_id, "email": "Jane@X.io"})
         repo.insert(session, {"subscriptionId": other, "email": "jane@x.io"})
@@ -92,7 +85,7 @@ def test_get_by_subscription_and_email_ignores_case_and_scopes_to_the_subscripti
             assert found.id == mine.id  # the oldest of the case variants
         assert (
             repo.get_by_subscription_and_email(
-                session, subscription_id=_subscription(database_url, "None"), email="jane@x.io"
+                session, subscription_id=new_subscription(database_url, "None"), email="jane@x.io"
             )
             is None
         )
@@ -160,7 +153,7 @@ def test_a_stored_row_without_a_timestamp_takes_any_event(
 def test_existing_rows_are_matched_ignoring_case_and_no_twin_is_created(
     database_url: str, subscription_id: uuid.UUID
 ) -> None:
-    other = _subscription(database_url, "Other")
+    other = new_subscription(database_url, "Other")
     with get_session(database_url) as session:
         repo.insert(session, {"subscriptionId": subscription_id, "email": "Jane@X.io"})
         repo.insert(session, {"subscriptionId": other, "email": "jane@x.io"})

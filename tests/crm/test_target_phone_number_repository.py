@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from sqlalchemy import select
 
-from morpheus_pipelines.crm.models import Subscription, TargetPhoneNumber
+from morpheus_pipelines.crm.models import TargetPhoneNumber
 from morpheus_pipelines.crm.repositories.target_phone_number import (
     MIN_MATCH_DIGITS,
     TargetPhoneNumberRepository,
@@ -18,23 +18,16 @@ from morpheus_pipelines.crm.repositories.target_phone_number import (
 )
 from morpheus_pipelines.db.session import get_session
 from morpheus_pipelines.settings import load_settings
+from tests.support.crm import new_subscription
 
 repo = TargetPhoneNumberRepository()
 T0 = datetime(2026, 11, 30, 7, 30, tzinfo=UTC)
 STORED = "+61 2 9999 0000"
 
 
-def _subscription(database_url: str, name: str = "Acme") -> uuid.UUID:
-    with get_session(database_url) as session:
-        subscription = Subscription(name=name)
-        session.add(subscription)
-        session.flush()
-        return subscription.id
-
-
 @pytest.fixture
 def subscription_id(database_url: str) -> uuid.UUID:
-    return _subscription(database_url)
+    return new_subscription(database_url)
 
 
 def _number(subscription_id: uuid.UUID, phone: str, **overrides: object) -> dict:
@@ -167,7 +160,7 @@ def test_lookup_prefers_a_whole_number_match_then_live_rows_then_the_oldest(
 
 
 def test_lookup_is_not_scoped_to_a_subscription(database_url: str) -> None:
-    other = _subscription(database_url, "Other")
+    other = new_subscription(database_url, "Other")
     with get_session(database_url) as session:
         stored = repo.insert(session, _number(other, STORED))
         assert repo.get_by_phone_number(session, "299990000").id == stored.id
@@ -179,7 +172,7 @@ def test_lookup_is_not_scoped_to_a_subscription(database_url: str) -> None:
 def test_pending_twilio_sync_filters_and_orders_priority_then_age_then_id(
     database_url: str, subscription_id: uuid.UUID
 ) -> None:
-    other = _subscription(database_url, "Other")
+    other = new_subscription(database_url, "Other")
     rows = [
         # (label, priority, created minutes after T0, overrides)
         ("low-old", 0, 0, {}),
