@@ -30,7 +30,7 @@ def openapi_dir() -> Path:
     """``$HUBSPOT_OPENAPI_DIR`` when set, else the in-repo copy :data:`OPENAPI_DIR`.
 
     ``tests/emulators/hubspot-openapi`` holds HubSpot's public OpenAPI specs copied unchanged
-    (see the README there), so a clone tests without ``../shared/``.
+    (see the README there): the repository needs nothing outside itself to test.
     """
     env = os.environ.get("HUBSPOT_OPENAPI_DIR")
     if env:
