@@ -13,6 +13,7 @@ Rules every repository follows:
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from functools import cache
 from typing import Any, ClassVar, Generic, TypeVar
 
 from sqlalchemy import Table, UniqueConstraint, insert, inspect, select
@@ -22,6 +23,13 @@ from sqlalchemy.orm import Session
 from morpheus_pipelines.models.base import Base
 
 ModelT = TypeVar("ModelT", bound=Base)
+
+
+@cache
+def _attribute_keys(model_class: type[Base]) -> dict[str, str]:
+    """Column name → mapped attribute name, once per model."""
+    mapper = inspect(model_class)
+    return {c.name: mapper.get_property_by_column(c).key for c in mapper.local_table.columns}
 
 
 class RepositoryError(ValueError):
@@ -47,8 +55,7 @@ class BaseRepository(Generic[ModelT]):
         """``data`` keyed by mapped attribute instead of column name. They are the same but
         where SQLAlchemy reserves a name (``activities.metadata`` is the attribute
         ``metadata_``); callers always speak column names."""
-        mapper = inspect(self.model_class)
-        keys = {c.name: mapper.get_property_by_column(c).key for c in self.table.columns}
+        keys = _attribute_keys(self.model_class)
         return {keys[name]: value for name, value in data.items()}
 
     def _check_columns(self, names: Iterable[str], purpose: str) -> None:

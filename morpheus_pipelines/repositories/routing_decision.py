@@ -72,10 +72,14 @@ AND NOT EXISTS (SELECT 1 FROM apac_sales_owned_tenants s WHERE s.tenant_id = c.t
 class RoutingDecisionRepository(SetBasedRepository[RoutingDecision]):
     model_class = RoutingDecision
 
-    def newest_partition(self, session: Session) -> str | None:
-        """The newest partition routing has decided: the one that owns the live bucket rows
-        (docs/partitions.md, "What a backfill changes")."""
-        return session.scalar(select(func.max(RoutingDecision.partition_key)))
+    def superseding_partition(self, session: Session, *, partition_key: str) -> str | None:
+        """The newest routed partition when it is later than ``partition_key``, else None.
+
+        The newest partition routing has decided owns the live bucket rows; a partition with a
+        later one is history: a backfill or late re-run of it writes only its own
+        partition-keyed rows (docs/partitions.md, "Live state and history")."""
+        newest = session.scalar(select(func.max(RoutingDecision.partition_key)))
+        return newest if newest is not None and newest > partition_key else None
 
     def delete_orphans(self, session: Session, *, partition_key: str) -> int:
         """Delete the partition's decisions of tenants that are no longer its candidates (a

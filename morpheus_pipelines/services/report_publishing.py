@@ -89,10 +89,9 @@ def publish_daily_summary(
     (docs/partitions.md). A day never summarised gets a summary of the current state, which
     says so (``late``)."""
     with session_factory() as session:
-        newest = _decisions.newest_partition(session)
-        superseded = newest is not None and newest > partition_key
-        if superseded and _daily.has_partition(session, partition_key=partition_key):
-            return DailyPublication(partition_key, None, {}, live_partition=newest)
+        newer = _decisions.superseding_partition(session, partition_key=partition_key)
+        if newer is not None and _daily.has_partition(session, partition_key=partition_key):
+            return DailyPublication(partition_key, None, {}, live_partition=newer)
     summary = read_daily_summary(session_factory, list_id=list_id, partition_key=partition_key)
     with session_factory() as session:
         written = _daily.replace_partition(
@@ -102,7 +101,7 @@ def publish_daily_summary(
             session, summary.metrics_rows(), partition_key=partition_key, run_id=run_id
         )
     files = write_daily_report(summary, home)
-    return DailyPublication(partition_key, summary, files, written, live_partition=newest)
+    return DailyPublication(partition_key, summary, files, written, live_partition=newer)
 
 
 def publish_weekly_metrics(

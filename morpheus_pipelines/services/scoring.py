@@ -70,10 +70,9 @@ class ScoringScope:
 def scoring_scope(session: Session, partition_key: str) -> ScoringScope:
     """Only the newest routed partition writes scores into the live bucket rows; an older one
     records its score snapshots only (docs/partitions.md)."""
-    newest = _decisions.newest_partition(session)
     selection = _candidates.selection(session, partition_key=partition_key)
     return ScoringScope(
-        live=newest is None or newest <= partition_key,
+        live=_decisions.superseding_partition(session, partition_key=partition_key) is None,
         observed_at=selection.selected_at if selection is not None else None,
     )
 

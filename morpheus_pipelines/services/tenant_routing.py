@@ -118,7 +118,6 @@ def load_context(
 ) -> RoutingContext:
     """Everything one partition's routing shares; ``live`` when no newer partition has been
     routed."""
-    newest = _decisions.newest_partition(session)
     return RoutingContext(
         partition_key,
         run_id,
@@ -126,7 +125,7 @@ def load_context(
         snapshot.index,
         sales_emails,
         forced_ids,
-        live=newest is None or newest <= partition_key,
+        live=_decisions.superseding_partition(session, partition_key=partition_key) is None,
     )
 
 
@@ -406,7 +405,6 @@ def route_partition(
             log.info(f"{partition_key}: retired {retired:,} tenants no longer selected")
     with session_factory() as session:
         orphans = _decisions.delete_orphans(session, partition_key=partition_key)
-    with session_factory() as session:
         summary = _decisions.summary(session, partition_key=partition_key)
         violations = _decisions.check_figures(
             session, partition_key=partition_key, forced_ids=forced_ids, live=routing_context.live
