@@ -3,6 +3,7 @@
 morpheus db start|stop|status|url|migrate
 morpheus dev [--port 3000] [--no-demo-runs] [--configured]
 morpheus demo
+morpheus subscription create --name NAME | list
 morpheus emulate hubspot|domain-intel --port N --data FILE
 """
 
@@ -268,6 +269,27 @@ def _proc_table() -> dict[int, tuple[int, int, str, str]]:
     return table
 
 
+def cmd_subscription(args: argparse.Namespace) -> int:
+    from morpheus_pipelines.db.session import get_session
+    from morpheus_pipelines.services.subscriptions import create_subscription, list_subscriptions
+
+    url = warehouse_url(load_settings())
+    upgrade(url)
+    with get_session(url) as session:
+        if args.action == "create":
+            try:
+                subscription_id = create_subscription(session, args.name or "")
+            except ValueError as exc:
+                print(f"error: {exc}", file=sys.stderr)
+                return 2
+            print(f"subscription {args.name.strip()!r} created; set MORPHEUS_SUBSCRIPTION_ID to")
+            print(subscription_id)
+            return 0
+        for subscription_id, name in list_subscriptions(session):
+            print(f"{subscription_id}  {name}")
+    return 0
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     from morpheus_pipelines.devtools.demo.runner import run_demo
 
@@ -327,6 +349,13 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--tenants", type=int, default=10_000)
     demo.add_argument("--companies", type=int, default=500)
     demo.set_defaults(func=cmd_demo)
+
+    subscription = sub.add_parser(
+        "subscription", help="create or list subscriptions (workspaces) in the warehouse"
+    )
+    subscription.add_argument("action", choices=["create", "list"])
+    subscription.add_argument("--name", help="the workspace's name (create)")
+    subscription.set_defaults(func=cmd_subscription)
 
     emulate = sub.add_parser("emulate", help="serve an emulated HubSpot or Domain Intelligence")
     emulate.add_argument("service", choices=["hubspot", "domain-intel"])

@@ -30,6 +30,8 @@ DEFAULTS: dict[str, str] = {
     "FORCED_SALES_OWNED_TENANT_IDS": "",
     "MORPHEUS_ALERT_WEBHOOK_URL": "",
     "PHONE_AGENT_BATCH_SIZE": "50",
+    "MORPHEUS_SUBSCRIPTION_ID": "",
+    "HUBSPOT_UNASSIGNED_LIST_ID": "",
 }
 
 # Values that must never be printed: repr() and logs show only whether they are set.
@@ -68,6 +70,8 @@ class Settings:
     forced_sales_owned_tenant_ids: str
     alert_webhook_url: str
     phone_agent_batch_size: int
+    subscription_id: str
+    hubspot_unassigned_list_id: str
     hubspot_private_app_token: str = _secret()
     apac_sales_emails: str = _secret()
 
@@ -110,6 +114,8 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         forced_sales_owned_tenant_ids=env("FORCED_SALES_OWNED_TENANT_IDS", environ),
         alert_webhook_url=env("MORPHEUS_ALERT_WEBHOOK_URL", environ),
         phone_agent_batch_size=int(_number("PHONE_AGENT_BATCH_SIZE", environ, int)),
+        subscription_id=env("MORPHEUS_SUBSCRIPTION_ID", environ),
+        hubspot_unassigned_list_id=env("HUBSPOT_UNASSIGNED_LIST_ID", environ),
         hubspot_private_app_token=env("HUBSPOT_PRIVATE_APP_TOKEN", environ),
         apac_sales_emails=env("APAC_SALES_EMAILS", environ),
     )

@@ -7,6 +7,7 @@ cannot see another test's rows.
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import time
@@ -21,6 +22,7 @@ from morpheus_pipelines.db.embedded import EmbeddedPostgres
 from morpheus_pipelines.db.migrate import upgrade
 from morpheus_pipelines.db.session import dispose_engines
 from morpheus_pipelines.db.urls import with_driver
+from morpheus_pipelines.observability.events import LOGGER_NAME
 from tests.support.databases import (
     TEMPLATE,
     TEST_SERVER_OPTIONS,
@@ -28,6 +30,7 @@ from tests.support.databases import (
     admin_url,
     server_home,
 )
+from tests.support.events import EventLines
 from tests.support.hubspot import RecordingSleep
 
 
@@ -98,3 +101,16 @@ def project_root() -> Path:
 def sleeps() -> RecordingSleep:
     """A stand-in for ``time.sleep`` that records each wait (clients take it as ``sleep``)."""
     return RecordingSleep()
+
+
+@pytest.fixture
+def event_lines() -> Iterator[EventLines]:
+    """The structured event lines written during the test."""
+    handler = EventLines()
+    logger = logging.getLogger(LOGGER_NAME)
+    level = logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)  # in case no event was logged yet in this process
+    yield handler
+    logger.removeHandler(handler)
+    logger.setLevel(level)

@@ -50,9 +50,10 @@ def test_dg_check_defs(project_root: Path, tmp_path: Path, database_url: str) ->
     assert "All definitions loaded successfully" in result.stdout + result.stderr
 
 
-def test_only_the_snapshot_asset_gets_the_hubspot_credentials() -> None:
-    """The token-bearing resource is injected where HubSpot is called and nowhere else; the
-    other assets, checks and sensors read the list id from `target_list` (no secret)."""
+def test_only_the_assets_that_call_hubspot_get_the_credentials() -> None:
+    """The token-bearing resource is injected where HubSpot is called (the snapshot, the
+    owners mirror, the re-engagement write-back) and nowhere else; the other assets, checks
+    and sensors read the list id from `target_list` (no secret)."""
     repository = defs.get_repository_def()
     needs_token = set()
     for assets_def in repository.assets_defs_by_key.values():
@@ -64,7 +65,7 @@ def test_only_the_snapshot_asset_gets_the_hubspot_credentials() -> None:
     for sensor in repository.sensor_defs:
         if "hubspot" in sensor.required_resource_keys:
             needs_token.add(sensor.name)
-    assert needs_token == {"hubspot_target_accounts"}
+    assert needs_token == {"hubspot_target_accounts", "sales_reps", "reengagement_assignments"}
 
 
 def test_selection_waits_for_the_snapshot() -> None:

@@ -88,8 +88,13 @@ def test_a_fresh_instance_gets_the_demo_runs_and_a_used_one_does_not(
                 == days
             )
             assert [
-                r.tags["dagster/partition"] for r in runs if r.job_name != "apac_daily_job"
+                r.tags["dagster/partition"] for r in runs if r.job_name == "apac_weekly_job"
             ] == [week]
+            # the ownership slice's jobs run too, on the demo workspace (unpartitioned)
+            assert sorted(r.job_name for r in runs if "dagster/partition" not in r.tags) == [
+                "follow_up_escalation_job",
+                "reengagement_job",
+            ]
             out = capsys.readouterr().out
             assert "no runs yet: materialising the demo partitions" in out
             assert out.count("daily run") == len(days) and "weekly run" in out
@@ -97,8 +102,8 @@ def test_a_fresh_instance_gets_the_demo_runs_and_a_used_one_does_not(
             # The instance has runs now: nothing more is run.
             assert materialise_if_new_instance(demo.partition_key) is None
             with dg.DagsterInstance.get() as instance:
-                assert instance.get_runs_count() == len(days) + 1
-            assert f"has {len(days) + 1:,} runs: not materialising" in capsys.readouterr().out
+                assert instance.get_runs_count() == len(days) + 3  # + weekly + 2 ownership jobs
+            assert f"has {len(days) + 3:,} runs: not materialising" in capsys.readouterr().out
     finally:
         os.environ.clear()
         os.environ.update(saved)

@@ -1,4 +1,5 @@
-"""HubSpot CRM v3 client for the target-account snapshot (docs/pipeline.md).
+"""HubSpot CRM v3 client: the target-account snapshot (docs/pipeline.md) and the ownership
+slice's owners mirror and write-back (docs/ownership.md).
 
 Every request has (connect, read) timeouts and goes through a client-side rate budget of
 ``requests_per_10s``. 429, 5xx, connection errors, read timeouts, bodies cut short and
@@ -44,7 +45,9 @@ COMPANY_PROPERTIES = (
     "hs_lastmodifieddate",
 )
 MEMBERSHIP_PAGE_SIZE = 250
+OWNERS_PAGE_SIZE = 500
 BATCH_READ_SIZE = 100
+BATCH_UPDATE_SIZE = 100
 NOT_RETRIED = frozenset({400, 401, 403, 404})
 
 
@@ -64,6 +67,30 @@ class CompanyBatch:
     companies: list[dict[str, Any]]
     missing_ids: list[str]
     status: int
+
+
+@dataclass(frozen=True)
+class ContactUpdateBatch:
+    """One contacts ``batch/update`` answer: the ids written and those HubSpot does not know."""
+
+    updated_ids: list[str]
+    missing_ids: list[str]
+
+
+@dataclass(frozen=True)
+class ListMembershipChange:
+    """One ``memberships/add`` answer (HubSpot ignores records already on the list)."""
+
+    added_ids: list[str]
+    missing_ids: list[str]
+
+
+def _error_ids(body: dict[str, Any]) -> list[str]:
+    """Record ids named by the ``errors`` of a 207 batch answer."""
+    ids: list[str] = []
+    for error in body.get("errors") or []:
+        ids.extend(str(i) for i in ((error or {}).get("context") or {}).get("ids") or [])
+    return ids
 
 
 def _error_summary(response: requests.Response) -> str:
@@ -191,6 +218,31 @@ class HubSpotClient:
             endpoint=endpoint,
         )
 
+    def _iter_pages(
+        self, path: str, *, endpoint: str, params: dict[str, Any]
+    ) -> Iterator[list[dict[str, Any]]]:
+        """Every page of a ``GET`` that pages forward with ``after``; a page without
+        ``results`` or a cursor that does not advance is an error, not an endless loop."""
+        after: str | None = None
+        page = 0
+        while True:
+            query = dict(params) | ({"after": after} if after else {})
+            _, body = self.request("GET", path, endpoint=endpoint, params=query)
+            if not isinstance(body, dict) or not isinstance(body.get("results"), list):
+                raise HubSpotError(
+                    f"{endpoint} page {page + 1} has no 'results' list", endpoint=endpoint
+                )
+            page += 1
+            yield body["results"]
+            next_after = ((body.get("paging") or {}).get("next") or {}).get("after")
+            if not next_after:
+                return
+            if next_after == after:
+                raise HubSpotError(
+                    f"{endpoint} paging did not advance after page {page}", endpoint=endpoint
+                )
+            after = str(next_after)
+
     # -- endpoints ----------------------------------------------------------------------------
 
     def get_list(self, list_id: str) -> dict[str, Any]:
@@ -205,33 +257,9 @@ class HubSpotClient:
         self, list_id: str, *, limit: int = MEMBERSHIP_PAGE_SIZE
     ) -> Iterator[list[dict[str, Any]]]:
         """Every page of ``GET /crm/v3/lists/{listId}/memberships``, following ``after``."""
-        after: str | None = None
-        page = 0
-        while True:
-            params: dict[str, Any] = {"limit": limit}
-            if after:
-                params["after"] = after
-            _, body = self.request(
-                "GET",
-                f"/crm/v3/lists/{list_id}/memberships",
-                endpoint="memberships",
-                params=params,
-            )
-            if not isinstance(body, dict) or not isinstance(body.get("results"), list):
-                raise HubSpotError(
-                    f"memberships page {page + 1} has no 'results' list", endpoint="memberships"
-                )
-            page += 1
-            yield body["results"]
-            next_after = ((body.get("paging") or {}).get("next") or {}).get("after")
-            if not next_after:
-                return
-            if next_after == after:
-                raise HubSpotError(
-                    f"memberships paging did not advance after page {page}",
-                    endpoint="memberships",
-                )
-            after = str(next_after)
+        return self._iter_pages(
+            f"/crm/v3/lists/{list_id}/memberships", endpoint="memberships", params={"limit": limit}
+        )
 
     def batch_read_companies(
         self, company_ids: Sequence[str], properties: Sequence[str] = COMPANY_PROPERTIES
@@ -252,13 +280,61 @@ class HubSpotClient:
         )
         if not isinstance(body, dict) or not isinstance(body.get("results"), list):
             raise HubSpotError("batch/read response has no 'results' list", endpoint="batch_read")
-        missing: list[str] = []
-        for error in body.get("errors") or []:
-            ids = ((error or {}).get("context") or {}).get("ids") or []
-            missing.extend(str(i) for i in ids)
+        missing = _error_ids(body)
         found = {str(c.get("id")) for c in body["results"] if isinstance(c, dict)}
         missing.extend(i for i in map(str, company_ids) if i not in found and i not in missing)
         return CompanyBatch(companies=body["results"], missing_ids=missing, status=status)
+
+    def iter_owner_pages(
+        self, *, archived: bool, limit: int = OWNERS_PAGE_SIZE
+    ) -> Iterator[list[dict[str, Any]]]:
+        """Every page of ``GET /crm/v3/owners`` (active or archived owners), following
+        ``after`` to the end."""
+        return self._iter_pages(
+            "/crm/v3/owners",
+            endpoint="owners",
+            params={"limit": limit, "archived": str(archived).lower()},
+        )
+
+    def batch_update_contacts(
+        self, updates: Sequence[tuple[str, dict[str, str]]]
+    ) -> ContactUpdateBatch:
+        """``POST /crm/v3/objects/contacts/batch/update`` for ≤ 100 ``(contact id,
+        properties)`` pairs. Setting a property to the value it already has changes nothing,
+        so a retried batch is harmless."""
+        if len(updates) > BATCH_UPDATE_SIZE:
+            raise ValueError(f"batch/update takes at most {BATCH_UPDATE_SIZE} contacts")
+        payload = {"inputs": [{"id": str(i), "properties": dict(p)} for i, p in updates]}
+        _, body = self.request(
+            "POST",
+            "/crm/v3/objects/contacts/batch/update",
+            endpoint="contacts_batch_update",
+            json=payload,
+        )
+        if not isinstance(body, dict) or not isinstance(body.get("results"), list):
+            raise HubSpotError(
+                "batch/update response has no 'results' list", endpoint="contacts_batch_update"
+            )
+        updated = [str(r.get("id")) for r in body["results"] if isinstance(r, dict)]
+        return ContactUpdateBatch(updated_ids=updated, missing_ids=_error_ids(body))
+
+    def add_list_members(self, list_id: str, record_ids: Sequence[str]) -> ListMembershipChange:
+        """``PUT /crm/v3/lists/{listId}/memberships/add``; records already on the list are
+        ignored by HubSpot, so adding twice enrols once."""
+        _, body = self.request(
+            "PUT",
+            f"/crm/v3/lists/{list_id}/memberships/add",
+            endpoint="memberships_add",
+            json=[str(i) for i in record_ids],
+        )
+        if not isinstance(body, dict):
+            raise HubSpotError(
+                "memberships/add response is not an object", endpoint="memberships_add"
+            )
+        return ListMembershipChange(
+            added_ids=[str(i) for i in body.get("recordsIdsAdded") or []],
+            missing_ids=[str(i) for i in body.get("recordIdsMissing") or []],
+        )
 
 
 def _is_daily_limit(response: requests.Response) -> bool:

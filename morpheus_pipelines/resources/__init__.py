@@ -10,6 +10,7 @@ from morpheus_pipelines.resources.domain_intelligence import DomainIntelligenceR
 from morpheus_pipelines.resources.env import env_int_or_default, env_or_default
 from morpheus_pipelines.resources.hubspot import HubSpotResource, TargetListResource
 from morpheus_pipelines.resources.notifier import NotifierResource
+from morpheus_pipelines.resources.ownership import OwnershipResource
 from morpheus_pipelines.resources.pipeline import PipelineSettingsResource
 from morpheus_pipelines.resources.routing import TenantRoutingResource
 from morpheus_pipelines.resources.scoring import ScoringModelResource
@@ -27,7 +28,7 @@ def build_resources() -> dict[str, Any]:
             source_database_url=env_or_default("MORPHEUS_SOURCE_DATABASE_URL"),
             source_schema=env_or_default("MORPHEUS_SOURCE_SCHEMA"),
         ),
-        # The token: given only to the asset that calls HubSpot (docs/observability.md).
+        # The token: given only to the assets that call HubSpot (docs/observability.md).
         "hubspot": HubSpotResource(
             base_url=env_or_default("HUBSPOT_BASE_URL"),
             private_app_token=env_or_default("HUBSPOT_PRIVATE_APP_TOKEN"),
@@ -46,4 +47,8 @@ def build_resources() -> dict[str, Any]:
         "pipeline": PipelineSettingsResource(),
         "scoring": ScoringModelResource(),
         "notifier": NotifierResource(webhook_url=env_or_default("MORPHEUS_ALERT_WEBHOOK_URL")),
+        "ownership": OwnershipResource(
+            subscription_id=env_or_default("MORPHEUS_SUBSCRIPTION_ID"),
+            unassigned_list_id=env_or_default("HUBSPOT_UNASSIGNED_LIST_ID"),
+        ),
     }

@@ -227,3 +227,89 @@ def test_429_body_matches_hubspot_not_the_error_schema(
     # schema violation is that missing field.
     assert schema_errors("lists.json", "Error", body) == ["'category' is a required property"]
     assert body["errorType"] == "RATE_LIMIT"
+
+
+CONTACTS_UPDATE = "/crm/v3/objects/contacts/batch/update"
+
+
+def _contacts(hubspot: HubSpotEmulator, *ids: str) -> None:
+    for contact_id in ids:
+        hubspot.set_contact(contact_id, {"email": f"c{contact_id}@example.com"})
+
+
+def test_contacts_batch_update_validates_and_writes(
+    hubspot: HubSpotEmulator, session, validate
+) -> None:
+    _contacts(hubspot, "501", "502")
+    body = {
+        "inputs": [
+            {"id": "501", "properties": {"hubspot_owner_id": "7", "call_assigned_to": "7"}},
+            {"id": "502", "properties": {"call_assigned_to": "8"}},
+        ]
+    }
+    resp = session.post(hubspot.url(CONTACTS_UPDATE), json=body)
+    assert resp.status_code == 200
+    validate("contacts.json", "BatchResponseSimplePublicObject", resp.json())
+    assert hubspot.contact("501")["properties"]["hubspot_owner_id"] == "7"
+    assert hubspot.contact("502")["properties"]["call_assigned_to"] == "8"
+    assert hubspot.contact("502")["writes"] == 1
+
+
+def test_contacts_batch_update_names_unknown_ids_in_a_207(
+    hubspot: HubSpotEmulator, session, validate
+) -> None:
+    _contacts(hubspot, "501")
+    body = {"inputs": [{"id": i, "properties": {"call_assigned_to": "7"}} for i in ("501", "9")]}
+    resp = session.post(hubspot.url(CONTACTS_UPDATE), json=body)
+    assert resp.status_code == 207
+    payload = resp.json()
+    validate("contacts.json", "BatchResponseSimplePublicObjectWithErrors", payload)
+    assert payload["errors"][0]["context"]["ids"] == ["9"]
+    assert [r["id"] for r in payload["results"]] == ["501"]
+
+
+@pytest.mark.parametrize(
+    ("inputs", "reason"),
+    [
+        ([{"id": str(i), "properties": {}} for i in range(101)], "exceeds the limit of 100"),
+        ([{"id": "1", "properties": {}}, {"id": "1", "properties": {}}], "Duplicate IDs"),
+        ([{"id": "1", "properties": {"hubspot_owner_id": 7}}], "must map names to strings"),
+        ([{"properties": {}}], "needs an 'id'"),
+    ],
+)
+def test_contacts_batch_update_rejects_a_malformed_batch(
+    hubspot: HubSpotEmulator, session, validate, inputs, reason
+) -> None:
+    resp = session.post(hubspot.url(CONTACTS_UPDATE), json={"inputs": inputs})
+    assert resp.status_code == 400
+    validate("contacts.json", "Error", resp.json())
+    assert reason in resp.json()["message"]
+
+
+def test_memberships_add_validates_and_adding_twice_adds_nothing(
+    hubspot: HubSpotEmulator, session, validate
+) -> None:
+    _contacts(hubspot, "501", "502")
+    hubspot.set_list("77", name="Rep list", object_type_id="0-1")
+    url = hubspot.url("/crm/v3/lists/77/memberships/add")
+
+    first = session.put(url, json=["501", "502", "404"])
+    assert first.status_code == 200
+    validate("lists.json", "MembershipsUpdateResponse", first.json())
+    assert first.json()["recordsIdsAdded"] == ["501", "502"]
+    assert first.json()["recordIdsMissing"] == ["404"]
+    again = session.put(url, json=["501"]).json()
+    assert again["recordsIdsAdded"] == []
+    assert hubspot.list_members("77") == ["501", "502"]
+
+
+def test_memberships_add_refuses_unknown_and_dynamic_lists(
+    hubspot: HubSpotEmulator, session, validate
+) -> None:
+    missing = session.put(hubspot.url("/crm/v3/lists/4242/memberships/add"), json=["1"])
+    assert missing.status_code == 404
+    validate("lists.json", "Error", missing.json())
+    hubspot.set_list("78", processing_type="DYNAMIC", object_type_id="0-1")
+    dynamic = session.put(hubspot.url("/crm/v3/lists/78/memberships/add"), json=["1"])
+    assert dynamic.status_code == 400
+    assert "DYNAMIC" in dynamic.json()["message"]

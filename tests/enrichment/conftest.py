@@ -11,8 +11,7 @@ import pytest
 
 from morpheus_pipelines.clients.domain_intelligence import DomainIntelligenceClient
 from morpheus_pipelines.devtools.emulators import DomainIntelEmulator
-from morpheus_pipelines.observability.events import LOGGER_NAME
-from tests.enrichment.helpers import KNOWN_DOMAINS, KNOWN_TENANTS, EventLines, ListHandler
+from tests.enrichment.helpers import KNOWN_DOMAINS, KNOWN_TENANTS, ListHandler
 from tests.support.hubspot import RecordingSleep
 
 _loggers = itertools.count()
@@ -49,19 +48,6 @@ def make_client(
     yield _make
     for client in made:
         client.close()
-
-
-@pytest.fixture
-def event_lines() -> Iterator[EventLines]:
-    """The structured event lines written during the test."""
-    handler = EventLines()
-    logger = logging.getLogger(LOGGER_NAME)
-    level = logger.level
-    logger.addHandler(handler)
-    logger.setLevel(logging.INFO)  # in case no event was logged yet in this process
-    yield handler
-    logger.removeHandler(handler)
-    logger.setLevel(level)
 
 
 @pytest.fixture

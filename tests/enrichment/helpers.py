@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import logging
 from typing import Any
 
@@ -45,21 +44,6 @@ def sent_batches(emu: DomainIntelEmulator) -> list[list[dict[str, Any]]]:
 def sent_ids(emu: DomainIntelEmulator) -> list[list[str]]:
     """The tenant ids of every enrich request, in arrival order."""
     return [[item["tenant_id"] for item in batch] for batch in sent_batches(emu)]
-
-
-class EventLines(logging.Handler):
-    """Collects the ``morpheus.events`` JSON lines (that logger does not propagate)."""
-
-    def __init__(self) -> None:
-        super().__init__(level=logging.DEBUG)
-        self.lines: list[str] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.lines.append(record.getMessage())
-
-    def events(self, name: str) -> list[dict[str, Any]]:
-        parsed = [json.loads(line) for line in self.lines]
-        return [event for event in parsed if event["event"] == name]
 
 
 class ListHandler(logging.Handler):

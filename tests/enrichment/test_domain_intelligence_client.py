@@ -13,7 +13,8 @@ from morpheus_pipelines.clients.domain_intelligence import (
 )
 from morpheus_pipelines.devtools.emulators import DomainIntelEmulator
 from morpheus_pipelines.resources.domain_intelligence import DomainIntelligenceResource
-from tests.enrichment.helpers import EventLines, sent_batches
+from tests.enrichment.helpers import sent_batches
+from tests.support.events import EventLines
 from tests.support.hubspot import RecordingSleep
 
 MakeClient = Callable[..., DomainIntelligenceClient]

@@ -14,7 +14,8 @@ from morpheus_pipelines.clients.domain_intelligence import DomainIntelligenceCli
 from morpheus_pipelines.devtools.emulators import DomainIntelEmulator
 from morpheus_pipelines.rules.normalise import email_domain
 from morpheus_pipelines.services.enrichment import OUTPUT_COLUMNS, enrich_candidates
-from tests.enrichment.helpers import EventLines, ListHandler, candidates, sent_batches, sent_ids
+from tests.enrichment.helpers import ListHandler, candidates, sent_batches, sent_ids
+from tests.support.events import EventLines
 from tests.support.hubspot import RecordingSleep
 
 MakeClient = Callable[..., DomainIntelligenceClient]

@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import json
-import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import dagster as dg
 import pytest
@@ -18,35 +15,16 @@ from morpheus_pipelines.resources.notifier import NotifierResource
 from morpheus_pipelines.resources.warehouse import WarehouseResource
 from morpheus_pipelines.rules.snapshot_health import problem as snapshot_problem
 from morpheus_pipelines.sensors.alerts import hubspot_snapshot_health, run_failure_alert
+from tests.support.webhook import Receiver
 
 states = HubSpotTargetSyncStateRepository()
-
-
-class Receiver:
-    def __init__(self) -> None:
-        self.posts: list[dict] = []
-        received = self.posts
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                length = int(self.headers["Content-Length"])
-                received.append(json.loads(self.rfile.read(length)))
-                self.send_response(204)
-                self.end_headers()
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hook"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
 
 @pytest.fixture
 def receiver() -> Iterator[Receiver]:
     r = Receiver()
     yield r
-    r.server.shutdown()
+    r.close()
 
 
 def test_notifier_posts_to_the_webhook_and_survives_a_dead_one(receiver: Receiver) -> None:

@@ -1,5 +1,5 @@
 """``SalesRepRepository``: the reps of a subscription (docs/data-layer.md, "SalesRepRepository";
-ownership rules in "Ownership and round-robin").
+ownership rules in docs/ownership.md).
 
 Two kinds of lookup exist on purpose:
 

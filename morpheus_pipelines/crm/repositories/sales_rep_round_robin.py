@@ -1,5 +1,5 @@
 """Round-robin assignment of sales reps (docs/data-layer.md, "Round-robin helpers"; the rules
-are in "Ownership and round-robin").
+are in docs/ownership.md).
 
 Functions rather than a repository class, because the state they manage is not a model of its
 own: it is a cursor stored in ``configs`` under ``dialer_follow_up_rep_rr:<subscriptionId>``,
@@ -69,6 +69,16 @@ def _lock_key(subscription_id: uuid.UUID) -> int:
     return int.from_bytes(subscription_id.bytes[0:8], "big", signed=False) % _LOCK_KEY_MODULUS
 
 
+def lock_rotation(session: Session, subscription_id: uuid.UUID) -> None:
+    """Take the subscription's rotation lock until the caller's transaction ends.
+
+    A reservation takes it anyway; a caller takes it first when the decisions made before the
+    reservation (is there already a task for this contact?) must not race another batch of
+    the same subscription (docs/ownership.md, "The lock"). Re-taking it in the same
+    transaction does not block."""
+    session.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _lock_key(subscription_id)})
+
+
 def _parse_cursor(value: str | None, key: str) -> int:
     """The stored cursor, 0 when absent. An unparsable value is treated as 0 with a warning:
     resetting the cursor only changes who is next, which is better than failing every
@@ -111,7 +121,7 @@ def _reserve_batch(
         return []
 
     if lock:
-        session.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _lock_key(subscription_id)})
+        lock_rotation(session, subscription_id)
     key = dialer_rr_config_key(subscription_id)
     cursor = _parse_cursor(configs_repo.get_value(session, key), key)
     chosen = [reps[(cursor + i) % len(reps)] for i in range(count)]

@@ -23,6 +23,7 @@ from zoneinfo import ZoneInfo
 
 from morpheus_pipelines.db.dagster_home import prepare_dagster_environment
 from morpheus_pipelines.devtools.demo.dataset import DemoDataset, generate_dataset
+from morpheus_pipelines.devtools.demo.ownership import assignments_per_rep, prepare_ownership_demo
 from morpheus_pipelines.devtools.emulators import DomainIntelEmulator, HubSpotEmulator
 from morpheus_pipelines.devtools.source import SOURCE_COLUMNS, replace_source_tenants
 from morpheus_pipelines.observability.events import log_events_to
@@ -75,6 +76,7 @@ def demo_environment(
                 "HUBSPOT_REQUESTS_PER_10S": env.get("HUBSPOT_REQUESTS_PER_10S") or "1000",
             }
         )
+        env.update(prepare_ownership_demo(env["MORPHEUS_DATABASE_URL"], hubspot, dataset.owners))
         os.environ.update(env)
         yield DemoEnvironment(dataset, day.isoformat(), env, hubspot, domain_intel)
 
@@ -91,6 +93,8 @@ def run_demo(settings: Settings, *, tenants: int, companies: int) -> int:
         print(f"  partition  {demo.partition_key} (yesterday, Asia/Shanghai)")
         ok = _materialise(demo.partition_key)
         summary = _summary(demo.env["MORPHEUS_DATABASE_URL"], demo.partition_key)
+        ownership = assignments_per_rep(demo.env["MORPHEUS_DATABASE_URL"])
+    _print_ownership(*ownership)
     _print_summary(summary, settings.home, demo.partition_key, time.perf_counter() - started)
     return 0 if ok else 1
 
@@ -159,7 +163,16 @@ def _materialise(partition_key: str) -> bool:
         print(
             f"  weekly run {week} {weekly.run_id[:8]} {'succeeded' if weekly.success else 'FAILED'}"
         )
-    return ok and weekly.success
+        ok = ok and weekly.success
+        if os.environ.get("MORPHEUS_SUBSCRIPTION_ID"):  # the ownership slice (docs/ownership.md)
+            for job in ("reengagement_job", "follow_up_escalation_job"):
+                result = defs.resolve_job_def(job).execute_in_process(
+                    instance=instance, raise_on_error=False, run_config=quiet
+                )
+                _stop_if(interrupted, result)
+                print(f"  {job} {result.run_id[:8]} {'succeeded' if result.success else 'FAILED'}")
+                ok = ok and result.success
+    return ok
 
 
 def _stop_if(interrupted: Callable[[], bool], result) -> None:
@@ -235,6 +248,14 @@ def _summary(url: str, partition_key: str) -> dict:
                 "FROM apac_hubspot_target_sync_state"
             ),
         }
+
+
+def _print_ownership(per_rep: list[tuple[str, bool, int, int]], outcomes: dict[str, int]) -> None:
+    print("\nRe-engagement follow-ups per rep (demo workspace)")
+    print(f"  {'rep':<36} {'':<9} {'round-robin':>11} {'all':>5}")
+    for email, active, rotated, total in per_rep:
+        print(f"  {email:<36} {'active' if active else 'inactive':<9} {rotated:>11} {total:>5}")
+    print("  outcomes: " + ", ".join(f"{k} {v}" for k, v in outcomes.items()))
 
 
 def _print_summary(summary: dict, home: Path, partition_key: str, seconds: float) -> None:

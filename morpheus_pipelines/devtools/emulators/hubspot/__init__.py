@@ -1,9 +1,10 @@
-"""HubSpot API emulator: the four endpoints the target-account sync uses, over real HTTP.
+"""HubSpot API emulator: the endpoints the target-account sync and the ownership slice use,
+over real HTTP.
 
-Modules: ``emulator`` (the server, routing, ``main``), ``portal`` (the stored lists, companies
-and owners), ``lists``/``companies``/``owners`` (one API family each), ``faults`` (auth, rate
-limits and the HubSpot-specific faults), ``params`` (query parameters and paging cursors),
-``fixtures`` (``build_data`` and the sample portal).
+Modules: ``emulator`` (the server, routing, ``main``), ``portal`` (the stored lists, companies,
+contacts and owners), ``lists``/``companies``/``contacts``/``owners`` (one API family each),
+``faults`` (auth, rate limits and the HubSpot-specific faults), ``params`` (query parameters
+and paging cursors), ``fixtures`` (``build_data`` and the sample portal).
 
 Endpoints (responses follow HubSpot's OpenAPI files in ``tests/emulators/hubspot-openapi``)::
 
@@ -14,7 +15,12 @@ Endpoints (responses follow HubSpot's OpenAPI files in ``tests/emulators/hubspot
          {"inputs":[{"id"}],"properties":[..],"propertiesWithHistory":[]}  PublicObject (200) or
                                                                            ...WithErrors (207)
     GET  /crm/v3/owners?limit=1..500&after=N      endpoint "owners"      CollectionResponse-
-                                                                           PublicOwnerForwardPaging
+         &archived=true|false                                              PublicOwnerForwardPaging
+    POST /crm/v3/objects/contacts/batch/update    endpoint               BatchResponseSimple-
+         {"inputs":[{"id","properties"}]} (<=100)   "contacts_batch_update"  PublicObject (200) or
+                                                                           ...WithErrors (207)
+    PUT  /crm/v3/lists/{listId}/memberships/add   endpoint "memberships_add" Memberships-
+         ["recordId", ...]                                                 UpdateResponse
 
 Behaviour worth knowing:
 
@@ -26,6 +32,12 @@ Behaviour worth knowing:
   ``hs_lastmodifieddate`` are always returned, like HubSpot. A requested property without a
   value comes back as ``null`` (HubSpot's documented behaviour, although the spec types property
   values as plain strings); ``cleared_properties="omit"`` or ``"empty"`` changes that.
+* Contacts batch update answers 400 for > 100 inputs, a repeated id or a non-string property
+  value, 207 naming unknown ids (OBJECT_NOT_FOUND) and 200 otherwise; ``""`` clears a value.
+  ``contact(id)["writes"]`` counts the updates a record received.
+* Memberships add works on MANUAL/SNAPSHOT lists only (400 otherwise, 404 for an unknown
+  list); records that do not exist are reported in ``recordIdsMissing`` and existing members
+  are ignored, so adding twice changes nothing.
 * Auth: when a token is configured every request needs ``Authorization: Bearer <token>``,
   else 401 INVALID_AUTHENTICATION.
 * Rate limit (``rate_limit=100`` or ``190``): a rolling-window budget per ``rate_limit_interval_s``
@@ -53,6 +65,7 @@ Data format (``HubSpotEmulator(data)`` / ``HubSpotEmulator.from_file(path)`` / `
           "createdAt": "...", "updatedAt": "...", "archived": false      # optional
         }
       },
+      "contacts": {"501": {"properties": {"email": "c@x.com", "hubspot_owner_id": "1"}}},
       "owners": [{"id": "1", "email": "a@x.com", "firstName": "A", "lastName": "B",
                   "userId": 1, "archived": false}]
     }

@@ -8,7 +8,7 @@ from typing import Any
 from .._faults import Fault, FaultKind
 from .._messages import Request, Response, iso_now
 from .params import _BadRequest
-from .portal import Portal
+from .portal import Portal, batch_response
 
 MAX_BATCH_INPUTS = 100
 
@@ -60,29 +60,7 @@ class CompanyEndpoints(Portal):
                     missing.append(company_id)
                     continue
                 results.append(self._company_object(company_id, company, wanted))
-        body: dict[str, Any] = {
-            "status": "COMPLETE",
-            "results": results,
-            "startedAt": started,
-            "completedAt": iso_now(),
-        }
-        if not missing:
-            return Response(200, body)
-        body["numErrors"] = 1
-        body["errors"] = [
-            {
-                "status": "error",
-                "category": "OBJECT_NOT_FOUND",
-                "message": (
-                    "Could not get some COMPANY objects, they may be deleted or not exist. "
-                    "Check that ids are valid."
-                ),
-                "context": {"ids": missing},
-                "errors": [],
-                "links": {},
-            }
-        ]
-        return Response(207, body)
+        return batch_response(started, results, missing, "COMPANY")
 
     def _company_object(
         self, company_id: str, company: Mapping[str, Any], wanted: list[str]

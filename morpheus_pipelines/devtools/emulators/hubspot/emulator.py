@@ -17,6 +17,7 @@ from .._messages import Request, Response
 from .._rate_limit import RollingWindowLimiter
 from .._server import EmulatorServer, serve_until_signalled
 from .companies import CompanyEndpoints
+from .contacts import ContactEndpoints
 from .faults import HubSpotFaults
 from .fixtures import sample_data
 from .lists import ListEndpoints
@@ -27,14 +28,22 @@ __all__ = ["HubSpotEmulator", "main"]
 
 _LIST_RE = re.compile(r"^/crm/v3/lists/([^/]+)/?$")
 _MEMBERSHIPS_RE = re.compile(r"^/crm/v3/lists/([^/]+)/memberships/?$")
+_MEMBERSHIPS_ADD_RE = re.compile(r"^/crm/v3/lists/([^/]+)/memberships/add/?$")
 _BATCH_READ_PATH = "/crm/v3/objects/companies/batch/read"
+_CONTACTS_BATCH_UPDATE_PATH = "/crm/v3/objects/contacts/batch/update"
 _OWNERS_RE = re.compile(r"^/crm/v3/owners/?$")
 
 
 class HubSpotEmulator(
-    HubSpotFaults, ListEndpoints, CompanyEndpoints, OwnerEndpoints, EmulatorServer
+    HubSpotFaults,
+    ListEndpoints,
+    CompanyEndpoints,
+    ContactEndpoints,
+    OwnerEndpoints,
+    EmulatorServer,
 ):
-    """Loopback HubSpot: lists, memberships, companies batch read, owners (see the package doc).
+    """Loopback HubSpot: lists and their memberships, companies batch read, contacts batch
+    update, owners (see the package doc).
 
     Args:
         data: the data dict (package docstring format); None = empty portal.
@@ -49,7 +58,14 @@ class HubSpotEmulator(
     """
 
     name = "hubspot"
-    endpoints = ("list", "memberships", "batch_read", "owners")
+    endpoints = (
+        "list",
+        "memberships",
+        "memberships_add",
+        "batch_read",
+        "contacts_batch_update",
+        "owners",
+    )
     supported_faults = GENERIC_FAULTS | {
         FaultKind.RATE_LIMIT,
         FaultKind.UNAUTHORIZED,
@@ -93,6 +109,7 @@ class HubSpotEmulator(
         self._members_version = 0
         self._sorted_members: dict[str, tuple[int, list[str], list[tuple[int, int, str]]]] = {}
         self._companies: dict[str, dict[str, Any]] = {}
+        self._contacts: dict[str, dict[str, Any]] = {}
         self._owners: list[dict[str, Any]] = []
         self._limiter: RollingWindowLimiter | None = None
         self.load(data)
@@ -120,6 +137,10 @@ class HubSpotEmulator(
                 return "owners", {}
         if method == "POST" and path.rstrip("/") == _BATCH_READ_PATH:
             return "batch_read", {}
+        if method == "POST" and path.rstrip("/") == _CONTACTS_BATCH_UPDATE_PATH:
+            return "contacts_batch_update", {}
+        if method == "PUT" and (m := _MEMBERSHIPS_ADD_RE.match(path)):
+            return "memberships_add", {"list_id": m.group(1)}
         return None
 
     def page_of(self, request: Request) -> int | None:
@@ -139,7 +160,9 @@ class HubSpotEmulator(
         handler = {
             "list": self._handle_list,
             "memberships": self._handle_memberships,
+            "memberships_add": self._handle_memberships_add,
             "batch_read": self._handle_batch_read,
+            "contacts_batch_update": self._handle_contacts_batch_update,
             "owners": self._handle_owners,
         }[request.endpoint]
         try:

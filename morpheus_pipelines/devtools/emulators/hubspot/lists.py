@@ -6,7 +6,7 @@ import bisect
 from typing import Any
 
 from .._faults import Fault, FaultKind
-from .._messages import Request, Response
+from .._messages import Request, Response, iso_now
 from .params import (
     _BadRequest,
     _decode_cursor,
@@ -15,9 +15,11 @@ from .params import (
     _int_param,
     _sort_key,
 )
-from .portal import Portal
+from .portal import CONTACT_OBJECT_TYPE_ID, Portal
 
 MAX_MEMBERSHIP_LIMIT = 250
+# Lists whose membership the API may change; DYNAMIC lists are filter-driven.
+_WRITABLE_PROCESSING_TYPES = ("MANUAL", "SNAPSHOT")
 
 
 class ListEndpoints(Portal):
@@ -109,3 +111,40 @@ class ListEndpoints(Portal):
         if paging:
             body["paging"] = paging
         return Response(200, body)
+
+    def _handle_memberships_add(self, request: Request, fault: Fault | None) -> Response:
+        """``PUT /crm/v3/lists/{listId}/memberships/add``: records that do not exist or are
+        already members are ignored (reported as missing / not added), as HubSpot does."""
+        list_id = request.params["list_id"]
+        try:
+            record_ids = request.json
+        except ValueError as exc:
+            raise _BadRequest(f"Invalid input JSON: {exc}") from exc
+        if not isinstance(record_ids, list) or not all(isinstance(i, str) for i in record_ids):
+            raise _BadRequest("Invalid input JSON: expected an array of record id strings")
+        with self._lock:
+            lst = self._lists.get(list_id)
+            if lst is None:
+                return Response(404, self.error_body(404, f"List {list_id} does not exist."))
+            if lst["processingType"] not in _WRITABLE_PROCESSING_TYPES:
+                raise _BadRequest(
+                    f"List {list_id} is {lst['processingType']}; only MANUAL or SNAPSHOT "
+                    "lists accept membership changes"
+                )
+            records = (
+                self._contacts if lst["objectTypeId"] == CONTACT_OBJECT_TYPE_ID else self._companies
+            )
+            added, missing = [], []
+            for record_id in dict.fromkeys(record_ids):
+                if record_id not in records:
+                    missing.append(record_id)
+                elif record_id not in lst["members"]:
+                    added.append(record_id)
+            if added:
+                self._members_version += 1
+                now = iso_now()
+                lst["members"].update(dict.fromkeys(added, now))
+                lst["updatedAt"] = now
+        return Response(
+            200, {"recordIdsMissing": missing, "recordIdsRemoved": [], "recordsIdsAdded": added}
+        )

@@ -14,11 +14,12 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from .._messages import iso_now
+from .._messages import Response, iso_now
 from .._rate_limit import RollingWindowLimiter
 from .params import _sort_key
 
 COMPANY_OBJECT_TYPE_ID = "0-2"
+CONTACT_OBJECT_TYPE_ID = "0-1"
 
 _UNSET: Any = object()
 
@@ -75,6 +76,20 @@ def _normalize_company(company_id: str, raw: Mapping[str, Any], now: str) -> dic
     }
 
 
+def _normalize_contact(raw: Mapping[str, Any], now: str) -> dict[str, Any]:
+    created = str(raw.get("createdAt") or now)
+    return {
+        "properties": {
+            str(k): _to_hubspot_value(v) for k, v in (raw.get("properties") or {}).items()
+        },
+        "createdAt": created,
+        "updatedAt": str(raw.get("updatedAt") or created),
+        "archived": bool(raw.get("archived", False)),
+        # How many batch updates touched the record: tests count writes with it.
+        "writes": int(raw.get("writes") or 0),
+    }
+
+
 def _normalize_owner(raw: Mapping[str, Any], now: str) -> dict[str, Any]:
     owner = {
         "id": str(raw["id"]),
@@ -94,6 +109,36 @@ def _normalize_owner(raw: Mapping[str, Any], now: str) -> dict[str, Any]:
     return owner
 
 
+def batch_response(
+    started: str, results: list[dict[str, Any]], missing: list[str], object_name: str
+) -> Response:
+    """A batch endpoint's answer: 200 with every result, or 207 naming the ``missing`` ids
+    (category OBJECT_NOT_FOUND) beside the results that were found."""
+    body: dict[str, Any] = {
+        "status": "COMPLETE",
+        "results": results,
+        "startedAt": started,
+        "completedAt": iso_now(),
+    }
+    if not missing:
+        return Response(200, body)
+    body["numErrors"] = 1
+    body["errors"] = [
+        {
+            "status": "error",
+            "category": "OBJECT_NOT_FOUND",
+            "message": (
+                f"Could not get some {object_name} objects, they may be deleted or not exist. "
+                "Check that ids are valid."
+            ),
+            "context": {"ids": missing},
+            "errors": [],
+            "links": {},
+        }
+    ]
+    return Response(207, body)
+
+
 class Portal:
     """The portal state and its mutators (mixed into :class:`~.emulator.HubSpotEmulator`,
     whose constructor sets these attributes)."""
@@ -105,11 +150,12 @@ class Portal:
     _members_version: int
     _sorted_members: dict[str, tuple[int, list[str], list[tuple[int, int, str]]]]
     _companies: dict[str, dict[str, Any]]
+    _contacts: dict[str, dict[str, Any]]
     _owners: list[dict[str, Any]]
     _limiter: RollingWindowLimiter | None
 
     def load(self, data: Mapping[str, Any]) -> None:
-        """Replace lists, companies and owners with those in ``data``."""
+        """Replace lists, companies, contacts and owners with those in ``data``."""
         now = iso_now()
         with self._lock:
             self._members_version += 1
@@ -120,6 +166,9 @@ class Portal:
             self._companies = {
                 str(k): _normalize_company(str(k), v, now)
                 for k, v in (data.get("companies") or {}).items()
+            }
+            self._contacts = {
+                str(k): _normalize_contact(v, now) for k, v in (data.get("contacts") or {}).items()
             }
             self._owners = [_normalize_owner(o, now) for o in data.get("owners") or ()]
 
@@ -137,6 +186,7 @@ class Portal:
                 "token": self._token,
                 "lists": lists,
                 "companies": copy.deepcopy(self._companies),
+                "contacts": copy.deepcopy(self._contacts),
                 "owners": copy.deepcopy(self._owners),
             }
             if self._limiter is not None:
@@ -232,6 +282,7 @@ class Portal:
         name: str | None = None,
         processing_status: str | None = None,
         processing_type: str | None = None,
+        object_type_id: str | None = None,
         size: int | None = _UNSET,
         members: Iterable[Any] | None = None,
     ) -> None:
@@ -247,6 +298,8 @@ class Portal:
                 lst["processingStatus"] = processing_status
             if processing_type is not None:
                 lst["processingType"] = processing_type
+            if object_type_id is not None:
+                lst["objectTypeId"] = object_type_id
             if size is not _UNSET:
                 lst["size"] = None if size is None else int(size)
             if members is not None:
@@ -279,3 +332,40 @@ class Portal:
         """Member record ids in HubSpot's paging order."""
         with self._lock:
             return sorted(self._lists[str(list_id)]["members"], key=_sort_key)
+
+    def set_contact(
+        self, contact_id: str | int, properties: Mapping[str, Any] | None = None
+    ) -> None:
+        """Create a contact, or merge ``properties`` into an existing one."""
+        now = iso_now()
+        with self._lock:
+            current = self._contacts.get(str(contact_id))
+            if current is None:
+                self._contacts[str(contact_id)] = _normalize_contact(
+                    {"properties": properties or {}}, now
+                )
+                return
+            current["properties"].update(
+                {str(k): _to_hubspot_value(v) for k, v in (properties or {}).items()}
+            )
+
+    def contact(self, contact_id: str | int) -> dict[str, Any] | None:
+        """A copy of one stored contact (``properties``, ``writes``, ...), or None."""
+        with self._lock:
+            return copy.deepcopy(self._contacts.get(str(contact_id)))
+
+    def set_owners(self, owners: Iterable[Mapping[str, Any]]) -> None:
+        """Replace the owners (data-file shape)."""
+        now = iso_now()
+        with self._lock:
+            self._owners = [_normalize_owner(o, now) for o in owners]
+
+    def set_owner_archived(self, owner_id: str | int, archived: bool = True) -> None:
+        """Archive (or restore) one owner, as deactivating a HubSpot user does."""
+        with self._lock:
+            for owner in self._owners:
+                if owner["id"] == str(owner_id):
+                    owner["archived"] = archived
+                    owner["updatedAt"] = iso_now()
+                    return
+        raise KeyError(f"no owner {owner_id}")

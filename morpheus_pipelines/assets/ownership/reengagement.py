@@ -1,0 +1,125 @@
+"""``reengagement_assignments``: the segments' ownership block, follow-up tasks, enrolments
+and HubSpot write-back (docs/ownership.md)."""
+
+from datetime import timedelta
+
+import dagster as dg
+
+from morpheus_pipelines.assets.metadata import as_metadata, tables_written
+from morpheus_pipelines.crm.models import ReengagementSegment
+from morpheus_pipelines.resources.hubspot import HubSpotResource
+from morpheus_pipelines.resources.ownership import OwnershipResource
+from morpheus_pipelines.resources.warehouse import WarehouseResource
+from morpheus_pipelines.services.reengagement import (
+    assign_segment,
+    fairness_report,
+    write_back_counts,
+    write_back_pending,
+)
+
+ASSET_KEY = dg.AssetKey("reengagement_assignments")
+BATCHES_CHECK = "every_batch_assigned"
+WRITE_BACK_CHECK = "hubspot_write_back_complete"
+
+
+@dg.asset(
+    key=ASSET_KEY,
+    deps=["sales_reps"],
+    group_name="ownership",
+    pool="hubspot_api",
+    kinds={"hubspot"},
+    metadata=tables_written(
+        "reengagement_assignments",
+        "follow_up_tasks",
+        "contacts",
+        "activities",
+        "configs",
+        "sales_rep_fairness",
+    ),
+    check_specs=[
+        dg.AssetCheckSpec(
+            name=BATCHES_CHECK,
+            asset=ASSET_KEY,
+            description="No segment batch was aborted for want of an active rep (a campaign "
+            "target batch is aborted whole rather than enrolled unassigned).",
+            blocking=False,
+        ),
+        dg.AssetCheckSpec(
+            name=WRITE_BACK_CHECK,
+            asset=ASSET_KEY,
+            description="Every assignment's hubspot_owner_id / call_assigned_to and list "
+            "enrolment reached HubSpot (pending ones are completed by the next run).",
+            blocking=False,
+        ),
+    ],
+    tags={"domain": "ownership"},
+)
+def reengagement_assignments(
+    context: dg.AssetExecutionContext,
+    hubspot: HubSpotResource,
+    ownership: OwnershipResource,
+    warehouse: WarehouseResource,
+) -> dg.MaterializeResult:
+    """For each segment (email click, supplier, no-show, lost deal, campaign target, dialer
+    call ended): the new members get the ownership block, a follow-up task and a list
+    enrolment; then `hubspot_owner_id` / `call_assigned_to` go to HubSpot in batches of
+    ≤ 100. Write-backs left pending by an earlier run are completed first. Re-running assigns
+    nobody twice. Metadata carries the outcomes and the fairness of the rotation."""
+    settings = ownership.segment_settings(context.run.run_id)
+    subscription_id = settings.subscription_id
+    with hubspot.get_client(context.log) as client:
+        earlier = write_back_pending(client, warehouse.session, subscription_id)
+        runs = [
+            assign_segment(warehouse.session, segment, settings, log=context.log)
+            for segment in ReengagementSegment
+        ]
+        written = write_back_pending(client, warehouse.session, subscription_id)
+    report = fairness_report(
+        warehouse.session,
+        subscription_id,
+        window=timedelta(days=ownership.fairness_window_days),
+        run_id=context.run.run_id,
+    )
+    status = write_back_counts(warehouse.session, subscription_id)
+    aborted = {run.segment.value: run.aborted for run in runs if run.aborted}
+    for run in runs:
+        context.log.info(f"{run.segment.value}: {dict(run.outcomes) or 'no new members'}")
+    error = written.error or (earlier.error if not written.written else None)
+    return dg.MaterializeResult(
+        metadata=as_metadata(
+            {
+                "subscription_id": str(subscription_id),
+                "outcomes_by_segment": {run.segment.value: dict(run.outcomes) for run in runs},
+                "members_processed": sum(run.processed for run in runs),
+                "aborted_segments": aborted or None,
+                "write_backs_completed_from_earlier_runs": earlier.written,
+                "write_backs_written": written.written,
+                "write_backs_rejected": earlier.rejected + written.rejected,
+                "list_enrolments_added": earlier.enrolled + written.enrolled,
+                "hubspot_calls": earlier.calls + written.calls,
+                "write_back_status": status,
+                "write_back_error": error,
+                "fairness_window_days": ownership.fairness_window_days,
+                "fairness_assignments_per_rep": {r.email: r.assignments for r in report.rows},
+                "fairness_spread": report.spread,
+                "fairness_perfect_spread": report.perfect_spread,
+                "fairness_max_abs_deviation": report.max_abs_deviation,
+                "reps_skipped_as_inactive": report.skipped_inactive,
+                "dagster/row_count": sum(status.values()),
+            }
+        ),
+        check_results=[
+            dg.AssetCheckResult(
+                check_name=BATCHES_CHECK,
+                passed=not aborted,
+                severity=dg.AssetCheckSeverity.ERROR,
+                metadata=as_metadata({"aborted": aborted or None}),
+            ),
+            dg.AssetCheckResult(
+                check_name=WRITE_BACK_CHECK,
+                passed=not status.get("pending"),
+                severity=dg.AssetCheckSeverity.WARN,
+                metadata=as_metadata({"pending": status.get("pending", 0), "error": error}),
+            ),
+        ],
+    )

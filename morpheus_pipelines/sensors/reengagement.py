@@ -1,0 +1,35 @@
+"""A sensor that assigns new re-engagement segment members soon after they arrive
+(docs/ownership.md)."""
+
+import dagster as dg
+
+from morpheus_pipelines.resources.ownership import OwnershipResource
+from morpheus_pipelines.resources.warehouse import WarehouseResource
+from morpheus_pipelines.services.reengagement import backlog
+
+
+@dg.sensor(
+    job_name="reengagement_job",
+    minimum_interval_seconds=60,
+    description="Requests reengagement_job when segment members are waiting or write-backs "
+    "to HubSpot are pending; one run per newest waiting member.",
+)
+def new_segment_members(
+    context: dg.SensorEvaluationContext, ownership: OwnershipResource, warehouse: WarehouseResource
+) -> dg.SensorResult | dg.SkipReason:
+    if not ownership.subscription_id:
+        return dg.SkipReason("MORPHEUS_SUBSCRIPTION_ID is not set")
+    waiting = backlog(warehouse.session, ownership.subscription())
+    if waiting.empty:
+        return dg.SkipReason("no new segment members and no pending write-back")
+    # The key changes only when a newer member arrives, so a member that stays waiting (a
+    # campaign-target batch aborted for want of a rep) does not start a run every minute.
+    key = f"{ownership.subscription_id}:{waiting.newest_member_id}:{waiting.pending_write_backs}"
+    return dg.SensorResult(
+        run_requests=[
+            dg.RunRequest(
+                run_key=key,
+                tags={"new_members": str(sum(waiting.new_members.values()))},
+            )
+        ]
+    )

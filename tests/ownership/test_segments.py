@@ -1,0 +1,301 @@
+"""The re-engagement segments end to end: warehouse, ownership block, follow-up tasks, list
+enrolment and the HubSpot write-back through the emulator (docs/ownership.md)."""
+
+from __future__ import annotations
+
+from sqlalchemy import select
+
+from morpheus_pipelines.crm.models import (
+    Activity,
+    ActivityType,
+    AssignmentOutcome,
+    FollowUpTask,
+    ReengagementAssignment,
+    ReengagementSegment,
+    WriteBackStatus,
+)
+from morpheus_pipelines.crm.ownership import DIALER_FALLBACK_HUBSPOT_OWNER_ID
+from tests.support.events import EventLines
+from tests.support.ownership import UNASSIGNED_LIST, World
+
+S = ReengagementSegment
+
+
+def test_reassignment_writes_both_properties_and_enrols_on_the_reps_list(world: World) -> None:
+    rep = world.add_rep("ana@acme.test", "101")
+    contact = world.add_contact(owner=DIALER_FALLBACK_HUBSPOT_OWNER_ID)
+    world.add_member(S.SUPPLIER, contact)
+
+    run = world.run(S.SUPPLIER)
+
+    assert run.outcomes == {"reassigned": 1}
+    props = world.hubspot_contact(contact)["properties"]
+    assert props["hubspot_owner_id"] == props["call_assigned_to"] == "101"
+    assert world.contact(contact).hubspotOwnerId == "101"
+    [task] = world.tasks(contact)
+    assert task.salesRepId == rep and task.segment == "supplier"
+    assert world.list_members("L101") == [world.contact(contact).hubspotContactId]
+    assert world.assignment(contact).writeBackStatus is WriteBackStatus.DONE
+
+
+def test_an_active_owner_keeps_the_contact_and_hubspot_owner_id_is_never_sent(
+    world: World,
+) -> None:
+    world.add_rep("ana@acme.test", "101")
+    world.add_rep("ben@acme.test", "102")
+    contact = world.add_contact(owner="102")
+    world.add_member(S.EMAIL_CLICK, contact)
+
+    world.run(S.EMAIL_CLICK)
+
+    assert world.assignment(contact).outcome is AssignmentOutcome.KEPT_OWNER
+    [update] = [e.body for e in world.hubspot.log.entries("contacts_batch_update")]
+    assert update["inputs"][0]["properties"] == {"call_assigned_to": "102"}
+    assert world.hubspot_contact(contact)["properties"]["hubspot_owner_id"] == "102"
+
+
+def test_no_rep_enrols_unassigned_with_a_warning_that_masks_the_email(
+    world: World, event_lines: EventLines
+) -> None:
+    contacts = {}
+    for segment in (S.EMAIL_CLICK, S.SUPPLIER, S.NO_SHOW, S.LOST_DEAL):
+        contacts[segment] = world.add_contact()
+        world.add_member(segment, contacts[segment])
+
+    for segment in contacts:
+        assert world.run(segment).outcomes == {"unassigned": 1}
+
+    for segment, contact in contacts.items():
+        [task] = world.tasks(contact)
+        assert task.salesRepId is None, segment
+        assert world.hubspot_contact(contact)["writes"] == 0  # no property written
+    assert sorted(world.list_members(UNASSIGNED_LIST)) == sorted(
+        world.contact(c).hubspotContactId for c in contacts.values()
+    )
+    no_rep = event_lines.events("reengagement_no_rep")
+    assert len(no_rep) == 4 and all(w["level"] == "WARNING" for w in no_rep)
+    assert all("@customer.example" in w["contact_email"] for w in no_rep)
+    assert all(w["contact_email"].startswith("p***@") for w in no_rep)
+
+
+def test_no_rep_aborts_the_whole_campaign_target_batch_and_the_next_run_completes_it(
+    world: World, event_lines: EventLines
+) -> None:
+    owned = [world.add_contact() for _ in range(3)]
+    for contact in owned:
+        world.add_member(S.CAMPAIGN_TARGET, contact)
+
+    run = world.run(S.CAMPAIGN_TARGET)
+
+    assert run.aborted and run.processed == 0
+    assert world.tasks() == [] and world.count(ReengagementAssignment) == 0
+    assert world.list_members(UNASSIGNED_LIST) == []
+    [aborted] = event_lines.events("reengagement_batch_aborted")
+    assert aborted["level"] == "ERROR" and aborted["segment"] == "campaign_target"
+
+    world.add_rep("ana@acme.test", "101")
+    assert world.run(S.CAMPAIGN_TARGET).outcomes == {"reassigned": 3}
+    assert len(world.list_members("L101")) == 3
+
+
+def test_dialer_call_ended_falls_back_to_the_ai_owner_and_records_the_ai_call(
+    world: World,
+) -> None:
+    contact = world.add_contact()
+    world.add_member(S.DIALER_CALL_ENDED, contact, event_id="call-77")
+
+    assert world.run(S.DIALER_CALL_ENDED).outcomes == {"fallback_owner": 1}
+
+    props = world.hubspot_contact(contact)["properties"]
+    assert props["hubspot_owner_id"] == props["call_assigned_to"] == "86817215"
+    with world.sessions() as session:
+        [call] = session.scalars(select(Activity).where(Activity.contactId == contact)).all()
+    assert call.type is ActivityType.CALL and call.externalId == "dialer-call:call-77"
+    assert call.metadata_["hubspot_owner_id"] == DIALER_FALLBACK_HUBSPOT_OWNER_ID
+
+
+def test_the_ai_call_is_owned_by_the_ai_owner_even_when_a_human_owns_the_contact(
+    world: World,
+) -> None:
+    world.add_rep("ana@acme.test", "101", nooks="n-1")
+    contact = world.add_contact(owner="101")
+    world.add_member(S.DIALER_CALL_ENDED, contact, event_id="call-78")
+
+    world.run(S.DIALER_CALL_ENDED)
+
+    assert world.assignment(contact).outcome is AssignmentOutcome.KEPT_OWNER
+    with world.sessions() as session:
+        call = session.scalars(select(Activity).where(Activity.contactId == contact)).one()
+    assert call.metadata_["hubspot_owner_id"] == DIALER_FALLBACK_HUBSPOT_OWNER_ID
+    assert world.tasks(contact)[0].salesRepId is not None
+
+
+def test_an_ai_call_does_not_suppress_an_email_click_follow_up_but_a_reps_call_does(
+    world: World,
+) -> None:
+    world.add_rep("ana@acme.test", "101")
+    ai_called, rep_called = world.add_contact(), world.add_contact()
+    with world.sessions() as session:
+        for contact, owner in ((ai_called, DIALER_FALLBACK_HUBSPOT_OWNER_ID), (rep_called, "101")):
+            session.add(
+                Activity(
+                    subscriptionId=world.subscription_id,
+                    externalId=f"call-{contact}",
+                    type=ActivityType.CALL,
+                    contactId=contact,
+                    metadata_={"hubspot_owner_id": owner},
+                )
+            )
+    world.add_member(S.EMAIL_CLICK, ai_called)
+    world.add_member(S.EMAIL_CLICK, rep_called)
+
+    world.run(S.EMAIL_CLICK)
+
+    assert world.assignment(ai_called).outcome is AssignmentOutcome.REASSIGNED
+    assert world.assignment(rep_called).outcome is AssignmentOutcome.SKIPPED_RECENT_HUMAN_CALL
+    assert world.tasks(rep_called) == []
+
+
+def test_a_contact_with_live_work_gets_no_second_task(world: World) -> None:
+    world.add_rep("ana@acme.test", "101")
+    contact = world.add_contact()
+    world.add_member(S.EMAIL_CLICK, contact)
+    world.add_member(S.SUPPLIER, contact)
+    world.add_member(S.SUPPLIER, contact)  # two events of one segment in one batch
+
+    world.run(S.EMAIL_CLICK)
+    assert world.run(S.SUPPLIER).outcomes == {"skipped_active_task": 2}
+    assert len(world.tasks(contact)) == 1
+
+
+def test_re_running_creates_no_second_task_enrolment_or_reassignment(world: World) -> None:
+    world.add_rep("ana@acme.test", "101")
+    world.add_rep("ben@acme.test", "102")
+    contacts = [world.add_contact() for _ in range(5)]
+    for contact in contacts:
+        world.add_member(S.SUPPLIER, contact, event_id=f"supplier-{contact}")
+    world.run(S.SUPPLIER)
+    writes = {c: world.hubspot_contact(c)["writes"] for c in contacts}
+    before = (world.tasks(), world.list_members("L101"), world.list_members("L102"))
+
+    # the same events delivered again, and the segment run again
+    for contact in contacts:
+        world.add_member(S.SUPPLIER, contact, event_id=f"supplier-{contact}")
+    assert world.run(S.SUPPLIER).processed == 0
+    assert world.write_back().written == 0
+
+    after = (world.tasks(), world.list_members("L101"), world.list_members("L102"))
+    assert [t.id for t in after[0]] == [t.id for t in before[0]]
+    assert after[1:] == before[1:]
+    assert {c: world.hubspot_contact(c)["writes"] for c in contacts} == writes
+
+
+def test_deal_owner_routing_through_hubspot(world: World) -> None:
+    world.add_rep("ana@acme.test", "101")
+    world.add_rep("bdr@acme.test", "102")
+    world.add_rep("left@acme.test", "90", active=False)
+    routed, departed = world.add_contact(owner="101"), world.add_contact()
+    world.add_member(S.NO_SHOW, routed, deal_owner="102")
+    world.add_member(S.LOST_DEAL, departed, deal_owner="90")
+
+    world.run(S.NO_SHOW)
+    world.run(S.LOST_DEAL)
+
+    routed_props = world.hubspot_contact(routed)["properties"]
+    assert routed_props["call_assigned_to"] == "102"
+    assert routed_props["hubspot_owner_id"] == "101"  # the record stays with its owner
+    assert world.tasks(routed)[0].salesRepId == world.assignment(routed).salesRepId
+    assert world.assignment(departed).outcome is AssignmentOutcome.REASSIGNED
+    departed_props = world.hubspot_contact(departed)["properties"]
+    assert departed_props["hubspot_owner_id"] == departed_props["call_assigned_to"]
+
+
+def test_a_deactivated_rep_leaves_the_rotation_and_their_contacts_are_reassigned(
+    world: World,
+) -> None:
+    ana = world.add_rep("ana@acme.test", "101")
+    world.add_rep("ben@acme.test", "102")
+    contact = world.add_contact(owner="101")
+    world.add_member(S.SUPPLIER, contact)
+    world.run(S.SUPPLIER)
+    assert world.assignment(contact).outcome is AssignmentOutcome.KEPT_OWNER
+    with world.sessions() as session:  # the follow-up is done
+        session.get(FollowUpTask, world.tasks(contact)[0].id).status = "COMPLETED"
+
+    world.set_rep_active(ana, False)
+    world.add_member(S.EMAIL_CLICK, contact)
+    fresh = [world.add_contact() for _ in range(4)]
+    for other in fresh:
+        world.add_member(S.EMAIL_CLICK, other)
+    world.run(S.EMAIL_CLICK)
+
+    moved = world.assignment(contact)
+    assert moved.outcome is AssignmentOutcome.REASSIGNED and moved.previousOwnerId == "101"
+    assert world.hubspot_contact(contact)["properties"]["hubspot_owner_id"] == "102"
+    assert {world.assignment(c).callAssignedTo for c in fresh} == {"102"}
+
+
+def test_a_contact_unknown_to_hubspot_is_rejected_without_blocking_the_batch(
+    world: World,
+) -> None:
+    world.add_rep("ana@acme.test", "101")
+    ghost = world.add_contact(in_hubspot=False)
+    real = world.add_contact()
+    world.add_member(S.SUPPLIER, ghost)
+    world.add_member(S.SUPPLIER, real)
+
+    world.run(S.SUPPLIER)
+
+    assert world.assignment(ghost).writeBackStatus is WriteBackStatus.REJECTED
+    assert world.assignment(real).writeBackStatus is WriteBackStatus.DONE
+    assert world.hubspot_contact(real)["properties"]["hubspot_owner_id"] == "101"
+
+
+def test_write_back_goes_in_batches_of_at_most_100(world: World) -> None:
+    world.add_rep("ana@acme.test", "101")
+    contacts = [world.add_contact() for _ in range(230)]
+    for contact in contacts:
+        world.add_member(S.SUPPLIER, contact)
+
+    world.run(S.SUPPLIER)
+
+    sizes = [len(e.body["inputs"]) for e in world.hubspot.log.entries("contacts_batch_update")]
+    assert sizes == [100, 100, 30]
+    assert all(len(e.body) <= 100 for e in world.hubspot.log.entries("memberships_add"))
+    assert len(world.list_members("L101")) == 230
+
+
+def test_a_hubspot_failure_mid_batch_leaves_pending_write_backs_the_next_run_completes(
+    world: World,
+) -> None:
+    world.add_rep("ana@acme.test", "101")
+    world.add_rep("ben@acme.test", "102")
+    contacts = [world.add_contact() for _ in range(250)]
+    for contact in contacts:
+        world.add_member(S.SUPPLIER, contact)
+    # the second batch update fails on every attempt (the client retries once)
+    world.hubspot.fail(500, endpoint="contacts_batch_update", nth=2, times=None)
+
+    world.assign(S.SUPPLIER)
+    failed = world.write_back()
+
+    assert failed.written == 100 and failed.error and "500" in failed.error
+    with world.sessions() as session:
+        rows = session.scalars(select(ReengagementAssignment)).all()
+    pending = [r for r in rows if r.writeBackStatus is WriteBackStatus.PENDING]
+    assert len(pending) == 150
+    # the failed batch carries the reason; the batch after it was not attempted
+    assert sum(1 for r in pending if r.writeBackError and r.writeBackAttempts == 1) == 100
+    assert len(world.tasks()) == 250  # every task has its write-back, done or pending
+    assert all(r.followUpTaskId for r in rows)
+    assert sum(world.hubspot_contact(c)["writes"] for c in contacts) == 100
+
+    world.hubspot.faults.clear()
+    completed = world.write_back()
+
+    assert completed.written == 150 and completed.error is None
+    for contact in contacts:
+        local, remote = world.contact(contact), world.hubspot_contact(contact)
+        assert remote["properties"]["hubspot_owner_id"] == local.hubspotOwnerId
+        assert remote["properties"]["call_assigned_to"] == local.callAssignedTo
+    assert len(world.list_members("L101")) + len(world.list_members("L102")) == 250
