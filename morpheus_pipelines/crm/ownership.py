@@ -9,7 +9,8 @@ repositories, with no Dagster and no HTTP:
    or deactivated rep, whose leads must not be stranded).
 2. **Deal-owner routing** (no-show, lost deal): a deal already has an accountable human. If
    the deal's owner passes the active-rep test, the call goes to them through
-   ``call_assigned_to`` only; the record stays with its owner. A departed deal owner falls
+   ``call_assigned_to``; the record stays with its owner when that owner is real, and goes
+   to the deal's owner when it is not (no rotation slot is used). A departed deal owner falls
    through to the reassignment test.
 3. **Round-robin** for the contacts that need an owner: one
    ``reserve_sales_rep_round_robin_batch`` per batch, never a loop of single picks.
@@ -166,16 +167,25 @@ def decide_ownership(
     decided: dict[int, OwnershipDecision] = {}
     rotation: list[tuple[int, OwnershipRequest]] = []
     for position, request in enumerate(requests):
+        deal_rep = None
         if policy.routes_to_deal_owner:
             deal_rep = active_rep(
                 session, request.deal_owner, subscription_id, sales_rep_repo=sales_rep_repo
             )
-            if deal_rep is not None:
-                decided[position] = _call_only(request, AssignmentOutcome.DEAL_OWNER, deal_rep)
-                continue
         owner = active_rep(
             session, request.current_owner, subscription_id, sales_rep_repo=sales_rep_repo
         )
+        if policy.routes_to_deal_owner and deal_rep is not None:
+            decided[position] = OwnershipDecision(
+                request.contact_id,
+                AssignmentOutcome.DEAL_OWNER,
+                deal_rep,
+                # The record keeps a real owner; one it does not have (none, the AI, a
+                # departed rep) is the deal's owner, the human already accountable.
+                hubspot_owner_id=None if owner is not None else deal_rep.hubspotOwnerId,
+                call_assigned_to=deal_rep.hubspotOwnerId,
+            )
+            continue
         if owner is not None:
             decided[position] = _call_only(request, AssignmentOutcome.KEPT_OWNER, owner)
         else:

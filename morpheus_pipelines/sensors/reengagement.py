@@ -22,9 +22,13 @@ def new_segment_members(
     waiting = backlog(warehouse.session, ownership.subscription())
     if waiting.empty:
         return dg.SkipReason("no new segment members and no pending write-back")
-    # The key changes only when a newer member arrives, so a member that stays waiting (a
-    # campaign-target batch aborted for want of a rep) does not start a run every minute.
-    key = f"{ownership.subscription_id}:{waiting.newest_member_id}:{waiting.pending_write_backs}"
+    # The key changes only when a newer member arrives or the pending write-backs change, so
+    # work that stays waiting (a campaign-target batch aborted for want of a rep, HubSpot
+    # down) does not start a run every minute; ids only grow, so a key never comes back.
+    key = (
+        f"{ownership.subscription_id}:{waiting.newest_member_id}:"
+        f"{waiting.oldest_pending_id}:{waiting.pending_write_backs}"
+    )
     return dg.SensorResult(
         run_requests=[
             dg.RunRequest(

@@ -25,7 +25,7 @@ import uuid
 from collections import Counter, defaultdict
 from collections.abc import Callable
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -86,6 +86,7 @@ class SegmentRun:
     batches: int = 0
     outcomes: Counter[str] = field(default_factory=Counter)
     aborted: str | None = None  # the reason, when a batch was aborted (campaign target)
+    error: str | None = None  # HubSpot could not say who owns the contacts: members wait
 
     @property
     def processed(self) -> int:
@@ -115,19 +116,30 @@ def assign_segment(
     session_factory: SessionFactory,
     segment: ReengagementSegment,
     settings: SegmentSettings,
+    client: HubSpotClient,
     *,
-    log: logging.Logger | Any | None = None,
+    log: Any | None = None,
 ) -> SegmentRun:
     """Process every new member of ``segment``, one transaction per batch. A campaign-target
     batch with nobody to assign is rolled back whole and the segment stops (its members stay
-    new for the next run)."""
+    new for the next run); so does a batch whose owners HubSpot could not be asked for."""
     if not 1 <= settings.batch_size <= BATCH_UPDATE_SIZE:
         raise ValueError(f"batch_size must be 1..{BATCH_UPDATE_SIZE}, got {settings.batch_size}")
     run = SegmentRun(segment)
     while True:
         try:
             with session_factory() as session:
-                outcomes = _assign_batch(session, segment, settings)
+                outcomes = _assign_batch(session, segment, settings, client)
+        except HubSpotError as exc:
+            run.error = str(exc)
+            log_event(
+                "reengagement_owner_read_failed",
+                level=logging.WARNING,
+                segment=segment.value,
+                subscription_id=str(settings.subscription_id),
+                error=str(exc),
+            )
+            return run
         except NoRepAvailable as exc:
             run.aborted = str(exc)
             log_event(
@@ -154,7 +166,10 @@ def assign_segment(
 
 
 def _assign_batch(
-    session: Session, segment: ReengagementSegment, settings: SegmentSettings
+    session: Session,
+    segment: ReengagementSegment,
+    settings: SegmentSettings,
+    client: HubSpotClient,
 ) -> Counter[str]:
     subscription_id = settings.subscription_id
     policy = SEGMENT_POLICIES[segment]
@@ -162,6 +177,7 @@ def _assign_batch(
     members = _members.claim_new(session, subscription_id, segment, limit=settings.batch_size)
     if not members:
         return Counter()
+    members = _with_current_owners(session, client, members)
 
     skipped: dict[int, AssignmentOutcome] = {}
     recently_called = (
@@ -202,6 +218,28 @@ def _assign_batch(
         rows.append(_assigned_row(session, member, decision, segment, settings))
     _assignments.record(session, rows)
     return Counter(row["outcome"].value for row in rows)
+
+
+def _with_current_owners(
+    session: Session, client: HubSpotClient, members: list[ClaimedMember]
+) -> list[ClaimedMember]:
+    """The members with the owner HubSpot has now (a person may have taken a contact there
+    since we last saw it); the local contact is brought up to date. A contact HubSpot does not
+    know keeps its local owner. One batch read of ≤ 100 contacts, inside the batch's
+    transaction: the rotation lock is held for that call."""
+    hubspot_ids = sorted({m.hubspot_contact_id for m in members if m.hubspot_contact_id})
+    if not hubspot_ids:
+        return members
+    current = client.read_contact_owners(hubspot_ids)
+    refreshed = []
+    for member in members:
+        if member.hubspot_contact_id in current:
+            owner = current[member.hubspot_contact_id]
+            if owner != member.hubspot_owner_id:
+                _contacts.update_by_id(session, member.contact_id, {"hubspotOwnerId": owner})
+                member = replace(member, hubspot_owner_id=owner)
+        refreshed.append(member)
+    return refreshed
 
 
 def _base_row(member: ClaimedMember, settings: SegmentSettings) -> dict[str, Any]:
@@ -262,7 +300,17 @@ def _assigned_row(
         contact_changes["callAssignedTo"] = decision.call_assigned_to
     if contact_changes:
         _contacts.update_by_id(session, member.contact_id, contact_changes)
-    list_id = (rep.activeListId if rep is not None else None) or settings.unassigned_list_id
+    # The rep's own list; the unassigned list only for contacts nobody was assigned. A rep
+    # without a list gets the task and the properties but no enrolment (logged).
+    list_id = rep.activeListId if rep is not None else settings.unassigned_list_id
+    if rep is not None and not rep.activeListId:
+        log_event(
+            "reengagement_rep_without_list",
+            level=logging.WARNING,
+            segment=segment.value,
+            sales_rep_id=rep.id,
+            contact_id=member.contact_id,
+        )
     owes_hubspot = decision.writes_properties or list_id is not None
     status = WriteBackStatus.NOT_NEEDED
     error = None
@@ -312,10 +360,14 @@ def write_back_pending(
     """Send every pending write-back to HubSpot, ≤ ``batch_size`` contacts per call.
 
     Each batch is claimed (``SKIP LOCKED``) and closed in one transaction around its calls.
-    A HubSpot failure records the reason on the batch, keeps it pending and stops: the next
-    run starts with it. Contacts HubSpot does not know are ``rejected`` (a retry cannot help).
-    Setting a property to the value it has and adding a list member twice change nothing, so
-    a batch sent again after a crash is harmless."""
+    What one write-back cannot get past is decided for it alone (``rejected`` with the
+    reason): a contact HubSpot does not know, a value or list HubSpot refuses (a 400/404 is
+    retried contact by contact to find the one), an owner someone changed in HubSpot since
+    the decision (never overwritten), an older write-back of a contact that has a newer one.
+    A failure that may pass (timeouts, 429, 5xx, auth) keeps the batch pending with the
+    reason and stops the run; after ``MAX_WRITE_BACK_ATTEMPTS`` such failures a write-back is
+    given up. Setting a property to the value it has and adding a list member twice change
+    nothing, so a batch sent again is harmless (docs/ownership.md, "Write-back")."""
     run = WriteBackRun()
     while True:
         with session_factory() as session:
@@ -324,58 +376,142 @@ def write_back_pending(
             )
             if not pending:
                 return run
-            ids = [p.assignment_id for p in pending]
             try:
-                missing = _send(client, pending, run)
+                verdicts = _write_batch(client, pending, run)
             except HubSpotError as exc:
-                run.error = str(exc)
-                _assignments.record_write_back_attempt(
-                    session, ids, WriteBackStatus.PENDING, error=str(exc)
-                )
+                _keep_pending(session, pending, str(exc), run)
                 log_event(
                     "reengagement_write_back_failed",
                     level=logging.WARNING,
                     subscription_id=str(subscription_id),
-                    pending=len(ids),
+                    pending=len(pending),
                     error=str(exc),
                 )
                 return run
-            rejected = [p.assignment_id for p in pending if p.hubspot_contact_id in missing]
-            done = [i for i in ids if i not in set(rejected)]
-            _assignments.record_write_back_attempt(session, done, WriteBackStatus.DONE)
-            _assignments.record_write_back_attempt(
-                session, rejected, WriteBackStatus.REJECTED, error="HubSpot has no such contact"
+            by_outcome: dict[tuple[WriteBackStatus, str | None], list[int]] = defaultdict(list)
+            for assignment_id, verdict in verdicts.items():
+                by_outcome[verdict].append(assignment_id)
+            for (status, error), ids in by_outcome.items():
+                _assignments.record_write_back_attempt(session, ids, status, error=error)
+                if status is WriteBackStatus.DONE:
+                    run.written += len(ids)
+                else:
+                    run.rejected += len(ids)
+
+
+MAX_WRITE_BACK_ATTEMPTS = 8
+_REFUSED = frozenset({400, 404})  # HubSpot will refuse these again: decide per write-back
+_NO_CONTACT = (WriteBackStatus.REJECTED, "HubSpot has no such contact")
+
+Verdict = tuple[WriteBackStatus, str | None]
+
+
+def _keep_pending(session: Session, pending: list[Any], error: str, run: WriteBackRun) -> None:
+    run.error = error
+    exhausted = [p.assignment_id for p in pending if p.attempts + 1 >= MAX_WRITE_BACK_ATTEMPTS]
+    retry = [p.assignment_id for p in pending if p.attempts + 1 < MAX_WRITE_BACK_ATTEMPTS]
+    _assignments.record_write_back_attempt(session, retry, WriteBackStatus.PENDING, error=error)
+    _assignments.record_write_back_attempt(
+        session,
+        exhausted,
+        WriteBackStatus.REJECTED,
+        error=f"gave up after {MAX_WRITE_BACK_ATTEMPTS} attempts: {error}",
+    )
+    run.rejected += len(exhausted)
+
+
+def _properties(item: Any) -> dict[str, str]:
+    properties = {}
+    if item.hubspot_owner_id is not None:
+        properties["hubspot_owner_id"] = item.hubspot_owner_id
+    if item.call_assigned_to is not None:
+        properties["call_assigned_to"] = item.call_assigned_to
+    return properties
+
+
+def _write_batch(
+    client: HubSpotClient, pending: list[Any], run: WriteBackRun
+) -> dict[int, Verdict]:
+    """Every write-back of the batch with its verdict; raises ``HubSpotError`` for a failure
+    that may pass (the caller keeps the whole batch pending)."""
+    verdicts: dict[int, Verdict] = {}
+    newest: dict[str, Any] = {}
+    for item in sorted(pending, key=lambda p: p.assignment_id):
+        older = newest.get(item.hubspot_contact_id)
+        if older is not None:  # HubSpot refuses one contact twice in a batch; newest wins
+            verdicts[older.assignment_id] = (
+                WriteBackStatus.REJECTED,
+                f"superseded by assignment {item.assignment_id}",
             )
-            run.written += len(done)
-            run.rejected += len(rejected)
+        newest[item.hubspot_contact_id] = item
+    live = list(newest.values())
 
-
-def _send(client: HubSpotClient, pending: list[Any], run: WriteBackRun) -> set[str]:
-    """The batch's calls; the HubSpot contact ids HubSpot reported missing."""
-    updates = []
-    for item in pending:
-        properties = {}
-        if item.hubspot_owner_id is not None:
-            properties["hubspot_owner_id"] = item.hubspot_owner_id
-        if item.call_assigned_to is not None:
-            properties["call_assigned_to"] = item.call_assigned_to
-        if properties:
-            updates.append((item.hubspot_contact_id, properties))
-    missing: set[str] = set()
-    if updates:
-        result = client.batch_update_contacts(updates)
+    reassigning = [i for i in live if i.hubspot_owner_id is not None]
+    if reassigning:
+        owners = client.read_contact_owners([i.hubspot_contact_id for i in reassigning])
         run.calls += 1
-        missing.update(result.missing_ids)
-    by_list: dict[str, list[str]] = defaultdict(list)
-    for item in pending:
-        if item.list_id is not None and item.hubspot_contact_id not in missing:
-            by_list[item.list_id].append(item.hubspot_contact_id)
-    for list_id, record_ids in by_list.items():
-        change = client.add_list_members(list_id, record_ids)
+        for item in reassigning:
+            if item.hubspot_contact_id not in owners:
+                verdicts[item.assignment_id] = _NO_CONTACT
+                continue
+            now = owners[item.hubspot_contact_id]
+            if now not in (item.previous_owner_id, item.hubspot_owner_id):
+                verdicts[item.assignment_id] = (
+                    WriteBackStatus.REJECTED,
+                    f"owner changed in HubSpot to {now} since the decision; not overwritten",
+                )
+    live = [i for i in live if i.assignment_id not in verdicts]
+
+    updates = [(i, _properties(i)) for i in live if _properties(i)]
+    if updates:
+        verdicts.update(_update_properties(client, updates, run))
+    live = [i for i in live if i.assignment_id not in verdicts]
+
+    by_list: dict[str, list[Any]] = defaultdict(list)
+    for item in live:
+        if item.list_id is not None:
+            by_list[item.list_id].append(item)
+    for list_id, items in by_list.items():
+        try:
+            change = client.add_list_members(list_id, [i.hubspot_contact_id for i in items])
+        except HubSpotError as exc:
+            if exc.status not in _REFUSED:
+                raise
+            for item in items:
+                verdicts[item.assignment_id] = (
+                    WriteBackStatus.REJECTED,
+                    f"list {list_id} refused the enrolment: {exc}",
+                )
+            continue
         run.calls += 1
         run.enrolled += len(change.added_ids)
-        missing.update(change.missing_ids)
-    return missing
+        for item in items:
+            if item.hubspot_contact_id in change.missing_ids:
+                verdicts[item.assignment_id] = _NO_CONTACT
+    for item in live:
+        verdicts.setdefault(item.assignment_id, (WriteBackStatus.DONE, None))
+    return verdicts
+
+
+def _update_properties(
+    client: HubSpotClient, updates: list[tuple[Any, dict[str, str]]], run: WriteBackRun
+) -> dict[int, Verdict]:
+    """One ``batch/update``; when HubSpot refuses the batch, each contact alone, so one bad
+    value does not hold back the rest."""
+    try:
+        result = client.batch_update_contacts([(i.hubspot_contact_id, p) for i, p in updates])
+        run.calls += 1
+    except HubSpotError as exc:
+        if exc.status not in _REFUSED or len(updates) == 1:
+            if exc.status in _REFUSED:
+                return {updates[0][0].assignment_id: (WriteBackStatus.REJECTED, str(exc))}
+            raise
+        verdicts: dict[int, Verdict] = {}
+        for update_ in updates:
+            verdicts.update(_update_properties(client, [update_], run))
+        return verdicts
+    missing = set(result.missing_ids)
+    return {i.assignment_id: _NO_CONTACT for i, _ in updates if i.hubspot_contact_id in missing}
 
 
 def fairness_report(
@@ -424,6 +560,7 @@ class Backlog:
     new_members: dict[str, int]
     newest_member_id: int | None
     pending_write_backs: int
+    oldest_pending_id: int | None = None
 
     @property
     def empty(self) -> bool:
@@ -438,6 +575,7 @@ def backlog(session_factory: SessionFactory, subscription_id: uuid.UUID) -> Back
             _assignments.count_by_write_back_status(session, subscription_id).get(
                 WriteBackStatus.PENDING.value, 0
             ),
+            _assignments.oldest_pending_id(session, subscription_id),
         )
 
 

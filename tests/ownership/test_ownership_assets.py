@@ -89,8 +89,10 @@ def test_the_slice_mirrors_reps_assigns_segments_and_reports_fairness(
         "every_batch_assigned": True,
         "hubspot_write_back_complete": True,
     }
-    # the reps got the lists the mirror does not know about: enrolment waited for them
     assert all(world.hubspot_contact(c)["properties"]["hubspot_owner_id"] for c in contacts)
+    # the mirror makes reps without a call list: assigned contacts are not put on the
+    # unassigned list instead
+    assert world.list_members(UNASSIGNED_LIST) == []
 
     again = _materialize(world, receiver.url)
     assert _metadata(again, "reengagement_assignments")["members_processed"] == 0

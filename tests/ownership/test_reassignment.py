@@ -87,19 +87,28 @@ def test_an_owner_active_in_another_subscription_is_not_an_owner_here(
     assert decision.outcome is AssignmentOutcome.REASSIGNED
 
 
-def test_deal_owner_routing_sets_call_assigned_to_only(staffed: World) -> None:
-    decisions = _decide(
+def test_deal_owner_routing_routes_the_call_and_keeps_a_real_record_owner(
+    staffed: World,
+) -> None:
+    kept, ownerless, ai_owned = _decide(
         staffed,
         NO_SHOW,
         [
             OwnershipRequest(1, current_owner="101", deal_owner="102"),
             OwnershipRequest(2, current_owner=None, deal_owner="102"),
+            OwnershipRequest(3, current_owner=DIALER_FALLBACK_HUBSPOT_OWNER_ID, deal_owner="102"),
         ],
     )
-    for decision in decisions:
+    for decision in (kept, ownerless, ai_owned):
         assert decision.outcome is AssignmentOutcome.DEAL_OWNER
         assert decision.call_assigned_to == "102"
-        assert decision.hubspot_owner_id is None
+        assert not decision.round_robin
+    assert kept.hubspot_owner_id is None  # a real owner keeps the record
+    # a record nobody human owns goes to the deal's owner rather than staying stranded
+    assert ownerless.hubspot_owner_id == ai_owned.hubspot_owner_id == "102"
+    with staffed.sessions() as session:  # and no rotation slot was spent on them
+        key = dialer_rr_config_key(staffed.subscription_id)
+        assert ConfigsRepository().get_value(session, key) is None
 
 
 def test_a_departed_deal_owner_falls_through_to_the_reassignment_test(staffed: World) -> None:

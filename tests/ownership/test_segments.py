@@ -15,6 +15,7 @@ from morpheus_pipelines.crm.models import (
     WriteBackStatus,
 )
 from morpheus_pipelines.crm.ownership import DIALER_FALLBACK_HUBSPOT_OWNER_ID
+from morpheus_pipelines.services.reengagement import MAX_WRITE_BACK_ATTEMPTS
 from tests.support.events import EventLines
 from tests.support.ownership import UNASSIGNED_LIST, World
 
@@ -51,7 +52,6 @@ def test_an_active_owner_keeps_the_contact_and_hubspot_owner_id_is_never_sent(
     assert world.assignment(contact).outcome is AssignmentOutcome.KEPT_OWNER
     [update] = [e.body for e in world.hubspot.log.entries("contacts_batch_update")]
     assert update["inputs"][0]["properties"] == {"call_assigned_to": "102"}
-    assert world.hubspot_contact(contact)["properties"]["hubspot_owner_id"] == "102"
 
 
 def test_no_rep_enrols_unassigned_with_a_warning_that_masks_the_email(
@@ -204,6 +204,12 @@ def test_deal_owner_routing_through_hubspot(world: World) -> None:
     routed_props = world.hubspot_contact(routed)["properties"]
     assert routed_props["call_assigned_to"] == "102"
     assert routed_props["hubspot_owner_id"] == "101"  # the record stays with its owner
+    [update] = [
+        e.body["inputs"]
+        for e in world.hubspot.log.entries("contacts_batch_update")
+        if e.body["inputs"][0]["id"] == world.contact(routed).hubspotContactId
+    ]
+    assert update[0]["properties"] == {"call_assigned_to": "102"}
     assert world.tasks(routed)[0].salesRepId == world.assignment(routed).salesRepId
     assert world.assignment(departed).outcome is AssignmentOutcome.REASSIGNED
     departed_props = world.hubspot_contact(departed)["properties"]
@@ -299,3 +305,123 @@ def test_a_hubspot_failure_mid_batch_leaves_pending_write_backs_the_next_run_com
         assert remote["properties"]["hubspot_owner_id"] == local.hubspotOwnerId
         assert remote["properties"]["call_assigned_to"] == local.callAssignedTo
     assert len(world.list_members("L101")) + len(world.list_members("L102")) == 250
+
+
+def test_the_owner_in_hubspot_decides_not_a_stale_local_copy(world: World) -> None:
+    """A rep took the contact in HubSpot; our copy still says nobody owns it."""
+    world.add_rep("ana@acme.test", "101")
+    world.add_rep("ben@acme.test", "102")
+    contact = world.add_contact()
+    world.hubspot.set_contact(world.contact(contact).hubspotContactId, {"hubspot_owner_id": "102"})
+    world.add_member(S.SUPPLIER, contact)
+
+    world.run(S.SUPPLIER)
+
+    assert world.assignment(contact).outcome is AssignmentOutcome.KEPT_OWNER
+    assert world.hubspot_contact(contact)["properties"]["hubspot_owner_id"] == "102"
+    assert world.contact(contact).hubspotOwnerId == "102"  # the local copy caught up
+
+
+def test_an_owner_changed_in_hubspot_after_the_decision_is_not_overwritten(
+    world: World,
+) -> None:
+    world.add_rep("ana@acme.test", "101")
+    contact = world.add_contact()
+    world.add_member(S.SUPPLIER, contact)
+    world.assign(S.SUPPLIER)  # decided: reassign to 101; the write-back is pending
+    hubspot_id = world.contact(contact).hubspotContactId
+    world.hubspot.set_contact(hubspot_id, {"hubspot_owner_id": "555"})  # a person acted
+
+    world.write_back()
+
+    assert world.hubspot.contact(hubspot_id)["properties"]["hubspot_owner_id"] == "555"
+    row = world.assignment(contact)
+    assert row.writeBackStatus is WriteBackStatus.REJECTED
+    assert "owner changed in HubSpot to 555" in row.writeBackError
+
+
+def test_a_missing_rep_list_rejects_only_that_reps_enrolments(world: World) -> None:
+    world.add_rep("ana@acme.test", "101", list_id="gone")  # a list deleted in HubSpot
+    world.add_rep("ben@acme.test", "102")
+    world.hubspot._lists.pop("gone")
+    contacts = [world.add_contact() for _ in range(6)]
+    for contact in contacts:
+        world.add_member(S.SUPPLIER, contact)
+
+    world.run(S.SUPPLIER)
+    again = world.write_back()
+
+    statuses = {world.assignment(c).callAssignedTo: world.assignment(c) for c in contacts}
+    assert statuses["101"].writeBackStatus is WriteBackStatus.REJECTED
+    assert "list gone refused" in statuses["101"].writeBackError
+    assert statuses["102"].writeBackStatus is WriteBackStatus.DONE
+    assert len(world.list_members("L102")) == 3
+    assert again.written == again.rejected == 0  # nothing left blocking the queue
+    # the owners were still written for everyone
+    assert all(world.hubspot_contact(c)["properties"]["hubspot_owner_id"] for c in contacts)
+
+
+def test_two_pending_write_backs_of_one_contact_do_not_block_each_other(world: World) -> None:
+    world.add_rep("ana@acme.test", "101")
+    contact = world.add_contact()
+    world.add_member(S.SUPPLIER, contact)
+    world.assign(S.SUPPLIER)
+    with world.sessions() as session:  # the first task is done; the contact comes back
+        session.get(FollowUpTask, world.tasks(contact)[0].id).status = "COMPLETED"
+    world.add_member(S.EMAIL_CLICK, contact)
+    world.assign(S.EMAIL_CLICK)
+
+    run = world.write_back()
+
+    assert (run.written, run.rejected) == (1, 1)
+    with world.sessions() as session:
+        rows = session.scalars(
+            select(ReengagementAssignment).order_by(ReengagementAssignment.id)
+        ).all()
+    assert rows[0].writeBackStatus is WriteBackStatus.REJECTED
+    assert rows[0].writeBackError == f"superseded by assignment {rows[1].id}"
+    assert rows[1].writeBackStatus is WriteBackStatus.DONE
+
+
+def test_a_reps_without_list_get_no_enrolment_on_the_unassigned_list(world: World) -> None:
+    world.add_rep("ana@acme.test", "101", list_id=None)
+    contact = world.add_contact()
+    world.add_member(S.SUPPLIER, contact)
+
+    world.run(S.SUPPLIER)
+
+    assert world.assignment(contact).listId is None
+    assert world.list_members(UNASSIGNED_LIST) == []
+    assert world.hubspot_contact(contact)["properties"]["hubspot_owner_id"] == "101"
+
+
+def test_a_transient_failure_is_given_up_after_the_attempt_cap(world: World) -> None:
+    world.add_rep("ana@acme.test", "101")
+    contact = world.add_contact()
+    world.add_member(S.SUPPLIER, contact)
+    world.assign(S.SUPPLIER)
+    world.hubspot.fail(503, endpoint="contacts_batch_update", times=None)
+
+    for _ in range(MAX_WRITE_BACK_ATTEMPTS):
+        world.write_back()
+
+    row = world.assignment(contact)
+    assert row.writeBackStatus is WriteBackStatus.REJECTED
+    assert row.writeBackAttempts == MAX_WRITE_BACK_ATTEMPTS
+    assert row.writeBackError.startswith(f"gave up after {MAX_WRITE_BACK_ATTEMPTS} attempts")
+
+
+def test_when_hubspot_cannot_say_who_owns_the_contacts_nothing_is_decided(
+    world: World,
+) -> None:
+    world.add_rep("ana@acme.test", "101")
+    contact = world.add_contact()
+    world.add_member(S.SUPPLIER, contact)
+    world.hubspot.fail(503, endpoint="contacts_batch_read", times=None)
+
+    run = world.assign(S.SUPPLIER)
+
+    assert run.error and run.processed == 0
+    assert world.tasks() == [] and world.count(ReengagementAssignment) == 0
+    world.hubspot.faults.clear()
+    assert world.assign(S.SUPPLIER).outcomes == {"reassigned": 1}

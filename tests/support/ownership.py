@@ -165,7 +165,8 @@ class World:
         return SegmentSettings(**(values | overrides))
 
     def assign(self, segment: ReengagementSegment, **overrides: Any) -> SegmentRun:
-        return assign_segment(self.sessions, segment, self.settings(**overrides))
+        with self.client() as client:
+            return assign_segment(self.sessions, segment, self.settings(**overrides), client)
 
     def write_back(self, **options: Any) -> WriteBackRun:
         with self.client(**options) as client:

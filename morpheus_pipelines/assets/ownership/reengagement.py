@@ -70,7 +70,7 @@ def reengagement_assignments(
     with hubspot.get_client(context.log) as client:
         earlier = write_back_pending(client, warehouse.session, subscription_id)
         runs = [
-            assign_segment(warehouse.session, segment, settings, log=context.log)
+            assign_segment(warehouse.session, segment, settings, client, log=context.log)
             for segment in ReengagementSegment
         ]
         written = write_back_pending(client, warehouse.session, subscription_id)
@@ -82,6 +82,7 @@ def reengagement_assignments(
     )
     status = write_back_counts(warehouse.session, subscription_id)
     aborted = {run.segment.value: run.aborted for run in runs if run.aborted}
+    owner_read_errors = {run.segment.value: run.error for run in runs if run.error}
     for run in runs:
         context.log.info(f"{run.segment.value}: {dict(run.outcomes) or 'no new members'}")
     error = written.error or (earlier.error if not written.written else None)
@@ -92,6 +93,7 @@ def reengagement_assignments(
                 "outcomes_by_segment": {run.segment.value: dict(run.outcomes) for run in runs},
                 "members_processed": sum(run.processed for run in runs),
                 "aborted_segments": aborted or None,
+                "segments_waiting_for_hubspot": owner_read_errors or None,
                 "write_backs_completed_from_earlier_runs": earlier.written,
                 "write_backs_written": written.written,
                 "write_backs_rejected": earlier.rejected + written.rejected,
@@ -117,9 +119,16 @@ def reengagement_assignments(
             ),
             dg.AssetCheckResult(
                 check_name=WRITE_BACK_CHECK,
-                passed=not status.get("pending"),
+                passed=not status.get("pending") and not owner_read_errors,
                 severity=dg.AssetCheckSeverity.WARN,
-                metadata=as_metadata({"pending": status.get("pending", 0), "error": error}),
+                metadata=as_metadata(
+                    {
+                        "pending": status.get("pending", 0),
+                        "rejected": status.get("rejected", 0),
+                        "error": error,
+                        "owner_read_errors": owner_read_errors or None,
+                    }
+                ),
             ),
         ],
     )

@@ -60,6 +60,8 @@ class PendingWriteBack:
     hubspot_owner_id: str | None
     call_assigned_to: str | None
     list_id: str | None
+    previous_owner_id: str | None  # the owner the decision saw
+    attempts: int
 
 
 @dataclass(frozen=True)
@@ -197,6 +199,8 @@ class ReengagementAssignmentRepository(BaseRepository[ReengagementAssignment]):
                 ReengagementAssignment.hubspotOwnerId,
                 ReengagementAssignment.callAssignedTo,
                 ReengagementAssignment.listId,
+                ReengagementAssignment.previousOwnerId,
+                ReengagementAssignment.writeBackAttempts,
             )
             .where(
                 ReengagementAssignment.subscriptionId == subscription_id,
@@ -230,6 +234,14 @@ class ReengagementAssignmentRepository(BaseRepository[ReengagementAssignment]):
                     writtenBackAt=func.now() if status is WriteBackStatus.DONE else None,
                 )
             )
+
+    def oldest_pending_id(self, session: Session, subscription_id: uuid.UUID) -> int | None:
+        return session.scalar(
+            select(func.min(ReengagementAssignment.id)).where(
+                ReengagementAssignment.subscriptionId == subscription_id,
+                ReengagementAssignment.writeBackStatus == WriteBackStatus.PENDING,
+            )
+        )
 
     def count_by_write_back_status(
         self, session: Session, subscription_id: uuid.UUID

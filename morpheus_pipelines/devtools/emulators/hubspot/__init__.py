@@ -19,6 +19,7 @@ Endpoints (responses follow HubSpot's OpenAPI files in ``tests/emulators/hubspot
     POST /crm/v3/objects/contacts/batch/update    endpoint               BatchResponseSimple-
          {"inputs":[{"id","properties"}]} (<=100)   "contacts_batch_update"  PublicObject (200) or
                                                                            ...WithErrors (207)
+    POST /crm/v3/objects/contacts/batch/read      endpoint "contacts_batch_read" (as companies)
     PUT  /crm/v3/lists/{listId}/memberships/add   endpoint "memberships_add" Memberships-
          ["recordId", ...]                                                 UpdateResponse
 

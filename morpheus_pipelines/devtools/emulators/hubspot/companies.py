@@ -7,10 +7,8 @@ from typing import Any
 
 from .._faults import Fault, FaultKind
 from .._messages import Request, Response, iso_now
-from .params import _BadRequest
+from .params import batch_read_request
 from .portal import Portal, batch_response
-
-MAX_BATCH_INPUTS = 100
 
 # Always returned by a batch read, requested or not.
 _ALWAYS_PROPERTIES = ("createdate", "hs_lastmodifieddate", "hs_object_id")
@@ -23,30 +21,8 @@ class CompanyEndpoints(Portal):
 
     def _handle_batch_read(self, request: Request, fault: Fault | None) -> Response:
         started = iso_now()
-        try:
-            payload = request.json
-        except ValueError as exc:
-            raise _BadRequest(f"Invalid input JSON: {exc}") from exc
-        if not isinstance(payload, dict):
-            raise _BadRequest("Invalid input JSON: expected an object")
-        for key in ("inputs", "properties", "propertiesWithHistory"):
-            if not isinstance(payload.get(key), list):
-                raise _BadRequest(f"Invalid input JSON: '{key}' must be an array")
-        inputs = payload["inputs"]
-        if len(inputs) > MAX_BATCH_INPUTS:
-            raise _BadRequest(
-                f"Batch input size {len(inputs)} exceeds the limit of {MAX_BATCH_INPUTS} inputs"
-            )
-        id_property = payload.get("idProperty")
-        if id_property not in (None, "hs_object_id"):
-            raise _BadRequest(f"idProperty {id_property!r} is not supported by the emulator")
-        ids: list[str] = []
-        for item in inputs:
-            if not isinstance(item, dict) or item.get("id") in (None, ""):
-                raise _BadRequest("Invalid input JSON: every input needs an 'id'")
-            if str(item["id"]) not in ids:  # HubSpot answers each id once
-                ids.append(str(item["id"]))
-        requested = [str(p) for p in payload["properties"]] or list(_DEFAULT_PROPERTIES)
+        ids, requested = batch_read_request(request)
+        requested = requested or list(_DEFAULT_PROPERTIES)
         wanted = list(dict.fromkeys([*requested, *_ALWAYS_PROPERTIES]))
         dropped: set[str] = set()
         if fault is not None and fault.kind is FaultKind.MISSING_COMPANIES:

@@ -6,10 +6,8 @@ from typing import Any
 
 from .._faults import Fault
 from .._messages import Request, Response, iso_now
-from .params import _BadRequest
+from .params import MAX_BATCH_INPUTS, _BadRequest, batch_read_request
 from .portal import Portal, batch_response
-
-MAX_BATCH_INPUTS = 100
 
 
 def _update_inputs(request: Request) -> list[tuple[str, dict[str, str]]]:
@@ -46,7 +44,30 @@ def _update_inputs(request: Request) -> list[tuple[str, dict[str, str]]]:
 
 
 class ContactEndpoints(Portal):
-    """The ``contacts_batch_update`` endpoint."""
+    """The ``contacts_batch_update`` and ``contacts_batch_read`` endpoints."""
+
+    def _handle_contacts_batch_read(self, request: Request, fault: Fault | None) -> Response:
+        started = iso_now()
+        ids, requested = batch_read_request(request)
+        wanted = list(dict.fromkeys([*requested, "hs_object_id"]))
+        results, missing = [], []
+        with self._lock:
+            for record_id in ids:
+                contact = self._contacts.get(record_id)
+                if contact is None or contact["archived"]:
+                    missing.append(record_id)
+                    continue
+                properties = contact["properties"] | {"hs_object_id": record_id}
+                results.append(
+                    {
+                        "id": record_id,
+                        "properties": {name: properties.get(name) for name in wanted},
+                        "createdAt": contact["createdAt"],
+                        "updatedAt": contact["updatedAt"],
+                        "archived": False,
+                    }
+                )
+        return batch_response(started, results, missing, "CONTACT")
 
     def _handle_contacts_batch_update(self, request: Request, fault: Fault | None) -> Response:
         started = iso_now()

@@ -31,6 +31,7 @@ _MEMBERSHIPS_RE = re.compile(r"^/crm/v3/lists/([^/]+)/memberships/?$")
 _MEMBERSHIPS_ADD_RE = re.compile(r"^/crm/v3/lists/([^/]+)/memberships/add/?$")
 _BATCH_READ_PATH = "/crm/v3/objects/companies/batch/read"
 _CONTACTS_BATCH_UPDATE_PATH = "/crm/v3/objects/contacts/batch/update"
+_CONTACTS_BATCH_READ_PATH = "/crm/v3/objects/contacts/batch/read"
 _OWNERS_RE = re.compile(r"^/crm/v3/owners/?$")
 
 
@@ -64,6 +65,7 @@ class HubSpotEmulator(
         "memberships_add",
         "batch_read",
         "contacts_batch_update",
+        "contacts_batch_read",
         "owners",
     )
     supported_faults = GENERIC_FAULTS | {
@@ -139,6 +141,8 @@ class HubSpotEmulator(
             return "batch_read", {}
         if method == "POST" and path.rstrip("/") == _CONTACTS_BATCH_UPDATE_PATH:
             return "contacts_batch_update", {}
+        if method == "POST" and path.rstrip("/") == _CONTACTS_BATCH_READ_PATH:
+            return "contacts_batch_read", {}
         if method == "PUT" and (m := _MEMBERSHIPS_ADD_RE.match(path)):
             return "memberships_add", {"list_id": m.group(1)}
         return None
@@ -163,6 +167,7 @@ class HubSpotEmulator(
             "memberships_add": self._handle_memberships_add,
             "batch_read": self._handle_batch_read,
             "contacts_batch_update": self._handle_contacts_batch_update,
+            "contacts_batch_read": self._handle_contacts_batch_read,
             "owners": self._handle_owners,
         }[request.endpoint]
         try:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import binascii
 from collections.abc import Mapping
+from typing import Any
 
 
 def _sort_key(record_id: str) -> tuple[int, int, str]:
@@ -48,3 +49,36 @@ def _int_param(
         bound = f"between {low} and {high}" if high is not None else f">= {low}"
         raise _BadRequest(f"'{name}' must be {bound}, got {value}")
     return value
+
+
+MAX_BATCH_INPUTS = 100
+
+
+def batch_read_request(request: Any) -> tuple[list[str], list[str]]:
+    """``(ids, requested properties)`` of a ``batch/read`` body, or 400 as HubSpot refuses it:
+    ``inputs``, ``properties`` and ``propertiesWithHistory`` are required, at most 100 inputs,
+    each with an ``id`` (answered once however often it is asked)."""
+    try:
+        payload = request.json
+    except ValueError as exc:
+        raise _BadRequest(f"Invalid input JSON: {exc}") from exc
+    if not isinstance(payload, dict):
+        raise _BadRequest("Invalid input JSON: expected an object")
+    for key in ("inputs", "properties", "propertiesWithHistory"):
+        if not isinstance(payload.get(key), list):
+            raise _BadRequest(f"Invalid input JSON: '{key}' must be an array")
+    inputs = payload["inputs"]
+    if len(inputs) > MAX_BATCH_INPUTS:
+        raise _BadRequest(
+            f"Batch input size {len(inputs)} exceeds the limit of {MAX_BATCH_INPUTS} inputs"
+        )
+    id_property = payload.get("idProperty")
+    if id_property not in (None, "hs_object_id"):
+        raise _BadRequest(f"idProperty {id_property!r} is not supported by the emulator")
+    ids: list[str] = []
+    for item in inputs:
+        if not isinstance(item, dict) or item.get("id") in (None, ""):
+            raise _BadRequest("Invalid input JSON: every input needs an 'id'")
+        if str(item["id"]) not in ids:
+            ids.append(str(item["id"]))
+    return ids, [str(p) for p in payload["properties"]]
