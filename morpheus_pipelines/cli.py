@@ -4,6 +4,8 @@ morpheus db start|stop|status|url|migrate
 morpheus dev [--port 3000] [--no-demo-runs] [--configured]
 morpheus demo
 morpheus subscription create --name NAME | list
+morpheus serve [--host 127.0.0.1] [--port 8080] [--no-owner-cache]
+morpheus api-key create --subscription UUID [--label TEXT] | revoke KEY_ID
 morpheus emulate hubspot|domain-intel --port N --data FILE
 """
 
@@ -16,6 +18,7 @@ import signal
 import subprocess
 import sys
 import time
+import uuid
 
 from morpheus_pipelines.db.dagster_home import PROJECT_ROOT, prepare_dagster_environment
 from morpheus_pipelines.db.embedded import DAGSTER_DATABASE, EmbeddedPostgres, EmbeddedPostgresError
@@ -290,6 +293,52 @@ def cmd_subscription(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_serve(args: argparse.Namespace) -> int:
+    from morpheus_pipelines.intake.server import serve
+
+    return serve(
+        load_settings(),
+        host=args.host,
+        port=args.port,
+        owner_cache=not args.no_owner_cache,
+        workers=args.workers,
+    )
+
+
+def _uuid_argument(value: str) -> uuid.UUID:
+    try:
+        return uuid.UUID(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a UUID: {value!r}") from None
+
+
+def cmd_api_key(args: argparse.Namespace) -> int:
+    from morpheus_pipelines.intake.server import create_api_key, revoke_api_key
+    from morpheus_pipelines.services.subscriptions import subscription_exists
+
+    url = warehouse_url(load_settings())
+    upgrade(url)
+    if args.action == "create":
+        if args.subscription is None:
+            print("error: --subscription is required", file=sys.stderr)
+            return 2
+        if not subscription_exists(url, args.subscription):
+            print(f"error: subscription {args.subscription} does not exist", file=sys.stderr)
+            return 2
+        key_id, key = create_api_key(url, args.subscription, args.label)
+        print(f"API key {key_id} for subscription {args.subscription}; it is shown only once:")
+        print(key)
+        return 0
+    if args.key_id is None:
+        print("error: revoke needs the key id", file=sys.stderr)
+        return 2
+    if not revoke_api_key(url, args.key_id):
+        print(f"error: no active key {args.key_id}", file=sys.stderr)
+        return 1
+    print(f"API key {args.key_id} revoked")
+    return 0
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     from morpheus_pipelines.devtools.demo.runner import run_demo
 
@@ -356,6 +405,24 @@ def build_parser() -> argparse.ArgumentParser:
     subscription.add_argument("action", choices=["create", "list"])
     subscription.add_argument("--name", help="the workspace's name (create)")
     subscription.set_defaults(func=cmd_subscription)
+
+    serve = sub.add_parser("serve", help="the lead-intake API (docs/leads.md)")
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=8080)
+    serve.add_argument(
+        "--no-owner-cache",
+        action="store_true",
+        help="look pool members up with a query per lead instead of the in-process cache",
+    )
+    serve.add_argument("--workers", type=int, default=2, help="worker processes (default 2)")
+    serve.set_defaults(func=cmd_serve)
+
+    api_key = sub.add_parser("api-key", help="create or revoke an intake API key")
+    api_key.add_argument("action", choices=["create", "revoke"])
+    api_key.add_argument("key_id", nargs="?", type=_uuid_argument, help="the key to revoke")
+    api_key.add_argument("--subscription", type=_uuid_argument)
+    api_key.add_argument("--label")
+    api_key.set_defaults(func=cmd_api_key)
 
     emulate = sub.add_parser("emulate", help="serve an emulated HubSpot or Domain Intelligence")
     emulate.add_argument("service", choices=["hubspot", "domain-intel"])

@@ -3,7 +3,7 @@
 import dagster as dg
 
 from morpheus_pipelines import sensors
-from morpheus_pipelines.assets import hubspot, ownership, reports, tenants
+from morpheus_pipelines.assets import hubspot, leads, ownership, reports, tenants
 from morpheus_pipelines.resources import build_resources
 
 OWNERS = ["team:sales-ops-data"]
@@ -16,7 +16,7 @@ def _shared_policy(spec: dg.AssetSpec) -> dg.AssetSpec:
 
 def _code_location() -> dg.Definitions:
     slices = dg.Definitions.merge(
-        hubspot.defs, tenants.defs, reports.defs, ownership.defs, sensors.defs
+        hubspot.defs, tenants.defs, reports.defs, ownership.defs, leads.defs, sensors.defs
     )
     return dg.Definitions(
         assets=dg.map_asset_specs(_shared_policy, slices.assets or []),

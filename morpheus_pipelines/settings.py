@@ -32,6 +32,7 @@ DEFAULTS: dict[str, str] = {
     "PHONE_AGENT_BATCH_SIZE": "50",
     "MORPHEUS_SUBSCRIPTION_ID": "",
     "HUBSPOT_UNASSIGNED_LIST_ID": "",
+    "MORPHEUS_INTAKE_REQUESTS_PER_MINUTE": "6000",
 }
 
 # Values that must never be printed: repr() and logs show only whether they are set.
@@ -72,6 +73,7 @@ class Settings:
     phone_agent_batch_size: int
     subscription_id: str
     hubspot_unassigned_list_id: str
+    intake_requests_per_minute: int
     hubspot_private_app_token: str = _secret()
     apac_sales_emails: str = _secret()
 
@@ -116,6 +118,9 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         phone_agent_batch_size=int(_number("PHONE_AGENT_BATCH_SIZE", environ, int)),
         subscription_id=env("MORPHEUS_SUBSCRIPTION_ID", environ),
         hubspot_unassigned_list_id=env("HUBSPOT_UNASSIGNED_LIST_ID", environ),
+        intake_requests_per_minute=int(
+            _number("MORPHEUS_INTAKE_REQUESTS_PER_MINUTE", environ, int)
+        ),
         hubspot_private_app_token=env("HUBSPOT_PRIVATE_APP_TOKEN", environ),
         apac_sales_emails=env("APAC_SALES_EMAILS", environ),
     )

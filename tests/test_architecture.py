@@ -88,6 +88,8 @@ def test_the_import_graph_has_no_cycle() -> None:
         ("observability", ("devtools", "assets", "services", "repositories")),
         # the CRM data layer stands alone: ownership and lead intake build on it
         ("crm", ("devtools", "assets", "resources", "services", "reports", "sensors")),
+        # the intake service is its own process: no Dagster definitions, no dev tools
+        ("intake", ("devtools", "assets", "resources", "services", "sensors", "reports")),
     ],
 )
 def test_layers_import_only_what_they_may(layer: str, forbidden: tuple[str, ...]) -> None:

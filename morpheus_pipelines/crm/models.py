@@ -22,6 +22,7 @@ from typing import Any
 from sqlalchemy import (
     BigInteger,
     Boolean,
+    CheckConstraint,
     DateTime,
     Enum,
     ForeignKey,
@@ -188,6 +189,8 @@ class Activity(Base):
     status: Mapped[str | None] = mapped_column(Text)
     direction: Mapped[str | None] = mapped_column(Text)
     contactId: Mapped[int | None] = mapped_column(ForeignKey("contacts.id"))
+    # The lead whose timeline this is (docs/leads.md); ``leads`` is defined in crm.leads.
+    leadId: Mapped[uuid.UUID | None] = mapped_column(UUID(as_uuid=True), ForeignKey("leads.id"))
     contactEmail: Mapped[str | None] = mapped_column(Text)
     hubspotContactId: Mapped[str | None] = mapped_column(Text)
     metadata_: Mapped[dict[str, Any] | None] = mapped_column("metadata", JSONB)
@@ -200,6 +203,7 @@ class Activity(Base):
     __table_args__ = (
         UniqueConstraint("subscriptionId", "externalId"),
         Index(None, "contactId", "occurredAt"),
+        Index(None, "leadId", "occurredAt"),
     )
 
 
@@ -220,10 +224,16 @@ class SalesRep(Base):
     activeListId: Mapped[str | None] = mapped_column(Text)
     hubspotCallSegmentId: Mapped[str | None] = mapped_column(Text)
     isActive: Mapped[bool] = mapped_column(Boolean, nullable=False, server_default="true")
+    # Lead intake's load balance (docs/leads.md): open leads owned, and when one last came.
+    openLeads: Mapped[int] = mapped_column(Integer, nullable=False, server_default="0")
+    lastLeadAssignedAt: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     createdAt: Mapped[datetime] = _created()
     updatedAt: Mapped[datetime] = _updated()
 
-    __table_args__ = (UniqueConstraint("subscriptionId", "email"),)
+    __table_args__ = (
+        UniqueConstraint("subscriptionId", "email"),
+        CheckConstraint('"openLeads" >= 0', name="open_leads_not_negative"),
+    )
 
 
 class CampaignTarget(Base):

@@ -1,6 +1,7 @@
 """SQLAlchemy models of the warehouse (docs/data-layer.md). Alembic migrations create these
 tables."""
 
+from morpheus_pipelines.crm import leads as _lead_models  # noqa: F401  (lead intake)
 from morpheus_pipelines.crm import models as _crm_models  # noqa: F401  (the CRM tables)
 from morpheus_pipelines.models.base import Base
 from morpheus_pipelines.models.hubspot import HubSpotTargetAccount, HubSpotTargetSyncState

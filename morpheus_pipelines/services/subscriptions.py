@@ -23,3 +23,10 @@ def create_subscription(session: Session, name: str) -> uuid.UUID:
 def list_subscriptions(session: Session) -> list[tuple[uuid.UUID, str]]:
     statement = select(Subscription.id, Subscription.name).order_by(Subscription.createdAt)
     return [(row.id, row.name) for row in session.execute(statement)]
+
+
+def subscription_exists(url: str, subscription_id: uuid.UUID) -> bool:
+    from morpheus_pipelines.db.session import get_session
+
+    with get_session(url) as session:
+        return session.get(Subscription, subscription_id) is not None

@@ -23,7 +23,12 @@ from zoneinfo import ZoneInfo
 
 from morpheus_pipelines.db.dagster_home import prepare_dagster_environment
 from morpheus_pipelines.devtools.demo.dataset import DemoDataset, generate_dataset
-from morpheus_pipelines.devtools.demo.ownership import assignments_per_rep, prepare_ownership_demo
+from morpheus_pipelines.devtools.demo.intake import post_demo_leads
+from morpheus_pipelines.devtools.demo.ownership import (
+    DEMO_SUBSCRIPTION_ID,
+    assignments_per_rep,
+    prepare_ownership_demo,
+)
 from morpheus_pipelines.devtools.emulators import DomainIntelEmulator, HubSpotEmulator
 from morpheus_pipelines.devtools.source import SOURCE_COLUMNS, replace_source_tenants
 from morpheus_pipelines.observability.events import log_events_to
@@ -94,7 +99,10 @@ def run_demo(settings: Settings, *, tenants: int, companies: int) -> int:
         ok = _materialise(demo.partition_key)
         summary = _summary(demo.env["MORPHEUS_DATABASE_URL"], demo.partition_key)
         ownership = assignments_per_rep(demo.env["MORPHEUS_DATABASE_URL"])
+        leads = post_demo_leads(demo.env["MORPHEUS_DATABASE_URL"], DEMO_SUBSCRIPTION_ID)
     _print_ownership(*ownership)
+    print("\nLead intake (morpheus serve, for a moment): each lead owned when the answer came")
+    print("\n".join(leads))
     _print_summary(summary, settings.home, demo.partition_key, time.perf_counter() - started)
     return 0 if ok else 1
 

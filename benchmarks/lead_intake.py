@@ -1,0 +1,243 @@
+"""Lead intake under load: N concurrent clients over loopback against `morpheus serve` (its
+own process) on the embedded Postgres. 20,000 leads plus 10 % duplicate retries, 50 reps in 5
+pools. Prints latency percentiles, throughput, duplicates created, leads without an owner and
+the spread of open load across reps; then the same run with the pool members looked up by a
+live query per lead instead of the in-process cache, and the ratio.
+
+    uv run python benchmarks/lead_intake.py [--leads 20000] [--clients 16]
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import os
+import random
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import psycopg
+import requests
+from _common import scratch_database
+
+from morpheus_pipelines.crm.leads import RoutingPool, RoutingPoolMember, RoutingPoolRule
+from morpheus_pipelines.crm.models import SalesRep, Subscription
+from morpheus_pipelines.db.session import get_session
+from morpheus_pipelines.intake.server import create_api_key
+
+POOLS = 5
+REPS_PER_POOL = 10
+SOURCES = [f"form-{i}" for i in range(POOLS)]
+
+
+def seed(url: str) -> tuple[uuid.UUID, str]:
+    subscription_id = uuid.uuid4()
+    with get_session(url) as session:
+        session.add(Subscription(id=subscription_id, name="Benchmark"))
+        session.flush()
+        for p in range(POOLS):
+            pool = RoutingPool(subscriptionId=subscription_id, name=f"pool-{p}", isDefault=p == 0)
+            session.add(pool)
+            session.flush()
+            session.add(
+                RoutingPoolRule(subscriptionId=subscription_id, poolId=pool.id, source=SOURCES[p])
+            )
+            for r in range(REPS_PER_POOL):
+                rep = SalesRep(
+                    subscriptionId=subscription_id,
+                    email=f"rep{p}-{r}@bench.example",
+                    hubspotOwnerId=str(10_000 + p * 100 + r),
+                )
+                session.add(rep)
+                session.flush()
+                session.add(RoutingPoolMember(poolId=pool.id, salesRepId=rep.id))
+    _, key = create_api_key(url, subscription_id, "benchmark")
+    return subscription_id, key
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@contextmanager
+def service(url: str, *, owner_cache: bool) -> Iterator[str]:
+    port = _free_port()
+    command = [sys.executable, "-m", "morpheus_pipelines.cli", "serve", "--port", str(port)]
+    if not owner_cache:
+        command.append("--no-owner-cache")
+    env = os.environ | {
+        "MORPHEUS_DATABASE_URL": url,
+        "MORPHEUS_INTAKE_REQUESTS_PER_MINUTE": "10000000",
+    }
+    process = subprocess.Popen(command, env=env, stderr=subprocess.DEVNULL)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if requests.get(f"{base}/healthz", timeout=1).status_code == 200:
+                    break
+            except requests.ConnectionError:
+                pass
+            if time.monotonic() > deadline or process.poll() is not None:
+                raise SystemExit("morpheus serve did not start")
+            time.sleep(0.1)
+        yield base
+    finally:
+        process.terminate()
+        process.wait(timeout=15)
+
+
+def workload(subscription_id: uuid.UUID, leads: int, seed_value: int) -> list[dict[str, Any]]:
+    rng = random.Random(seed_value)
+    bodies = [
+        {
+            "subscription_id": str(subscription_id),
+            "source": rng.choice(SOURCES),
+            "source_submission_id": f"sub-{i}",
+            "campaign_ids": [],
+            "contact": {"email": f"lead{i}@customer.example", "phone": f"+6591{i:06d}"},
+        }
+        for i in range(leads)
+    ]
+    retries = [bodies[rng.randrange(leads)] for _ in range(leads // 10)]
+    sequence = bodies + retries
+    rng.shuffle(sequence)
+    return sequence
+
+
+WARM_UP = 500  # requests before the clock starts: connections opened, caches filled
+
+
+def run(base: str, key: str, sequence: list[dict[str, Any]], clients: int) -> dict[str, Any]:
+    latencies: list[float] = []
+    statuses: dict[int, int] = {}
+    lock = threading.Lock()
+    cursor = iter(range(len(sequence)))
+    start = threading.Barrier(clients + 1)
+
+    host, port = base.removeprefix("http://").split(":")
+    headers = {"Authorization": f"Bearer {key}", "Content-Type": "application/json"}
+    payloads = [json.dumps(body).encode() for body in sequence]
+
+    def worker() -> None:
+        # http.client on a kept-alive connection: the client's own cost per request is a
+        # fraction of `requests`', so the figures are the service's, not the load generator's.
+        connection = http.client.HTTPConnection(host, int(port), timeout=30)
+        mine, codes = [], {}
+        start.wait()
+        while True:
+            with lock:
+                index = next(cursor, None)
+            if index is None:
+                break
+            t0 = time.perf_counter()
+            connection.request("POST", "/v1/leads", body=payloads[index], headers=headers)
+            answer = connection.getresponse()
+            answer.read()
+            mine.append(time.perf_counter() - t0)
+            codes[answer.status] = codes.get(answer.status, 0) + 1
+        connection.close()
+        with lock:
+            latencies.extend(mine)
+            for code, n in codes.items():
+                statuses[code] = statuses.get(code, 0) + n
+
+    threads = [threading.Thread(target=worker) for _ in range(clients)]
+    for thread in threads:
+        thread.start()
+    start.wait()
+    began = time.perf_counter()
+    for thread in threads:
+        thread.join()
+    elapsed = time.perf_counter() - began
+    quantiles = statistics.quantiles(latencies, n=100)
+    return {
+        "requests": len(latencies),
+        "seconds": elapsed,
+        "throughput": len(latencies) / elapsed,
+        "p50_ms": quantiles[49] * 1000,
+        "p95_ms": quantiles[94] * 1000,
+        "p99_ms": quantiles[98] * 1000,
+        "statuses": statuses,
+    }
+
+
+def outcome(url: str, subscription_id: uuid.UUID, unique: int) -> dict[str, Any]:
+    libpq = url.replace("postgresql+psycopg", "postgresql")
+    with psycopg.connect(libpq) as conn:
+        leads = conn.execute(
+            'SELECT count(*) FROM leads WHERE "subscriptionId" = %s', (subscription_id,)
+        ).fetchone()[0]
+        ownerless = conn.execute(
+            'SELECT count(*) FROM leads WHERE "subscriptionId" = %s '
+            'AND ("ownerHubspotOwnerId" IS NULL OR "ownerHubspotOwnerId" = \'\')',
+            (subscription_id,),
+        ).fetchone()[0]
+        per_pool = conn.execute(
+            """
+            SELECT m."poolId", array_agg(r."openLeads" ORDER BY r.id)
+            FROM routing_pool_members m JOIN sales_reps r ON r.id = m."salesRepId"
+            WHERE r."subscriptionId" = %s GROUP BY m."poolId" ORDER BY 1
+            """,
+            (subscription_id,),
+        ).fetchall()
+    spreads = [max(loads) - min(loads) for _, loads in per_pool]
+    return {
+        "leads": leads,
+        "duplicates_created": leads - unique,
+        "leads_without_owner": ownerless,
+        "max_load_spread_in_a_pool": max(spreads),
+        "perfect_spread": 1,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--leads", type=int, default=20_000)
+    parser.add_argument("--clients", type=int, default=16)
+    args = parser.parse_args()
+    results = {}
+    for label, owner_cache in (("cache", True), ("live query", False)):
+        with scratch_database() as url:
+            subscription_id, key = seed(url)
+            sequence = workload(subscription_id, args.leads, 7)
+            warm_up = [
+                body | {"source_submission_id": f"warm-up-{i}"}
+                for i, body in enumerate(sequence[:WARM_UP])
+            ]
+            with service(url, owner_cache=owner_cache) as base:
+                run(base, key, warm_up, args.clients)
+                measured = run(base, key, sequence, args.clients)
+            measured |= outcome(url, subscription_id, args.leads + len(warm_up))
+        results[label] = measured
+        print(
+            f"{label:>10}: {measured['requests']:,} requests in {measured['seconds']:.1f} s "
+            f"= {measured['throughput']:,.0f}/s; p50 {measured['p50_ms']:.1f} ms, "
+            f"p95 {measured['p95_ms']:.1f} ms, p99 {measured['p99_ms']:.1f} ms; "
+            f"statuses {measured['statuses']}; leads {measured['leads']:,}, duplicates "
+            f"created {measured['duplicates_created']}, without owner "
+            f"{measured['leads_without_owner']}, max open-load spread in a pool "
+            f"{measured['max_load_spread_in_a_pool']} (perfect: {measured['perfect_spread']})"
+        )
+    cache, live = results["cache"], results["live query"]
+    print(
+        f"live query / cache: p50 {live['p50_ms'] / cache['p50_ms']:.2f}x, "
+        f"p99 {live['p99_ms'] / cache['p99_ms']:.2f}x, throughput "
+        f"{cache['throughput'] / live['throughput']:.2f}x in the cache's favour"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""``morpheus serve``: the lead-intake API (docs/leads.md)."""

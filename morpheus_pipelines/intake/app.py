@@ -1,0 +1,294 @@
+"""The intake API as an ASGI application (docs/leads.md).
+
+Starlette for routing and uvicorn to serve it: both are already in the dependency set (the
+Dagster webserver runs on them), add almost nothing per request, and leave the one
+transaction per lead in plain, synchronous SQLAlchemy run on a worker thread.
+
+Every ``/v1/`` request: body size bounded, API key checked (401), request budget taken (429),
+subscription checked (403, the same answer whether or not the data exists), then one
+transaction. A database that does not answer is a 503 with nothing written; the connection
+pool pings connections, so the service recovers by itself when the database returns.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import time
+import uuid
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+from pydantic import ValidationError
+from sqlalchemy import create_engine, text
+from sqlalchemy.exc import DBAPIError, OperationalError
+from sqlalchemy.orm import Session, sessionmaker
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from morpheus_pipelines.crm.repositories.leads import IntakeApiKeyRepository
+from morpheus_pipelines.intake.budget import RequestBudget, retry_after_header
+from morpheus_pipelines.intake.directory import LiveDirectory, OwnerDirectory, RoutingListener
+from morpheus_pipelines.intake.keys import KeyCache, key_hash, key_id_of, same_hash
+from morpheus_pipelines.intake.leads import create_lead, lead_view
+from morpheus_pipelines.intake.openapi import openapi_document
+from morpheus_pipelines.intake.schemas import LeadIn, field_errors
+from morpheus_pipelines.observability.events import log_event
+from morpheus_pipelines.rules.lead_intake import InvalidContact
+
+MAX_BODY_BYTES = 64 * 1024
+DEFAULT_REQUESTS_PER_MINUTE = 6_000
+_keys = IntakeApiKeyRepository()
+
+
+class _Refused(Exception):
+    """An early answer (401, 403, 413, 429, 503...)."""
+
+    def __init__(self, status: int, body: dict[str, Any], headers: dict[str, str] | None = None):
+        super().__init__(body.get("error"))
+        self.response = JSONResponse(body, status_code=status, headers=headers)
+
+
+@dataclass
+class IntakeSettings:
+    database_url: str
+    requests_per_minute: int = DEFAULT_REQUESTS_PER_MINUTE
+    owner_cache: bool = True
+    listen_url: str | None = None  # libpq URL for LISTEN; None = TTL only
+    pool_size: int = 20
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def create_app(settings: IntakeSettings) -> Starlette:
+    engine = create_engine(
+        settings.database_url,
+        pool_size=settings.pool_size,
+        max_overflow=settings.pool_size,
+        pool_timeout=5,
+        connect_args={"connect_timeout": 3},
+    )
+    factory = sessionmaker(engine, expire_on_commit=False)
+
+    def session_scope() -> Any:
+        return factory.begin()
+
+    directory = (
+        OwnerDirectory(session_scope) if settings.owner_cache else LiveDirectory(session_scope)
+    )
+    budget = RequestBudget(settings.requests_per_minute)
+    listener = (
+        RoutingListener(settings.listen_url, directory)
+        if settings.listen_url and settings.owner_cache
+        else None
+    )
+
+    def attempt(work: Callable[[Session], Any]) -> Any:
+        # Not ``begin()``: the work may roll back (a duplicate delivery gives its owner
+        # charge back) and go on reading in a new transaction.
+        with factory() as session:
+            result = work(session)
+            session.commit()
+            return result
+
+    def run(work: Callable[[Session], Any]) -> Any:
+        try:
+            try:
+                return attempt(work)
+            except DBAPIError as exc:
+                # A pooled connection the server dropped (a restart): the pool is
+                # invalidated and the transaction, which did not commit, is tried once more on
+                # a new connection. Cheaper than pinging every connection on every checkout.
+                if not exc.connection_invalidated:
+                    raise
+                return attempt(work)
+        except (OperationalError, DBAPIError) as exc:
+            if not (isinstance(exc, OperationalError) or exc.connection_invalidated):
+                raise
+            log_event("intake_database_unavailable", level=logging.ERROR, error=type(exc).__name__)
+            raise _Refused(503, {"error": "database_unavailable"}, {"Retry-After": "1"}) from None
+
+    async def in_transaction(work: Callable[[Session], Any]) -> Any:
+        return await anyio.to_thread.run_sync(run, work)
+
+    keys = KeyCache()
+
+    def find_key(key_id: uuid.UUID) -> Any:
+        known, found = keys.get(key_id.hex)
+        if not known:
+            found = run(lambda session: _keys.find_active(session, key_id))
+            keys.put(key_id.hex, found)
+        return found
+
+    async def authorised(request: Request) -> tuple[uuid.UUID, uuid.UUID]:
+        """``(key id, subscription id)`` of the caller, or a 401/429 refusal."""
+        header = request.headers.get("authorization", "")
+        scheme, _, presented = header.partition(" ")
+        if scheme.lower() != "bearer" or not presented.strip():
+            raise _Refused(401, {"error": "missing_api_key"}, {"WWW-Authenticate": "Bearer"})
+        presented = presented.strip()
+        key_id = key_id_of(presented)
+        found = None
+        if key_id is not None:
+            known, found = keys.get(key_id.hex)
+            if not known:
+                found = await anyio.to_thread.run_sync(find_key, key_id)
+        if found is None or not same_hash(found[1], key_hash(presented)):
+            raise _Refused(401, {"error": "invalid_api_key"}, {"WWW-Authenticate": "Bearer"})
+        assert key_id is not None
+        wait = budget.take(key_id.hex)
+        if wait > 0:
+            raise _Refused(
+                429, {"error": "rate_limited"}, {"Retry-After": retry_after_header(wait)}
+            )
+        return key_id, found[0]
+
+    async def read_json(request: Request) -> Any:
+        declared = request.headers.get("content-length")
+        if declared and declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+            raise _Refused(413, {"error": "body_too_large", "limit_bytes": MAX_BODY_BYTES})
+        chunks, size = [], 0
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > MAX_BODY_BYTES:
+                raise _Refused(413, {"error": "body_too_large", "limit_bytes": MAX_BODY_BYTES})
+            chunks.append(chunk)
+        try:
+            return json.loads(b"".join(chunks))
+        except (ValueError, UnicodeDecodeError):
+            raise _Refused(
+                422,
+                {
+                    "error": "invalid_request",
+                    "fields": [{"field": "body", "message": "the body is not valid JSON"}],
+                },
+            ) from None
+
+    async def post_lead(request: Request) -> Response:
+        _, subscription_id = await authorised(request)
+        raw = await read_json(request)
+        try:
+            lead = LeadIn.model_validate(raw, strict=False) if isinstance(raw, dict) else None
+        except ValidationError as exc:
+            return JSONResponse(
+                {"error": "invalid_request", "fields": field_errors(exc)}, status_code=422
+            )
+        if lead is None:
+            return JSONResponse(
+                {
+                    "error": "invalid_request",
+                    "fields": [{"field": "body", "message": "expected a JSON object"}],
+                },
+                status_code=422,
+            )
+        if lead.subscription_id != subscription_id:
+            return _forbidden()
+        try:
+            answer = await in_transaction(
+                lambda session: create_lead(
+                    session,
+                    directory,
+                    lead,
+                    raw,
+                    idempotency_header=request.headers.get("idempotency-key"),
+                )
+            )
+        except InvalidContact as exc:
+            return JSONResponse(
+                {"error": "invalid_request", "fields": [{"field": exc.field, "message": str(exc)}]},
+                status_code=422,
+            )
+        headers = {"Idempotent-Replayed": "true"} if answer.replayed else None
+        return JSONResponse(answer.body, status_code=answer.status, headers=headers)
+
+    async def get_lead(request: Request) -> Response:
+        _, subscription_id = await authorised(request)
+        try:
+            lead_id = uuid.UUID(request.path_params["lead_id"])
+        except ValueError:
+            return _forbidden()  # the same answer as another subscription's lead
+        found = await in_transaction(lambda session: lead_view(session, lead_id))
+        if found is None or found[0] != subscription_id:
+            return _forbidden()
+        return JSONResponse(found[1])
+
+    async def healthz(request: Request) -> Response:
+        await in_transaction(lambda session: session.execute(text("SELECT 1")))
+        return JSONResponse({"status": "ok"})
+
+    async def openapi(request: Request) -> Response:
+        return JSONResponse(openapi_document())
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        if listener is not None:
+            listener.start()
+        try:
+            yield
+        finally:
+            if listener is not None:
+                listener.stop()
+            engine.dispose()
+
+    app = Starlette(
+        routes=[
+            Route("/v1/leads", post_lead, methods=["POST"]),
+            Route("/v1/leads/{lead_id}", get_lead, methods=["GET"]),
+            Route("/healthz", healthz, methods=["GET"]),
+            Route("/openapi.json", openapi, methods=["GET"]),
+        ],
+        exception_handlers={_Refused: lambda request, exc: exc.response},
+        lifespan=lifespan,
+    )
+    app.add_middleware(_AccessLog)
+    app.state.directory = directory
+    app.state.listener = listener
+    app.state.engine = engine
+    return app
+
+
+def _forbidden() -> Response:
+    return JSONResponse({"error": "forbidden"}, status_code=403)
+
+
+class _AccessLog:
+    """One JSON line per request: method, path, status, milliseconds. No bodies, no headers,
+    no query strings: nothing that could carry an email, a phone number or a key."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = time.perf_counter()
+        logged = False
+
+        def log(status: int) -> None:
+            log_event(
+                "http_request",
+                method=scope["method"],
+                path=scope["path"],
+                status=status,
+                duration_ms=round((time.perf_counter() - started) * 1000, 2),
+            )
+
+        async def record(message: dict) -> None:
+            nonlocal logged
+            if message["type"] == "http.response.start":
+                # Written before the client can see the answer, so the line is never
+                # behind the response it describes.
+                logged = True
+                log(message["status"])
+            await send(message)
+
+        try:
+            await self.app(scope, receive, record)
+        finally:
+            if not logged:
+                log(500)

@@ -1,0 +1,110 @@
+"""The intake API's OpenAPI 3.1 document, built from the request and answer models so the
+two cannot drift (docs/leads.md; ``GET /openapi.json``)."""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from pydantic import BaseModel
+
+from morpheus_pipelines.intake.schemas import ErrorOut, LeadIn, LeadOut
+
+_MODELS: tuple[type[BaseModel], ...] = (LeadIn, LeadOut, ErrorOut)
+
+
+def _ref(model: type[BaseModel]) -> dict[str, str]:
+    return {"$ref": f"#/components/schemas/{model.__name__}"}
+
+
+def _json(model: type[BaseModel], description: str, **headers: str) -> dict[str, Any]:
+    answer: dict[str, Any] = {
+        "description": description,
+        "content": {"application/json": {"schema": _ref(model)}},
+    }
+    if headers:
+        answer["headers"] = {
+            name: {"description": text, "schema": {"type": "string"}}
+            for name, text in headers.items()
+        }
+    return answer
+
+
+_REFUSALS = {
+    "401": _json(ErrorOut, "no or an unknown API key"),
+    "403": _json(ErrorOut, "another subscription's data (whether or not it exists)"),
+    "429": _json(ErrorOut, "the key's request budget is spent", **{"Retry-After": "seconds"}),
+    "503": _json(ErrorOut, "the database does not answer; nothing was written"),
+}
+
+
+@functools.cache
+def openapi_document() -> dict[str, Any]:
+    schemas: dict[str, Any] = {}
+    for model in _MODELS:
+        schema = model.model_json_schema(ref_template="#/components/schemas/{model}")
+        schemas.update(schema.pop("$defs", {}))
+        schemas[model.__name__] = schema
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": "Morpheus lead intake", "version": "1"},
+        "components": {
+            "schemas": schemas,
+            "securitySchemes": {"apiKey": {"type": "http", "scheme": "bearer"}},
+        },
+        "security": [{"apiKey": []}],
+        "paths": {
+            "/v1/leads": {
+                "post": {
+                    "summary": "Create a lead and its owner in one transaction",
+                    "parameters": [
+                        {
+                            "name": "Idempotency-Key",
+                            "in": "header",
+                            "required": False,
+                            "schema": {"type": "string", "minLength": 1, "maxLength": 200},
+                        }
+                    ],
+                    "requestBody": {
+                        "required": True,
+                        "content": {"application/json": {"schema": _ref(LeadIn)}},
+                    },
+                    "responses": {
+                        "201": _json(LeadOut, "created, with its owner"),
+                        "200": _json(
+                            LeadOut,
+                            "a repeated delivery: the original answer",
+                            **{"Idempotent-Replayed": "true"},
+                        ),
+                        "413": _json(ErrorOut, "body larger than 64 KiB"),
+                        "422": _json(ErrorOut, "invalid fields, or a reused idempotency key"),
+                        **_REFUSALS,
+                    },
+                }
+            },
+            "/v1/leads/{lead_id}": {
+                "get": {
+                    "summary": "The lead with its owner and pool",
+                    "parameters": [
+                        {
+                            "name": "lead_id",
+                            "in": "path",
+                            "required": True,
+                            "schema": {"type": "string", "format": "uuid"},
+                        }
+                    ],
+                    "responses": {"200": {"description": "the lead"}, **_REFUSALS},
+                }
+            },
+            "/healthz": {
+                "get": {
+                    "summary": "200 when the database answers",
+                    "security": [],
+                    "responses": {
+                        "200": {"description": "healthy"},
+                        "503": _REFUSALS["503"],
+                    },
+                }
+            },
+        },
+    }

@@ -1,0 +1,136 @@
+"""``POST /v1/leads``: an owner in the same transaction, pools and rules, load balance,
+fallbacks, the timeline's form activity, the cache (docs/leads.md)."""
+
+from __future__ import annotations
+
+import time
+import uuid
+
+from sqlalchemy import select
+
+from morpheus_pipelines.crm.leads import Lead
+from morpheus_pipelines.crm.models import Activity, ActivityType
+from morpheus_pipelines.crm.ownership import DIALER_FALLBACK_HUBSPOT_OWNER_ID
+from morpheus_pipelines.db.session import get_session
+from tests.support.intake import Tenant, client
+
+
+def test_a_lead_gets_an_owner_before_the_answer(tenant: Tenant, service) -> None:
+    base, _ = service
+    rep = tenant.add_rep("ana@acme.test", "101")
+
+    answer = client(tenant.key).post(f"{base}/v1/leads", json=tenant.lead_body())
+
+    assert answer.status_code == 201
+    body = answer.json()
+    assert body["owner"] == {"sales_rep_id": rep, "hubspot_owner_id": "101"}
+    assert body["pool"] == "default" and body["owner_is_fallback"] is False
+    with get_session(tenant.url) as session:
+        lead = session.get(Lead, uuid.UUID(body["lead_id"]))
+        [form] = session.scalars(select(Activity).where(Activity.leadId == lead.id)).all()
+    assert (lead.ownerSalesRepId, lead.ownerHubspotOwnerId) == (rep, "101")
+    assert (lead.email, lead.phone) == ("buyer@example.com", "+6591234567")
+    assert form.type is ActivityType.FORM and form.direction == "inbound"
+    assert tenant.open_leads()[rep] == 1
+    shown = client(tenant.key).get(f"{base}/v1/leads/{body['lead_id']}").json()
+    assert shown["owner"] == body["owner"] and shown["contact"]["phone"] == "+6591234567"
+
+
+def test_open_load_relative_to_weight_decides_and_ties_rotate(tenant: Tenant, service) -> None:
+    base, _ = service
+    heavy = tenant.add_rep("heavy@acme.test", "201")
+    light = tenant.add_rep("light@acme.test", "202")
+    other = tenant.add_rep("other@acme.test", "203")
+    tenant.add_pool("all", {heavy: 2, light: 1, other: 1}, default=True)
+    session = client(tenant.key)
+
+    owners = [
+        session.post(f"{base}/v1/leads", json=tenant.lead_body(f"s-{i}")).json()["owner"]
+        for i in range(40)
+    ]
+
+    load = tenant.open_leads()
+    assert (load[heavy], load[light], load[other]) == (20, 10, 10)
+    first_four = [o["hubspot_owner_id"] for o in owners[:4]]
+    assert sorted(first_four) == ["201", "201", "202", "203"]  # nobody twice before a turn
+
+
+def test_the_most_specific_rule_picks_the_pool(tenant: Tenant, service) -> None:
+    base, _ = service
+    a, b, c = (tenant.add_rep(f"{n}@acme.test", o) for n, o in (("a", "1"), ("b", "2"), ("c", "3")))
+    tenant.add_pool("everyone", {a: 1}, default=True)
+    tenant.add_pool("web", {b: 1}, rules=[{"source": "web-form"}])
+    tenant.add_pool("spring", {c: 1}, rules=[{"campaignId": "spring"}])
+    session = client(tenant.key)
+
+    def pool(**body) -> str:
+        return session.post(f"{base}/v1/leads", json=tenant.lead_body(**body)).json()["pool"]
+
+    assert pool(submission="1") == "web"
+    assert pool(submission="2", campaign_ids=["spring"]) == "spring"  # campaign beats source
+    assert pool(submission="3", source="ads", campaign_ids=["unknown"]) == "everyone"
+
+
+def test_a_pool_with_nobody_assignable_uses_its_fallback_then_the_ai_owner(
+    tenant: Tenant, service
+) -> None:
+    base, _ = service
+    gone = tenant.add_rep("gone@acme.test", "301", active=False)
+    backup = tenant.add_rep("backup@acme.test", "302")
+    tenant.add_pool("night", {gone: 1}, default=True, fallback=backup)
+    session = client(tenant.key)
+
+    first = session.post(f"{base}/v1/leads", json=tenant.lead_body("n-1")).json()
+    assert first["owner"]["hubspot_owner_id"] == "302" and first["owner_is_fallback"] is True
+
+    tenant.set_active(backup, False)
+    second = session.post(f"{base}/v1/leads", json=tenant.lead_body("n-2")).json()
+    assert second["owner"] == {
+        "sales_rep_id": None,
+        "hubspot_owner_id": DIALER_FALLBACK_HUBSPOT_OWNER_ID,
+    }
+    assert second["owner_is_fallback"] is True
+
+
+def test_a_deactivated_rep_gets_no_further_lead_even_before_the_cache_refreshes(
+    tenant: Tenant, service
+) -> None:
+    base, app = service
+    ana = tenant.add_rep("ana@acme.test", "101")
+    ben = tenant.add_rep("ben@acme.test", "102")
+    session = client(tenant.key)
+    session.post(f"{base}/v1/leads", json=tenant.lead_body("warm-up"))
+    tenant.set_active(ana, False)
+    app.state.directory._stale = False  # the cache still lists ana (no refresh, no TTL yet)
+
+    owners = {
+        session.post(f"{base}/v1/leads", json=tenant.lead_body(f"d-{i}")).json()["owner"][
+            "sales_rep_id"
+        ]
+        for i in range(6)
+    }
+    assert owners == {ben}
+
+
+def test_a_new_member_is_seen_through_listen_notify(tenant: Tenant, service) -> None:
+    base, app = service
+    ana = tenant.add_rep("ana@acme.test", "101")
+    session = client(tenant.key)
+    session.post(f"{base}/v1/leads", json=tenant.lead_body("before"))
+    heard = app.state.listener.notifications
+
+    ben = tenant.add_rep("ben@acme.test", "102")  # the trigger notifies the service
+
+    deadline = time.monotonic() + 5
+    while app.state.listener.notifications == heard:  # the notification, not the TTL
+        assert time.monotonic() < deadline, "no NOTIFY reached the service"
+        time.sleep(0.01)
+    owner = session.post(f"{base}/v1/leads", json=tenant.lead_body("after")).json()["owner"]
+    assert owner["sales_rep_id"] == ben != ana  # the newcomer has the least load
+
+
+def test_no_rep_at_all_still_gives_every_lead_an_owner(tenant: Tenant, service) -> None:
+    base, _ = service
+    answer = client(tenant.key).post(f"{base}/v1/leads", json=tenant.lead_body())
+    assert answer.status_code == 201
+    assert answer.json()["owner"]["hubspot_owner_id"] == DIALER_FALLBACK_HUBSPOT_OWNER_ID

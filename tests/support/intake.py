@@ -1,0 +1,136 @@
+"""Running ``morpheus serve``'s application over real HTTP on 127.0.0.1 for the tests, with a
+subscription, reps and an API key."""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import requests
+import uvicorn
+from sqlalchemy import func, select
+
+from morpheus_pipelines.crm.leads import Lead, RoutingPool, RoutingPoolMember, RoutingPoolRule
+from morpheus_pipelines.crm.models import SalesRep, Subscription
+from morpheus_pipelines.db.session import get_session
+from morpheus_pipelines.db.urls import libpq_url
+from morpheus_pipelines.intake.app import IntakeSettings, create_app
+from morpheus_pipelines.intake.server import create_api_key
+from tests.support.crm_round_robin import add_rep
+
+
+@contextmanager
+def serving(settings: IntakeSettings) -> Iterator[tuple[str, Any]]:
+    """The app under uvicorn in a thread; yields (base URL, app)."""
+    app = create_app(settings)
+    config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", access_log=False)
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started:  # uvicorn sets it once the socket listens
+        if not thread.is_alive() or time.monotonic() > deadline:
+            raise RuntimeError("the intake service did not start")
+        time.sleep(0.01)
+    port = server.servers[0].sockets[0].getsockname()[1]
+    try:
+        yield f"http://127.0.0.1:{port}", app
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+
+
+@dataclass
+class Tenant:
+    """A subscription with reps, seen through its own API key."""
+
+    url: str
+    subscription_id: uuid.UUID = field(default_factory=uuid.uuid4)
+    key: str = ""
+    key_id: uuid.UUID | None = None
+
+    def __post_init__(self) -> None:
+        with get_session(self.url) as session:
+            session.add(Subscription(id=self.subscription_id, name="Acme"))
+        self.key_id, self.key = create_api_key(self.url, self.subscription_id, "tests")
+
+    def add_rep(self, email: str, owner_id: str | None, *, active: bool = True) -> int:
+        with get_session(self.url) as session:
+            rep = add_rep(
+                session, self.subscription_id, email, hubspot_owner_id=owner_id, is_active=active
+            )
+            return rep.id
+
+    def add_pool(
+        self,
+        name: str,
+        members: dict[int, int],
+        *,
+        default: bool = False,
+        fallback: int | None = None,
+        rules: list[dict[str, Any]] = (),
+    ) -> int:
+        with get_session(self.url) as session:
+            pool = RoutingPool(
+                subscriptionId=self.subscription_id,
+                name=name,
+                isDefault=default,
+                fallbackSalesRepId=fallback,
+            )
+            session.add(pool)
+            session.flush()
+            for rep_id, weight in members.items():
+                session.add(RoutingPoolMember(poolId=pool.id, salesRepId=rep_id, weight=weight))
+            for rule in rules:
+                session.add(
+                    RoutingPoolRule(subscriptionId=self.subscription_id, poolId=pool.id, **rule)
+                )
+            return pool.id
+
+    def set_active(self, rep_id: int, active: bool) -> None:
+        with get_session(self.url) as session:
+            session.get(SalesRep, rep_id).isActive = active
+
+    def lead_body(self, submission: str = "s-1", **overrides: Any) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "subscription_id": str(self.subscription_id),
+            "source": "web-form",
+            "source_submission_id": submission,
+            "campaign_ids": [],
+            "contact": {"email": "Buyer@Example.com", "phone": "+65 9123 4567"},
+        }
+        body.update(overrides)
+        return body
+
+    def leads(self) -> int:
+        with get_session(self.url) as session:
+            return session.scalar(
+                select(func.count())
+                .select_from(Lead)
+                .where(Lead.subscriptionId == self.subscription_id)
+            )
+
+    def open_leads(self) -> dict[int, int]:
+        with get_session(self.url) as session:
+            rows = session.execute(
+                select(SalesRep.id, SalesRep.openLeads).where(
+                    SalesRep.subscriptionId == self.subscription_id
+                )
+            )
+            return {rep_id: n for rep_id, n in rows}
+
+
+def client(key: str | None) -> requests.Session:
+    session = requests.Session()
+    if key:
+        session.headers["Authorization"] = f"Bearer {key}"
+    return session
+
+
+def intake_settings(url: str, **overrides: Any) -> IntakeSettings:
+    return IntakeSettings(database_url=url, listen_url=libpq_url(url), pool_size=10, **overrides)
