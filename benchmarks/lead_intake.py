@@ -71,9 +71,18 @@ def _free_port() -> int:
 
 
 @contextmanager
-def service(url: str, *, owner_cache: bool) -> Iterator[str]:
+def service(url: str, *, owner_cache: bool, workers: int) -> Iterator[str]:
     port = _free_port()
-    command = [sys.executable, "-m", "morpheus_pipelines.cli", "serve", "--port", str(port)]
+    command = [
+        sys.executable,
+        "-m",
+        "morpheus_pipelines.cli",
+        "serve",
+        "--port",
+        str(port),
+        "--workers",
+        str(workers),
+    ]
     if not owner_cache:
         command.append("--no-owner-cache")
     env = os.environ | {
@@ -207,6 +216,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--leads", type=int, default=20_000)
     parser.add_argument("--clients", type=int, default=16)
+    parser.add_argument("--workers", type=int, default=2, help="morpheus serve --workers")
     args = parser.parse_args()
     results = {}
     for label, owner_cache in (("cache", True), ("live query", False)):
@@ -217,7 +227,7 @@ def main() -> None:
                 body | {"source_submission_id": f"warm-up-{i}"}
                 for i, body in enumerate(sequence[:WARM_UP])
             ]
-            with service(url, owner_cache=owner_cache) as base:
+            with service(url, owner_cache=owner_cache, workers=args.workers) as base:
                 run(base, key, warm_up, args.clients)
                 measured = run(base, key, sequence, args.clients)
             measured |= outcome(url, subscription_id, args.leads + len(warm_up))

@@ -70,46 +70,63 @@ def create_lead(
         lead.campaign_ids,
         routing.default_pool,
     )
-    owner = _leads.claim_owner(session, directory.candidates(session, subscription_id, pool_id))
-    fallback = owner is None
-    if owner is None:
-        owner = routing.fallbacks.get(pool_id) or Candidate(None, DIALER_FALLBACK_HUBSPOT_OWNER_ID)  # type: ignore[arg-type]
-
+    pool_name = routing.pool_names.get(pool_id, "default")
     lead_id = uuid.uuid4()
     created_at = datetime.now(UTC)
-    answer = {
-        "lead_id": str(lead_id),
-        "owner": {"sales_rep_id": owner.sales_rep_id, "hubspot_owner_id": owner.hubspot_owner_id},
-        "pool": routing.pool_names.get(pool_id, "default"),
-        "owner_is_fallback": fallback,
-        "created_at": created_at.isoformat(),
+    row: dict[str, Any] = {
+        "id": lead_id,
+        "subscriptionId": subscription_id,
+        "idempotencyKey": key,
+        "requestFingerprint": fingerprint,
+        "source": lead.source,
+        "sourceSubmissionId": lead.source_submission_id,
+        "campaignIds": list(lead.campaign_ids),
+        "email": email,
+        "phone": phone,
+        "firstName": lead.contact.first_name,
+        "lastName": lead.contact.last_name,
+        "payload": lead.payload,
+        "poolId": pool_id,
+        "poolRuleId": rule_id,
+        "createdAt": created_at,
     }
-    stored = _leads.insert_once(
-        session,
-        {
-            "id": lead_id,
-            "subscriptionId": subscription_id,
-            "idempotencyKey": key,
-            "requestFingerprint": fingerprint,
-            "source": lead.source,
-            "sourceSubmissionId": lead.source_submission_id,
-            "campaignIds": list(lead.campaign_ids),
-            "email": email,
-            "phone": phone,
-            "firstName": lead.contact.first_name,
-            "lastName": lead.contact.last_name,
-            "payload": lead.payload,
-            "poolId": pool_id,
-            "poolRuleId": rule_id,
+    activity = {
+        "activity_external_id": f"form:{key}",
+        "activity_metadata": {"source": lead.source, "campaign_ids": list(lead.campaign_ids)},
+    }
+    candidates = directory.candidates(session, subscription_id, pool_id)
+    owner, stored = None, None
+    if candidates:  # the usual case: owner, lead and activity in one round trip
+        owner, stored = _leads.claim_and_insert(
+            session, row, candidates, pool_name=pool_name, **activity
+        )
+    if owner is None:  # every candidate busy (wait for one) or none at all (fall back)
+        owner = _leads.claim_owner(session, candidates)
+        fallback = owner is None
+        if owner is None:
+            owner = routing.fallbacks.get(pool_id) or Candidate(
+                None,  # type: ignore[arg-type]
+                DIALER_FALLBACK_HUBSPOT_OWNER_ID,
+            )
+        answer = {
+            "lead_id": str(lead_id),
+            "owner": {
+                "sales_rep_id": owner.sales_rep_id,
+                "hubspot_owner_id": owner.hubspot_owner_id,
+            },
+            "pool": pool_name,
+            "owner_is_fallback": fallback,
+            "created_at": created_at.isoformat(),
+        }
+        row |= {
             "ownerSalesRepId": owner.sales_rep_id,
             "ownerHubspotOwnerId": owner.hubspot_owner_id,
             "ownerIsFallback": fallback,
             "response": answer,
-            "createdAt": created_at,
-        },
-        activity_external_id=f"form:{key}",
-        activity_metadata={"source": lead.source, "campaign_ids": list(lead.campaign_ids)},
-    )
+        }
+        stored = _leads.insert_once(session, row, **activity)
+    else:
+        fallback = False
     if stored is None:
         session.rollback()  # the owner's load charge belongs to the first delivery only
         return _replay(session, subscription_id, key, fingerprint)
@@ -120,7 +137,7 @@ def create_lead(
         lead_id=str(lead_id),
         subscription_id=str(subscription_id),
         source=lead.source,
-        pool=answer["pool"],
+        pool=pool_name,
         hubspot_owner_id=owner.hubspot_owner_id,
         owner_is_fallback=fallback,
         contact_email=email,

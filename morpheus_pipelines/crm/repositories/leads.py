@@ -105,15 +105,9 @@ _LEAD_COLUMNS = (
     "createdAt",
 )
 _JSON_COLUMNS = frozenset({"payload", "response"})
-# The lead and its FORM activity in one statement (one round trip on the hot path); the
-# activity is written only when the lead is.
-_INSERT_LEAD = """
-WITH lead AS (
-    INSERT INTO leads ({columns})
-    VALUES ({values})
-    ON CONFLICT ("subscriptionId", "idempotencyKey") DO NOTHING
-    RETURNING id, response, "subscriptionId", email, "createdAt"
-), form AS (
+_OWNER_COLUMNS = ("ownerSalesRepId", "ownerHubspotOwnerId", "ownerIsFallback", "response")
+_FORM_ACTIVITY = """
+form AS (
     INSERT INTO activities
         ("subscriptionId", "externalId", type, direction, "leadId", "contactEmail",
          "occurredAt", metadata)
@@ -121,14 +115,62 @@ WITH lead AS (
            lead.email, lead."createdAt", CAST(:activity_metadata AS jsonb)
     FROM lead
     ON CONFLICT ("subscriptionId", "externalId") DO NOTHING
+)"""
+_ON_CONFLICT = (
+    'ON CONFLICT ("subscriptionId", "idempotencyKey") DO NOTHING\n'
+    '    RETURNING id, response, "subscriptionId", email, "createdAt"'
 )
+
+
+def _placeholder(column: str) -> str:
+    return f"CAST(:{column} AS jsonb)" if column in _JSON_COLUMNS else f":{column}"
+
+
+# The lead and its FORM activity in one statement; the activity is written only when the
+# lead is.
+_INSERT_LEAD = f"""
+WITH lead AS (
+    INSERT INTO leads ({", ".join(f'"{c}"' for c in _LEAD_COLUMNS)})
+    VALUES ({", ".join(_placeholder(c) for c in _LEAD_COLUMNS)})
+    {_ON_CONFLICT}
+), {_FORM_ACTIVITY}
 SELECT response FROM lead
-""".format(
-    columns=", ".join(f'"{c}"' for c in _LEAD_COLUMNS),
-    values=", ".join(
-        f"CAST(:{c} AS jsonb)" if c in _JSON_COLUMNS else f":{c}" for c in _LEAD_COLUMNS
-    ),
-)
+"""
+
+# The hot path, one round trip: charge the least-loaded candidate (skipping rows being
+# charged), insert the lead owned by it, and its FORM activity. No free candidate: nothing is
+# inserted (owner comes back NULL) and the caller takes the path that waits or falls back.
+_GIVEN_COLUMNS = tuple(c for c in _LEAD_COLUMNS if c not in _OWNER_COLUMNS)
+_CLAIM_AND_INSERT = f"""
+WITH owner AS (
+    {_CLAIM.format(skip="SKIP LOCKED").strip()}
+), lead AS (
+    INSERT INTO leads ({", ".join(f'"{c}"' for c in (*_GIVEN_COLUMNS, *_OWNER_COLUMNS))})
+    SELECT {", ".join(_placeholder(c) for c in _GIVEN_COLUMNS)},
+           owner.id, owner."hubspotOwnerId", false,
+           jsonb_build_object(
+               'lead_id', CAST(:id AS text),
+               'owner', jsonb_build_object(
+                   'sales_rep_id', owner.id, 'hubspot_owner_id', owner."hubspotOwnerId"),
+               'pool', CAST(:pool_name AS text),
+               'owner_is_fallback', false,
+               'created_at', CAST(:created_at_text AS text))
+    FROM owner
+    {_ON_CONFLICT}
+), {_FORM_ACTIVITY}
+SELECT (SELECT id FROM owner), (SELECT "hubspotOwnerId" FROM owner), (SELECT response FROM lead)
+"""
+
+
+def _params(
+    row: Mapping[str, Any], activity_external_id: str, activity_metadata: Mapping[str, Any]
+) -> dict[str, Any]:
+    params = {
+        c: json.dumps(row.get(c)) if c in _JSON_COLUMNS else row.get(c) for c in _LEAD_COLUMNS
+    }
+    params["activity_external_id"] = activity_external_id
+    params["activity_metadata"] = json.dumps(dict(activity_metadata))
+    return params
 
 
 class LeadRepository(BaseRepository[Lead]):
@@ -146,12 +188,32 @@ class LeadRepository(BaseRepository[Lead]):
         stored answer as the database returns it (so a replay is byte-identical), or ``None``
         for a duplicate (a concurrent duplicate waits for the first to commit, then gets
         ``None``)."""
-        params = {
-            c: json.dumps(row.get(c)) if c in _JSON_COLUMNS else row.get(c) for c in _LEAD_COLUMNS
-        }
-        params["activity_external_id"] = activity_external_id
-        params["activity_metadata"] = json.dumps(dict(activity_metadata))
+        params = _params(row, activity_external_id, activity_metadata)
         return session.execute(text(_INSERT_LEAD), params).scalar()
+
+    def claim_and_insert(
+        self,
+        session: Session,
+        row: Mapping[str, Any],
+        candidates: Sequence[Candidate],
+        *,
+        pool_name: str,
+        activity_external_id: str,
+        activity_metadata: Mapping[str, Any],
+    ) -> tuple[Candidate | None, dict[str, Any] | None]:
+        """The owner and the lead in one statement: ``(owner, stored answer)``; the answer is
+        ``None`` for a duplicate delivery (roll back: the charge is not its own), the owner is
+        ``None`` when no candidate was free (nothing was written)."""
+        params = _params(row, activity_external_id, activity_metadata) | {
+            "ids": [c.sales_rep_id for c in candidates],
+            "weights": [c.weight for c in candidates],
+            "pool_name": pool_name,
+            "created_at_text": row["createdAt"].isoformat(),
+        }
+        params["id"] = row["id"]
+        rep_id, owner_id, response = session.execute(text(_CLAIM_AND_INSERT), params).one()
+        owner = None if rep_id is None else Candidate(rep_id, owner_id)
+        return owner, response
 
     def get_by_key(
         self, session: Session, subscription_id: uuid.UUID, idempotency_key: str
