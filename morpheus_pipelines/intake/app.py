@@ -18,7 +18,7 @@ import logging
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import anyio
@@ -61,7 +61,6 @@ class IntakeSettings:
     owner_cache: bool = True
     listen_url: str | None = None  # libpq URL for LISTEN; None = TTL only
     pool_size: int = 20
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 def create_app(settings: IntakeSettings) -> Starlette:

@@ -105,8 +105,7 @@ def create_lead(
         fallback = owner is None
         if owner is None:
             owner = routing.fallbacks.get(pool_id) or Candidate(
-                None,  # type: ignore[arg-type]
-                DIALER_FALLBACK_HUBSPOT_OWNER_ID,
+                None, DIALER_FALLBACK_HUBSPOT_OWNER_ID
             )
         answer = {
             "lead_id": str(lead_id),

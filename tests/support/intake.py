@@ -3,8 +3,6 @@ subscription, reps and an API key."""
 
 from __future__ import annotations
 
-import threading
-import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -12,13 +10,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import requests
-import uvicorn
 from sqlalchemy import func, select
 
 from morpheus_pipelines.crm.leads import Lead, RoutingPool, RoutingPoolMember, RoutingPoolRule
 from morpheus_pipelines.crm.models import SalesRep, Subscription
 from morpheus_pipelines.db.session import get_session
 from morpheus_pipelines.db.urls import libpq_url
+from morpheus_pipelines.devtools.demo.intake import serving_in_thread
 from morpheus_pipelines.intake.app import IntakeSettings, create_app
 from morpheus_pipelines.intake.server import create_api_key
 from tests.support.crm_round_robin import add_rep
@@ -28,21 +26,8 @@ from tests.support.crm_round_robin import add_rep
 def serving(settings: IntakeSettings) -> Iterator[tuple[str, Any]]:
     """The app under uvicorn in a thread; yields (base URL, app)."""
     app = create_app(settings)
-    config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", access_log=False)
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started:  # uvicorn sets it once the socket listens
-        if not thread.is_alive() or time.monotonic() > deadline:
-            raise RuntimeError("the intake service did not start")
-        time.sleep(0.01)
-    port = server.servers[0].sockets[0].getsockname()[1]
-    try:
-        yield f"http://127.0.0.1:{port}", app
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
+    with serving_in_thread(app) as base:
+        yield base, app
 
 
 @dataclass

@@ -36,9 +36,10 @@ from morpheus_pipelines.repositories.base import BaseRepository
 
 @dataclass(frozen=True)
 class Candidate:
-    """A rep a pool may give a lead to, with its weight in that pool."""
+    """A rep a pool may give a lead to, with its weight in that pool (``sales_rep_id`` is
+    ``None`` only for the AI owner of last resort, who is not a rep)."""
 
-    sales_rep_id: int
+    sales_rep_id: int | None
     hubspot_owner_id: str
     weight: int = 1
 
@@ -237,14 +238,6 @@ class LeadRepository(BaseRepository[Lead]):
             if row is not None:
                 return Candidate(row.id, row.hubspotOwnerId)
         return None
-
-    def release_owner(self, session: Session, sales_rep_id: int) -> None:
-        """Give back one open lead (a lead closed); never below zero."""
-        session.execute(
-            update(SalesRep)
-            .where(SalesRep.id == sales_rep_id, SalesRep.openLeads > 0)
-            .values(openLeads=SalesRep.openLeads - 1)
-        )
 
 
 class RoutingDirectoryRepository(BaseRepository[RoutingPool]):

@@ -10,6 +10,7 @@ import urllib.request
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import uvicorn
 
@@ -25,8 +26,9 @@ LEADS = (
 
 
 @contextmanager
-def _serving(url: str) -> Iterator[str]:
-    app = create_app(IntakeSettings(database_url=url, listen_url=libpq_url(url), pool_size=2))
+def serving_in_thread(app: Any) -> Iterator[str]:
+    """``app`` under uvicorn on a free loopback port in a thread; yields its base URL and
+    stops it on exit (the demo and the tests)."""
     server = uvicorn.Server(
         uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", access_log=False)
     )
@@ -60,7 +62,8 @@ def post_demo_leads(url: str, subscription_id: uuid.UUID) -> list[str]:
     """Lines describing each delivery and its answer."""
     _, key = create_api_key(url, subscription_id, "demo")
     lines = []
-    with _serving(url) as base:
+    app = create_app(IntakeSettings(database_url=url, listen_url=libpq_url(url), pool_size=2))
+    with serving_in_thread(app) as base:
         deliveries = [*LEADS, LEADS[0]]  # the first form's webhook, retried
         for source, submission, email, phone in deliveries:
             body = {
