@@ -339,6 +339,63 @@ def cmd_api_key(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_automation_rule(args: argparse.Namespace) -> int:
+    from datetime import timedelta
+
+    from sqlalchemy.exc import IntegrityError
+
+    from morpheus_pipelines.db.session import get_session
+    from morpheus_pipelines.rules.timeline import NudgeRule, describe_rule
+    from morpheus_pipelines.services.lead_automations import add_rule, describe_rules
+    from morpheus_pipelines.services.subscriptions import subscription_exists
+
+    url = warehouse_url(load_settings())
+    upgrade(url)
+    if not subscription_exists(url, args.subscription):
+        print(f"error: subscription {args.subscription} does not exist", file=sys.stderr)
+        return 2
+    if args.action == "list":
+        with get_session(url) as session:
+            for name, active, description in describe_rules(session, args.subscription):
+                print(f"{name}{'' if active else ' (inactive)'}: {description}")
+        return 0
+    missing = [
+        flag
+        for flag, value in (
+            ("--name", args.name),
+            ("--channel", args.channel),
+            ("--quiet-hours", args.quiet_hours),
+        )
+        if value is None
+    ]
+    if missing:
+        print(f"error: add needs {', '.join(missing)}", file=sys.stderr)
+        return 2
+    try:
+        rule = NudgeRule(
+            args.channel,
+            timedelta(hours=args.quiet_hours),
+            timedelta(hours=args.window_lead_hours) if args.window_lead_hours else None,
+        )
+        with get_session(url) as session:
+            add_rule(
+                session,
+                args.subscription,
+                name=args.name,
+                rule=rule,
+                template_name=args.template,
+                body=args.body,
+            )
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except IntegrityError:
+        print(f"error: the subscription already has a rule named {args.name!r}", file=sys.stderr)
+        return 2
+    print(f"rule {args.name!r} added: {describe_rule(rule)}")
+    return 0
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     from morpheus_pipelines.devtools.demo.runner import run_demo
 
@@ -423,6 +480,21 @@ def build_parser() -> argparse.ArgumentParser:
     api_key.add_argument("--subscription", type=_uuid_argument)
     api_key.add_argument("--label")
     api_key.set_defaults(func=cmd_api_key)
+
+    rules = sub.add_parser(
+        "automation-rule", help="add or list lead automation rules (docs/leads.md)"
+    )
+    rules.add_argument("action", choices=["add", "list"])
+    rules.add_argument("--subscription", type=_uuid_argument, required=True)
+    rules.add_argument("--name")
+    rules.add_argument("--channel", choices=["email", "whatsapp"])
+    rules.add_argument("--quiet-hours", type=float, help="hours without engagement")
+    rules.add_argument(
+        "--window-lead-hours", type=float, help="WhatsApp: hours before the window closes"
+    )
+    rules.add_argument("--template", help="send this approved template")
+    rules.add_argument("--body", help="send this free-form text")
+    rules.set_defaults(func=cmd_automation_rule)
 
     emulate = sub.add_parser("emulate", help="serve an emulated HubSpot or Domain Intelligence")
     emulate.add_argument("service", choices=["hubspot", "domain-intel"])

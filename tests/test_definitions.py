@@ -65,7 +65,12 @@ def test_only_the_assets_that_call_hubspot_get_the_credentials() -> None:
     for sensor in repository.sensor_defs:
         if "hubspot" in sensor.required_resource_keys:
             needs_token.add(sensor.name)
-    assert needs_token == {"hubspot_target_accounts", "sales_reps", "reengagement_assignments"}
+    assert needs_token == {
+        "hubspot_target_accounts",
+        "sales_reps",
+        "reengagement_assignments",
+        "hubspot_engagements",
+    }
 
 
 def test_selection_waits_for_the_snapshot() -> None:

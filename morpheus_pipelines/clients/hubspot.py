@@ -18,6 +18,7 @@ import logging
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 import requests
@@ -49,6 +50,10 @@ OWNERS_PAGE_SIZE = 500
 BATCH_READ_SIZE = 100
 BATCH_UPDATE_SIZE = 100
 NOT_RETRIED = frozenset({400, 401, 403, 404})
+SEARCH_PAGE_SIZE = 100
+# HubSpot's search refuses to page past 10,000 results of one query; the engagement sync
+# starts a new query from the last modification time it saw before it gets there.
+SEARCH_RESULT_CAP = 10_000
 
 
 class HubSpotError(RuntimeError):
@@ -303,6 +308,94 @@ class HubSpotClient:
         missing.extend(i for i in map(str, ids) if i not in found and i not in missing)
         return CompanyBatch(companies=body["results"], missing_ids=missing, status=status)
 
+    def iter_engagement_pages(
+        self,
+        object_type: str,
+        *,
+        modified_since_ms: int,
+        properties: Sequence[str],
+        limit: int = SEARCH_PAGE_SIZE,
+    ) -> Iterator[list[dict[str, Any]]]:
+        """Every engagement of ``object_type`` (calls, emails, meetings, notes) modified at or
+        after ``modified_since_ms``, oldest modification first, through
+        ``POST /crm/v3/objects/{type}/search``. Past HubSpot's 10,000-result cap of one query
+        a new query starts from the last modification time seen (its rows come again; the
+        caller's upsert absorbs them)."""
+        since, after = modified_since_ms, 0
+        endpoint = "engagements_search"
+        while True:
+            payload = {
+                "filterGroups": [
+                    {
+                        "filters": [
+                            {
+                                "propertyName": "hs_lastmodifieddate",
+                                "operator": "GTE",
+                                "value": str(since),
+                            }
+                        ]
+                    }
+                ],
+                "sorts": ["hs_lastmodifieddate"],  # ascending; the spec types a sort as a string
+                "properties": [*properties, "hs_lastmodifieddate"],
+                "limit": limit,
+                "after": str(after),
+            }
+            _, body = self.request(
+                "POST", f"/crm/v3/objects/{object_type}/search", endpoint=endpoint, json=payload
+            )
+            if not isinstance(body, dict) or not isinstance(body.get("results"), list):
+                raise HubSpotError("search response has no 'results' list", endpoint=endpoint)
+            results = body["results"]
+            if results:
+                yield results
+            next_after = ((body.get("paging") or {}).get("next") or {}).get("after")
+            if not next_after or not results:
+                return
+            if int(next_after) + limit <= SEARCH_RESULT_CAP:
+                after = int(next_after)
+                continue
+            last = _modified_ms(results[-1])
+            if last <= since:
+                raise HubSpotError(
+                    f"more than {SEARCH_RESULT_CAP} {object_type} share one modification "
+                    "time; the search cannot page through them",
+                    endpoint=endpoint,
+                )
+            since, after = last, 0
+
+    def read_engagement_contacts(
+        self, object_type: str, engagement_ids: Sequence[str]
+    ) -> dict[str, list[str]]:
+        """The contacts each of ≤ 100 engagements is associated with
+        (``POST /crm/v4/associations/{type}/contacts/batch/read``)."""
+        if len(engagement_ids) > BATCH_READ_SIZE:
+            raise ValueError(f"associations batch/read takes at most {BATCH_READ_SIZE} ids")
+        endpoint = "associations_batch_read"
+        _, body = self.request(
+            "POST",
+            f"/crm/v4/associations/{object_type}/contacts/batch/read",
+            endpoint=endpoint,
+            json={"inputs": [{"id": str(i)} for i in engagement_ids]},
+        )
+        if not isinstance(body, dict) or not isinstance(body.get("results"), list):
+            raise HubSpotError("associations response has no 'results' list", endpoint=endpoint)
+        return {
+            str(item["from"]["id"]): [str(to["toObjectId"]) for to in item.get("to") or ()]
+            for item in body["results"]
+            if isinstance(item, dict) and isinstance(item.get("from"), dict)
+        }
+
+    def read_contact_emails(self, contact_ids: Sequence[str]) -> dict[str, str]:
+        """The ``email`` of ≤ 100 contacts (contacts without one, or unknown, are left
+        out)."""
+        batch = self._batch_read("contacts", "contacts_batch_read", contact_ids, ("email",))
+        return {
+            str(c["id"]): email
+            for c in batch.companies
+            if isinstance(c, dict) and (email := (c.get("properties") or {}).get("email"))
+        }
+
     def iter_owner_pages(
         self, *, archived: bool, limit: int = OWNERS_PAGE_SIZE
     ) -> Iterator[list[dict[str, Any]]]:
@@ -353,6 +446,13 @@ class HubSpotClient:
             added_ids=[str(i) for i in body.get("recordsIdsAdded") or []],
             missing_ids=[str(i) for i in body.get("recordIdsMissing") or []],
         )
+
+
+def _modified_ms(engagement: dict[str, Any]) -> int:
+    value = str((engagement.get("properties") or {}).get("hs_lastmodifieddate") or "0")
+    if value.isdigit():
+        return int(value)
+    return int(datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp() * 1000)
 
 
 def _is_daily_limit(response: requests.Response) -> bool:

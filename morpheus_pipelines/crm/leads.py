@@ -125,6 +125,8 @@ class Lead(Base):
     ownerHubspotOwnerId: Mapped[str] = mapped_column(Text, nullable=False)
     ownerIsFallback: Mapped[bool] = mapped_column(Boolean, nullable=False, server_default="false")
     status: Mapped[str] = mapped_column(Text, nullable=False, server_default="open")
+    # When the lead was won, lost or closed: the end of the touches attribution credits.
+    closedAt: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     # The 201 answer, replayed verbatim to a duplicate delivery.
     response: Mapped[dict[str, Any]] = mapped_column(JSONB, nullable=False)
     createdAt: Mapped[datetime] = _now()

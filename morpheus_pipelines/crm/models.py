@@ -194,6 +194,9 @@ class Activity(Base):
     contactEmail: Mapped[str | None] = mapped_column(Text)
     hubspotContactId: Mapped[str | None] = mapped_column(Text)
     metadata_: Mapped[dict[str, Any] | None] = mapped_column("metadata", JSONB)
+    # A hash of what an intake caller posted under this ``externalId``: the same id with a
+    # different body is refused, not silently merged (docs/leads.md).
+    requestFingerprint: Mapped[str | None] = mapped_column(Text)
     occurredAt: Mapped[datetime] = mapped_column(
         DateTime(timezone=True), nullable=False, server_default=func.now()
     )

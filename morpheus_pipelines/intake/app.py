@@ -18,11 +18,12 @@ import logging
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, TypeVar
 
 import anyio
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 from sqlalchemy import create_engine, text
 from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
@@ -37,13 +38,24 @@ from morpheus_pipelines.intake.directory import LiveDirectory, OwnerDirectory, R
 from morpheus_pipelines.intake.keys import KeyCache, key_hash, key_id_of, same_hash
 from morpheus_pipelines.intake.leads import create_lead, lead_view
 from morpheus_pipelines.intake.openapi import openapi_document
-from morpheus_pipelines.intake.schemas import LeadIn, field_errors
+from morpheus_pipelines.intake.schemas import ActivityIn, LeadIn, MessageIn, field_errors
+from morpheus_pipelines.intake.timeline import (
+    Answer,
+    queue_message,
+    record_activity,
+    timeline_page,
+    window_view,
+)
 from morpheus_pipelines.observability.events import log_event
 from morpheus_pipelines.rules.lead_intake import InvalidContact
+from morpheus_pipelines.rules.timeline import InvalidActivity
 
 MAX_BODY_BYTES = 64 * 1024
 DEFAULT_REQUESTS_PER_MINUTE = 6_000
+DEFAULT_TIMELINE_PAGE = 50
+MAX_TIMELINE_PAGE = 200
 _keys = IntakeApiKeyRepository()
+ModelT = TypeVar("ModelT", bound=BaseModel)
 
 
 class _Refused(Exception):
@@ -61,6 +73,8 @@ class IntakeSettings:
     owner_cache: bool = True
     listen_url: str | None = None  # libpq URL for LISTEN; None = TTL only
     pool_size: int = 20
+    # What "now" is for the WhatsApp window and the future-timestamp check: a test moves it.
+    clock: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
 
 
 def create_app(settings: IntakeSettings) -> Starlette:
@@ -157,59 +171,112 @@ def create_app(settings: IntakeSettings) -> Starlette:
                 raise _Refused(413, {"error": "body_too_large", "limit_bytes": MAX_BODY_BYTES})
             chunks.append(chunk)
         try:
-            return json.loads(b"".join(chunks))
+            parsed = json.loads(b"".join(chunks))
         except (ValueError, UnicodeDecodeError):
-            raise _Refused(
-                422,
-                {
-                    "error": "invalid_request",
-                    "fields": [{"field": "body", "message": "the body is not valid JSON"}],
-                },
-            ) from None
+            raise _Refused(422, _invalid("body", "the body is not valid JSON")) from None
+        if _has_nul(parsed):  # PostgreSQL text cannot hold it: refuse, do not fail later
+            raise _Refused(422, _invalid("body", "text may not contain NUL (\\u0000)"))
+        return parsed
+
+    def parsed(model: type[ModelT], raw: Any) -> ModelT:
+        if not isinstance(raw, dict):
+            raise _Refused(422, _invalid("body", "expected a JSON object"))
+        try:
+            return model.model_validate(raw, strict=False)
+        except ValidationError as exc:
+            raise _Refused(422, {"error": "invalid_request", "fields": field_errors(exc)}) from None
 
     async def post_lead(request: Request) -> Response:
         _, subscription_id = await authorised(request)
         raw = await read_json(request)
-        try:
-            lead = LeadIn.model_validate(raw, strict=False) if isinstance(raw, dict) else None
-        except ValidationError as exc:
-            return JSONResponse(
-                {"error": "invalid_request", "fields": field_errors(exc)}, status_code=422
-            )
-        if lead is None:
-            return JSONResponse(
-                {
-                    "error": "invalid_request",
-                    "fields": [{"field": "body", "message": "expected a JSON object"}],
-                },
-                status_code=422,
-            )
+        lead = parsed(LeadIn, raw)
         if lead.subscription_id != subscription_id:
             return _forbidden()
-        try:
-            answer = await in_transaction(
-                lambda session: create_lead(
-                    session,
-                    directory,
-                    lead,
-                    raw,
-                    idempotency_header=request.headers.get("idempotency-key"),
-                )
+        now = settings.clock()
+        answer = await in_transaction(
+            lambda session: create_lead(
+                session,
+                directory,
+                lead,
+                raw,
+                idempotency_header=request.headers.get("idempotency-key"),
+                now=now,
             )
-        except InvalidContact as exc:
-            return JSONResponse(
-                {"error": "invalid_request", "fields": [{"field": exc.field, "message": str(exc)}]},
-                status_code=422,
-            )
+        )
         headers = {"Idempotent-Replayed": "true"} if answer.replayed else None
         return JSONResponse(answer.body, status_code=answer.status, headers=headers)
 
+    async def post_activity(request: Request) -> Response:
+        _, subscription_id = await authorised(request)
+        raw = await read_json(request)
+        activity = parsed(ActivityIn, raw)
+        if activity.subscription_id != subscription_id:
+            return _forbidden()
+        now = settings.clock()
+        return _answer(
+            await in_transaction(
+                lambda session: record_activity(session, activity, raw, subscription_id, now)
+            )
+        )
+
+    def lead_id_of(request: Request) -> uuid.UUID:
+        try:
+            return uuid.UUID(request.path_params["lead_id"])
+        except ValueError:
+            raise _Refused(403, _FORBIDDEN) from None  # as another subscription's lead
+
+    async def get_timeline(request: Request) -> Response:
+        _, subscription_id = await authorised(request)
+        lead_id = lead_id_of(request)
+        limit_text = request.query_params.get("limit", str(DEFAULT_TIMELINE_PAGE))
+        if not limit_text.isdigit() or not 1 <= int(limit_text) <= MAX_TIMELINE_PAGE:
+            raise _Refused(
+                422, _invalid("limit", f"limit must be an integer from 1 to {MAX_TIMELINE_PAGE}")
+            )
+        cursor = request.query_params.get("cursor") or None
+        return _answer(
+            await in_transaction(
+                lambda session: timeline_page(
+                    session, lead_id, subscription_id, limit=int(limit_text), cursor=cursor
+                )
+            )
+        )
+
+    async def get_whatsapp_window(request: Request) -> Response:
+        _, subscription_id = await authorised(request)
+        lead_id = lead_id_of(request)
+        now = settings.clock()
+        return _answer(
+            await in_transaction(
+                lambda session: window_view(session, lead_id, subscription_id, now)
+            )
+        )
+
+    async def post_message(request: Request) -> Response:
+        _, subscription_id = await authorised(request)
+        raw = await read_json(request)
+        message = parsed(MessageIn, raw)
+        key = request.headers.get("idempotency-key")
+        if key is not None and not 1 <= len(key.strip()) <= 200:
+            raise _Refused(422, _invalid("Idempotency-Key", "1 to 200 characters"))
+        now = settings.clock()
+        answer = await in_transaction(
+            lambda session: queue_message(
+                session, message, raw, subscription_id, now, idempotency_key=key
+            )
+        )
+        if answer.status == 422 and answer.body["error"] == "whatsapp_window_closed":
+            log_event(
+                "whatsapp_free_form_refused",
+                level=logging.WARNING,
+                lead_id=str(message.lead_id),
+                closed_at=answer.body["closed_at"],
+            )
+        return _answer(answer)
+
     async def get_lead(request: Request) -> Response:
         _, subscription_id = await authorised(request)
-        try:
-            lead_id = uuid.UUID(request.path_params["lead_id"])
-        except ValueError:
-            return _forbidden()  # the same answer as another subscription's lead
+        lead_id = lead_id_of(request)
         found = await in_transaction(lambda session: lead_view(session, lead_id))
         if found is None or found[0] != subscription_id:
             return _forbidden()
@@ -237,10 +304,19 @@ def create_app(settings: IntakeSettings) -> Starlette:
         routes=[
             Route("/v1/leads", post_lead, methods=["POST"]),
             Route("/v1/leads/{lead_id}", get_lead, methods=["GET"]),
+            Route("/v1/leads/{lead_id}/timeline", get_timeline, methods=["GET"]),
+            Route("/v1/leads/{lead_id}/whatsapp-window", get_whatsapp_window, methods=["GET"]),
+            Route("/v1/activities", post_activity, methods=["POST"]),
+            Route("/v1/messages", post_message, methods=["POST"]),
             Route("/healthz", healthz, methods=["GET"]),
             Route("/openapi.json", openapi, methods=["GET"]),
         ],
-        exception_handlers={_Refused: lambda request, exc: exc.response},
+        exception_handlers={
+            _Refused: lambda request, exc: exc.response,
+            # Raised inside the transaction, which therefore wrote nothing.
+            InvalidContact: _invalid_field,
+            InvalidActivity: _invalid_field,
+        },
         lifespan=lifespan,
     )
     app.add_middleware(_AccessLog)
@@ -250,8 +326,33 @@ def create_app(settings: IntakeSettings) -> Starlette:
     return app
 
 
+_FORBIDDEN = {"error": "forbidden", "message": "no such lead for this API key"}
+
+
 def _forbidden() -> Response:
-    return JSONResponse({"error": "forbidden"}, status_code=403)
+    return JSONResponse(_FORBIDDEN, status_code=403)
+
+
+def _has_nul(value: Any) -> bool:
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, dict):
+        return any(_has_nul(k) or _has_nul(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_has_nul(item) for item in value)
+    return False
+
+
+def _invalid(field_name: str, message: str) -> dict[str, Any]:
+    return {"error": "invalid_request", "fields": [{"field": field_name, "message": message}]}
+
+
+def _invalid_field(request: Request, exc: Exception) -> Response:
+    return JSONResponse(_invalid(getattr(exc, "field", "body"), str(exc)), status_code=422)
+
+
+def _answer(answer: Answer) -> Response:
+    return JSONResponse(answer.body, status_code=answer.status, headers=answer.headers)
 
 
 class _AccessLog:

@@ -52,6 +52,7 @@ def create_lead(
     raw_body: dict[str, Any],
     *,
     idempotency_header: str | None = None,
+    now: datetime | None = None,
 ) -> LeadAnswer:
     """Create the lead and its owner, or replay the answer of an earlier delivery. The
     caller's transaction commits the lead, the owner's load and the activity together.
@@ -72,7 +73,7 @@ def create_lead(
     )
     pool_name = routing.pool_names.get(pool_id, "default")
     lead_id = uuid.uuid4()
-    created_at = datetime.now(UTC)
+    created_at = now or datetime.now(UTC)
     row: dict[str, Any] = {
         "id": lead_id,
         "subscriptionId": subscription_id,

@@ -8,9 +8,29 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from morpheus_pipelines.intake.schemas import ErrorOut, LeadIn, LeadOut
+from morpheus_pipelines.intake.schemas import (
+    ActivityIn,
+    ActivityOut,
+    ErrorOut,
+    LeadIn,
+    LeadOut,
+    MessageIn,
+    MessageOut,
+    TimelineOut,
+    WhatsAppWindowOut,
+)
 
-_MODELS: tuple[type[BaseModel], ...] = (LeadIn, LeadOut, ErrorOut)
+_MODELS: tuple[type[BaseModel], ...] = (
+    LeadIn,
+    LeadOut,
+    ActivityIn,
+    ActivityOut,
+    TimelineOut,
+    WhatsAppWindowOut,
+    MessageIn,
+    MessageOut,
+    ErrorOut,
+)
 
 
 def _ref(model: type[BaseModel]) -> dict[str, str]:
@@ -38,6 +58,90 @@ _REFUSALS = {
 }
 
 
+_LEAD_ID = {
+    "name": "lead_id",
+    "in": "path",
+    "required": True,
+    "schema": {"type": "string", "format": "uuid"},
+}
+_IDEMPOTENCY_KEY = {
+    "name": "Idempotency-Key",
+    "in": "header",
+    "required": False,
+    "schema": {"type": "string", "minLength": 1, "maxLength": 200},
+}
+
+
+def _body(model: type[BaseModel]) -> dict[str, Any]:
+    return {"required": True, "content": {"application/json": {"schema": _ref(model)}}}
+
+
+_TIMELINE_PATHS: dict[str, Any] = {
+    "/v1/activities": {
+        "post": {
+            "summary": "Record an activity of any channel; idempotent on external_id",
+            "requestBody": _body(ActivityIn),
+            "responses": {
+                "201": _json(ActivityOut, "recorded"),
+                "200": _json(
+                    ActivityOut,
+                    "this external_id was already recorded with this body",
+                    **{"Idempotent-Replayed": "true"},
+                ),
+                "413": _json(ErrorOut, "body larger than 64 KiB"),
+                "422": _json(ErrorOut, "invalid fields, or an external_id reused"),
+                **_REFUSALS,
+            },
+        }
+    },
+    "/v1/leads/{lead_id}/timeline": {
+        "get": {
+            "summary": "Every activity of the lead, every channel, newest first",
+            "parameters": [
+                _LEAD_ID,
+                {
+                    "name": "limit",
+                    "in": "query",
+                    "required": False,
+                    "schema": {"type": "integer", "minimum": 1, "maximum": 200},
+                },
+                {
+                    "name": "cursor",
+                    "in": "query",
+                    "required": False,
+                    "schema": {"type": "string"},
+                },
+            ],
+            "responses": {
+                "200": _json(TimelineOut, "a page of the timeline"),
+                "422": _json(ErrorOut, "a bad limit or cursor"),
+                **_REFUSALS,
+            },
+        }
+    },
+    "/v1/leads/{lead_id}/whatsapp-window": {
+        "get": {
+            "summary": "Whether a free-form WhatsApp message may be sent now, and until when",
+            "parameters": [_LEAD_ID],
+            "responses": {"200": _json(WhatsAppWindowOut, "the window"), **_REFUSALS},
+        }
+    },
+    "/v1/messages": {
+        "post": {
+            "summary": "Queue an outbound message; free-form WhatsApp only inside the window",
+            "parameters": [_IDEMPOTENCY_KEY],
+            "requestBody": _body(MessageIn),
+            "responses": {
+                "202": _json(MessageOut, "queued (or, for a repeated key, the original)"),
+                "413": _json(ErrorOut, "body larger than 64 KiB"),
+                "422": _json(ErrorOut, "invalid fields, whatsapp_window_closed, or a reused key"),
+                **_REFUSALS,
+            },
+        }
+    },
+}
+
+
 @functools.cache
 def openapi_document() -> dict[str, Any]:
     schemas: dict[str, Any] = {}
@@ -57,18 +161,8 @@ def openapi_document() -> dict[str, Any]:
             "/v1/leads": {
                 "post": {
                     "summary": "Create a lead and its owner in one transaction",
-                    "parameters": [
-                        {
-                            "name": "Idempotency-Key",
-                            "in": "header",
-                            "required": False,
-                            "schema": {"type": "string", "minLength": 1, "maxLength": 200},
-                        }
-                    ],
-                    "requestBody": {
-                        "required": True,
-                        "content": {"application/json": {"schema": _ref(LeadIn)}},
-                    },
+                    "parameters": [_IDEMPOTENCY_KEY],
+                    "requestBody": _body(LeadIn),
                     "responses": {
                         "201": _json(LeadOut, "created, with its owner"),
                         "200": _json(
@@ -85,17 +179,11 @@ def openapi_document() -> dict[str, Any]:
             "/v1/leads/{lead_id}": {
                 "get": {
                     "summary": "The lead with its owner and pool",
-                    "parameters": [
-                        {
-                            "name": "lead_id",
-                            "in": "path",
-                            "required": True,
-                            "schema": {"type": "string", "format": "uuid"},
-                        }
-                    ],
+                    "parameters": [_LEAD_ID],
                     "responses": {"200": {"description": "the lead"}, **_REFUSALS},
                 }
             },
+            **_TIMELINE_PATHS,
             "/healthz": {
                 "get": {
                     "summary": "200 when the database answers",

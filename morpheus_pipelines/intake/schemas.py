@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -30,6 +30,76 @@ class LeadIn(BaseModel):
     payload: dict[str, Any] | None = None
 
 
+_TEXT = r"^\S(.*\S)?$"  # not empty, no leading or trailing blanks
+
+
+class ActivityIn(BaseModel):
+    """``POST /v1/activities``: one entry of a lead's timeline, from any channel."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    subscription_id: uuid.UUID
+    external_id: str = Field(min_length=1, max_length=200, pattern=_TEXT)
+    channel: Literal["form", "whatsapp", "call", "email"]
+    direction: Literal["inbound", "outbound"]
+    lead_id: uuid.UUID
+    occurred_at: str = Field(
+        min_length=1,
+        max_length=64,
+        description="ISO 8601 with a timezone, not in the future",
+        examples=["2026-12-01T09:30:00+08:00"],
+    )
+    subject: str | None = Field(default=None, max_length=500)
+    body: str | None = Field(default=None, max_length=20_000)
+    hubspot_owner_id: str | None = Field(
+        default=None, max_length=40, description="the rep who made an outbound touch"
+    )
+
+
+class ActivityOut(BaseModel):
+    activity_id: int
+    external_id: str
+    lead_id: uuid.UUID | None
+    channel: str
+    direction: str | None
+    occurred_at: str
+    subject: str | None
+    body: str | None
+    hubspot_owner_id: str | None
+
+
+class TimelineOut(BaseModel):
+    """Newest first; ``next_cursor`` fetches the next (older) page, ``null`` at the end."""
+
+    items: list[ActivityOut]
+    next_cursor: str | None
+
+
+class WhatsAppWindowOut(BaseModel):
+    open: bool
+    opened_at: str | None
+    closes_at: str | None
+    remaining_seconds: int
+
+
+class MessageIn(BaseModel):
+    """``POST /v1/messages``: a free-form message needs ``body``, a template
+    ``template_name``."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    lead_id: uuid.UUID
+    channel: Literal["whatsapp", "email"]
+    kind: Literal["free_form", "template"]
+    template_name: str | None = Field(default=None, min_length=1, max_length=200, pattern=_TEXT)
+    body: str | None = Field(default=None, min_length=1, max_length=4_096)
+
+
+class MessageOut(BaseModel):
+    message_id: uuid.UUID
+    status: str
+
+
 class OwnerOut(BaseModel):
     sales_rep_id: int | None
     hubspot_owner_id: str
@@ -47,6 +117,7 @@ class LeadOut(BaseModel):
 
 class ErrorOut(BaseModel):
     error: str
+    message: str | None = None
     fields: list[dict[str, str]] | None = None
 
 

@@ -9,6 +9,9 @@ from __future__ import annotations
 from alembic import context
 from sqlalchemy import create_engine, text
 
+# The timeline's tables and indexes sit beside the CRM service layer they need, so they are
+# registered here rather than through ``morpheus_pipelines.models``.
+from morpheus_pipelines.crm import automations as _automations  # noqa: F401
 from morpheus_pipelines.models import Base
 
 MIGRATION_LOCK_KEY = 0x6D6F7270  # "morp"

@@ -37,7 +37,7 @@ def _day_label(day: date, has_data: bool) -> str:
     return f"{day:%a %m-%d}" + ("" if has_data else "\n(no data)")
 
 
-def _png(figure: Any) -> bytes:
+def png_bytes(figure: Any) -> bytes:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
     FigureCanvasAgg(figure)
@@ -88,7 +88,7 @@ def _stacked_bar_chart(
     else:
         axes.text(0.5, 0.5, empty_text, ha="center", va="center", transform=axes.transAxes)
         axes.set_yticks([])
-    return _png(figure)
+    return png_bytes(figure)
 
 
 def priority_chart_png(weekly: WeeklyMetrics) -> bytes:

@@ -17,7 +17,7 @@ from morpheus_pipelines.reports.html import render_daily_html, render_weekly_htm
 from morpheus_pipelines.reports.markdown import render_daily_markdown, render_weekly_markdown
 
 
-def _write(path: Path, content: str | bytes) -> Path:
+def write_atomically(path: Path, content: str | bytes) -> Path:
     """Write atomically (temporary file + rename), so a reader never sees half a report."""
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
@@ -42,11 +42,13 @@ def write_daily_report(summary: DailySummary, home: str | Path) -> dict[str, Pat
     ``{home}/reports/daily/{partition}/``."""
     directory = daily_report_dir(home, summary.partition_key)
     files = {
-        "html": _write(directory / "summary.html", render_daily_html(summary)),
-        "csv": _write(directory / "summary.csv", render_daily_csv(summary)),
-        "metrics_csv": _write(directory / "metrics.csv", render_daily_metrics_csv(summary)),
+        "html": write_atomically(directory / "summary.html", render_daily_html(summary)),
+        "csv": write_atomically(directory / "summary.csv", render_daily_csv(summary)),
+        "metrics_csv": write_atomically(
+            directory / "metrics.csv", render_daily_metrics_csv(summary)
+        ),
     }
-    files["markdown"] = _write(directory / "summary.md", render_daily_markdown(summary))
+    files["markdown"] = write_atomically(directory / "summary.md", render_daily_markdown(summary))
     return files
 
 
@@ -59,10 +61,10 @@ def write_weekly_report(weekly: WeeklyMetrics, home: str | Path) -> dict[str, Pa
         "match_methods": match_method_chart_png(weekly),
     }
     files = {
-        "html": _write(directory / "metrics.html", render_weekly_html(weekly, charts)),
-        "csv": _write(directory / "metrics.csv", render_weekly_csv(weekly)),
-        "markdown": _write(directory / "metrics.md", render_weekly_markdown(weekly)),
+        "html": write_atomically(directory / "metrics.html", render_weekly_html(weekly, charts)),
+        "csv": write_atomically(directory / "metrics.csv", render_weekly_csv(weekly)),
+        "markdown": write_atomically(directory / "metrics.md", render_weekly_markdown(weekly)),
     }
     for name, png in charts.items():
-        files[f"{name}_png"] = _write(directory / f"{name}.png", png)
+        files[f"{name}png_bytes"] = write_atomically(directory / f"{name}.png", png)
     return files

@@ -42,7 +42,7 @@ th{background:#f5f5f5}td.n{text-align:right;font-variant-numeric:tabular-nums}
 """
 
 
-def _html_page(title: str, body: list[str]) -> str:
+def html_page(title: str, body: list[str]) -> str:
     return "\n".join(
         [
             "<!DOCTYPE html>",
@@ -56,7 +56,7 @@ def _html_page(title: str, body: list[str]) -> str:
     )
 
 
-def _html_table(
+def html_table(
     headers: Sequence[str], rows: Sequence[Sequence[str]], numeric: Sequence[int] = ()
 ) -> str:
     """A table of already-escaped cell HTML."""
@@ -91,7 +91,7 @@ def render_daily_html(summary: DailySummary) -> str:
         body.append(f'<p class="warn">{e(late_warning(summary))}</p>')
     body += [
         "<h2>Active tenants by priority</h2>",
-        _html_table(
+        html_table(
             ["Priority", "Active tenants", "New on this day", "Changed on this day"],
             [tuple(e(c) for c in row) for row in priority_table_rows(summary)],
             numeric=(1, 2, 3),
@@ -112,7 +112,7 @@ def render_daily_html(summary: DailySummary) -> str:
             for r in summary.tenants.head(MAX_HTML_ROWS).itertuples(index=False)
         ]
         body.append(
-            _html_table(
+            html_table(
                 ["Priority", "Change", "Tenant", "Tenant ID", "Why", "Score"], rows, numeric=(5,)
             )
         )
@@ -126,7 +126,7 @@ def render_daily_html(summary: DailySummary) -> str:
         '<p class="foot">P0 = HubSpot target account; P1-P3 from the tenant score. '
         "Source: apac_active_tenants only - Sales-owned tenants are never included.</p>"
     )
-    return _html_page(f"APAC Daily Summary - {summary.partition_key}", body)
+    return html_page(f"APAC Daily Summary - {summary.partition_key}", body)
 
 
 def render_weekly_html(weekly: WeeklyMetrics, charts: Mapping[str, bytes]) -> str:
@@ -147,10 +147,10 @@ def render_weekly_html(weekly: WeeklyMetrics, charts: Mapping[str, bytes]) -> st
     rows = [tuple(e(table_cell(v)) for v in record) for record in table.itertuples(index=False)]
     body += [
         "<h2>Per day</h2>",
-        _html_table(headers, rows, numeric=tuple(range(2, len(headers)))),
+        html_table(headers, rows, numeric=tuple(range(2, len(headers)))),
         '<p class="foot">Empty cells: no Daily Summary for that day. Week row: new, changed '
         "and entered are summed; tenant counts are those of the last day with data. Source: "
         "the stored Daily Summaries (apac_active_tenants only - Sales-owned tenants are never "
         "included).</p>",
     ]
-    return _html_page(f"APAC Weekly Metrics - week of {weekly.week_key}", body)
+    return html_page(f"APAC Weekly Metrics - week of {weekly.week_key}", body)

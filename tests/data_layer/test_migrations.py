@@ -7,6 +7,7 @@ from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import create_engine
 
+from morpheus_pipelines.crm import automations as _automations  # noqa: F401  (its tables)
 from morpheus_pipelines.db.migrate import MIGRATIONS, alembic_config, current_revision
 from morpheus_pipelines.models import Base
 

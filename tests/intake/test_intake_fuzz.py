@@ -22,7 +22,15 @@ CHECKS = [
     content_type_conformance,
     response_schema_conformance,
 ]
-OPERATIONS = [("/v1/leads", "POST"), ("/v1/leads/{lead_id}", "GET"), ("/healthz", "GET")]
+OPERATIONS = [
+    ("/v1/leads", "POST"),
+    ("/v1/leads/{lead_id}", "GET"),
+    ("/v1/activities", "POST"),
+    ("/v1/leads/{lead_id}/timeline", "GET"),
+    ("/v1/leads/{lead_id}/whatsapp-window", "GET"),
+    ("/v1/messages", "POST"),
+    ("/healthz", "GET"),
+]
 
 
 @pytest.mark.parametrize(("path", "method"), OPERATIONS)

@@ -9,7 +9,11 @@ import uuid
 import dagster as dg
 from sqlalchemy import select
 
-from morpheus_pipelines.assets.leads import defs as lead_defs
+from morpheus_pipelines.assets.leads.follow_up import (
+    lead_duplicates,
+    lead_enrichment,
+    lead_scores,
+)
 from morpheus_pipelines.crm.leads import Lead, LeadDuplicate, LeadEnrichment, LeadScore
 from morpheus_pipelines.crm.models import Contact
 from morpheus_pipelines.db.session import get_session
@@ -24,7 +28,7 @@ KNOWN = {"sakura.co.jp": {"company_name": "Sakura KK", "employee_count": 120}}
 
 def _materialize(url: str, domain_intelligence_url: str = "") -> dg.ExecuteInProcessResult:
     return dg.materialize(
-        list(lead_defs.assets or []),
+        [lead_enrichment, lead_scores, lead_duplicates],
         resources={
             "warehouse": WarehouseResource(database_url=url),
             "domain_intelligence": DomainIntelligenceResource(base_url=domain_intelligence_url),

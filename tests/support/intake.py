@@ -7,6 +7,7 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import requests
@@ -119,3 +120,23 @@ def client(key: str | None) -> requests.Session:
 
 def intake_settings(url: str, **overrides: Any) -> IntakeSettings:
     return IntakeSettings(database_url=url, listen_url=libpq_url(url), pool_size=10, **overrides)
+
+
+class Clock:
+    """A clock the test moves: the service's idea of "now"."""
+
+    def __init__(self, now: datetime | None = None) -> None:
+        self.now = now or datetime.now(UTC).replace(microsecond=0)
+
+    def __call__(self) -> datetime:
+        return self.now
+
+    def advance(self, **delta: float) -> datetime:
+        self.now += timedelta(**delta)
+        return self.now
+
+
+def create_lead(http: requests.Session, base: str, tenant: Tenant, submission: str) -> str:
+    answer = http.post(f"{base}/v1/leads", json=tenant.lead_body(submission))
+    assert answer.status_code == 201, answer.text
+    return answer.json()["lead_id"]

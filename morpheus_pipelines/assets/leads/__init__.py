@@ -2,7 +2,18 @@
 
 import dagster as dg
 
+from morpheus_pipelines.assets.leads.attribution import (
+    lead_attribution,
+    lead_attribution_job,
+    lead_attribution_schedule,
+)
+from morpheus_pipelines.assets.leads.engagements import (
+    hubspot_engagement_job,
+    hubspot_engagement_schedule,
+    hubspot_engagements,
+)
 from morpheus_pipelines.assets.leads.follow_up import lead_duplicates, lead_enrichment, lead_scores
+from morpheus_pipelines.sensors.lead_automations import AUTOMATION_FIRINGS, lead_automations
 from morpheus_pipelines.sensors.leads import new_leads
 
 lead_follow_up_job = dg.define_asset_job(
@@ -12,7 +23,15 @@ lead_follow_up_job = dg.define_asset_job(
 )
 
 defs = dg.Definitions(
-    assets=[lead_enrichment, lead_scores, lead_duplicates],
-    jobs=[lead_follow_up_job],
-    sensors=[new_leads],
+    assets=[
+        lead_enrichment,
+        lead_scores,
+        lead_duplicates,
+        lead_attribution,
+        hubspot_engagements,
+        AUTOMATION_FIRINGS,
+    ],
+    jobs=[lead_follow_up_job, lead_attribution_job, hubspot_engagement_job],
+    schedules=[lead_attribution_schedule, hubspot_engagement_schedule],
+    sensors=[new_leads, lead_automations],
 )

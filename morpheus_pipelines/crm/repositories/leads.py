@@ -216,6 +216,25 @@ class LeadRepository(BaseRepository[Lead]):
         owner = None if rep_id is None else Candidate(rep_id, owner_id)
         return owner, response
 
+    def close(self, session: Session, lead_id: uuid.UUID, *, status: str, at: datetime) -> bool:
+        """Mark an open lead won, lost or closed at ``at`` and give its owner's load back;
+        ``False`` when the lead is not open (closing twice changes nothing)."""
+        closed = session.execute(
+            update(Lead)
+            .where(Lead.id == lead_id, Lead.status == "open")
+            .values(status=status, closedAt=at)
+            .returning(Lead.ownerSalesRepId)
+        ).first()
+        if closed is None:
+            return False
+        if closed.ownerSalesRepId is not None:
+            session.execute(
+                update(SalesRep)
+                .where(SalesRep.id == closed.ownerSalesRepId, SalesRep.openLeads > 0)
+                .values(openLeads=SalesRep.openLeads - 1)
+            )
+        return True
+
     def get_by_key(
         self, session: Session, subscription_id: uuid.UUID, idempotency_key: str
     ) -> Lead | None:

@@ -1,8 +1,9 @@
-"""HubSpot API emulator: the endpoints the target-account sync and the ownership slice use,
-over real HTTP.
+"""HubSpot API emulator: the endpoints the target-account sync, the ownership slice and the
+engagement sync use, over real HTTP.
 
 Modules: ``emulator`` (the server, routing, ``main``), ``portal`` (the stored lists, companies,
-contacts and owners), ``lists``/``companies``/``contacts``/``owners`` (one API family each),
+contacts and owners), ``lists``/``companies``/``contacts``/``owners``/``engagements`` (one
+API family each),
 ``faults`` (auth, rate limits and the HubSpot-specific faults), ``params`` (query parameters
 and paging cursors), ``fixtures`` (``build_data`` and the sample portal).
 
@@ -22,6 +23,11 @@ Endpoints (responses follow HubSpot's OpenAPI files in ``tests/emulators/hubspot
     POST /crm/v3/objects/contacts/batch/read      endpoint "contacts_batch_read" (as companies)
     PUT  /crm/v3/lists/{listId}/memberships/add   endpoint "memberships_add" Memberships-
          ["recordId", ...]                                                 UpdateResponse
+    POST /crm/v3/objects/{calls|emails|meetings|  endpoint                 CollectionResponse-
+         notes}/search (filter and ascending order  "engagements_search"    WithTotalSimple-
+         on hs_lastmodifieddate, limit <= 200)                               PublicObject
+    POST /crm/v4/associations/{type}/contacts/    endpoint "associations_batch_read"
+         batch/read {"inputs":[{"id"}]}           {"status","results":[{"from","to"}]}
 
 Behaviour worth knowing:
 
@@ -39,6 +45,12 @@ Behaviour worth knowing:
 * Memberships add works on MANUAL/SNAPSHOT lists only (400 otherwise, 404 for an unknown
   list); records that do not exist are reported in ``recordIdsMissing`` and existing members
   are ignored, so adding twice changes nothing.
+* Engagement search takes the generic object-search request (contacts.json's
+  ``PublicObjectSearchRequest``; every CRM object's search shares it), filters on
+  ``hs_lastmodifieddate`` only (``GTE``/``GT``/``LTE``/``LT``/``EQ``, epoch ms or ISO), always
+  answers oldest modification first, and refuses (400) to page past 10,000 results of one
+  query, as HubSpot does. ``set_engagement(type, id, properties, contact_ids=, modified_at=)``
+  adds one; engagements are not part of the data file.
 * Auth: when a token is configured every request needs ``Authorization: Bearer <token>``,
   else 401 INVALID_AUTHENTICATION.
 * Rate limit (``rate_limit=100`` or ``190``): a rolling-window budget per ``rate_limit_interval_s``

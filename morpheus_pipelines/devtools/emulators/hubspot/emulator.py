@@ -18,6 +18,7 @@ from .._rate_limit import RollingWindowLimiter
 from .._server import EmulatorServer, serve_until_signalled
 from .companies import CompanyEndpoints
 from .contacts import ContactEndpoints
+from .engagements import ENGAGEMENT_TYPES, EngagementEndpoints
 from .faults import HubSpotFaults
 from .fixtures import sample_data
 from .lists import ListEndpoints
@@ -33,6 +34,10 @@ _BATCH_READ_PATH = "/crm/v3/objects/companies/batch/read"
 _CONTACTS_BATCH_UPDATE_PATH = "/crm/v3/objects/contacts/batch/update"
 _CONTACTS_BATCH_READ_PATH = "/crm/v3/objects/contacts/batch/read"
 _OWNERS_RE = re.compile(r"^/crm/v3/owners/?$")
+_ENGAGEMENT_SEARCH_RE = re.compile(rf"^/crm/v3/objects/({'|'.join(ENGAGEMENT_TYPES)})/search/?$")
+_ASSOCIATIONS_RE = re.compile(
+    rf"^/crm/v4/associations/({'|'.join(ENGAGEMENT_TYPES)})/contacts/batch/read/?$"
+)
 
 
 class HubSpotEmulator(
@@ -40,6 +45,7 @@ class HubSpotEmulator(
     ListEndpoints,
     CompanyEndpoints,
     ContactEndpoints,
+    EngagementEndpoints,
     OwnerEndpoints,
     EmulatorServer,
 ):
@@ -67,6 +73,8 @@ class HubSpotEmulator(
         "contacts_batch_update",
         "contacts_batch_read",
         "owners",
+        "engagements_search",
+        "associations_batch_read",
     )
     supported_faults = GENERIC_FAULTS | {
         FaultKind.RATE_LIMIT,
@@ -113,6 +121,7 @@ class HubSpotEmulator(
         self._companies: dict[str, dict[str, Any]] = {}
         self._contacts: dict[str, dict[str, Any]] = {}
         self._owners: list[dict[str, Any]] = []
+        self._engagements: dict[str, dict[str, dict[str, Any]]] = {}
         self._limiter: RollingWindowLimiter | None = None
         self.load(data)
         configured = data.get("rate_limit") or {}
@@ -145,6 +154,10 @@ class HubSpotEmulator(
             return "contacts_batch_read", {}
         if method == "PUT" and (m := _MEMBERSHIPS_ADD_RE.match(path)):
             return "memberships_add", {"list_id": m.group(1)}
+        if method == "POST" and (m := _ENGAGEMENT_SEARCH_RE.match(path)):
+            return "engagements_search", {"object_type": m.group(1)}
+        if method == "POST" and (m := _ASSOCIATIONS_RE.match(path)):
+            return "associations_batch_read", {"object_type": m.group(1)}
         return None
 
     def page_of(self, request: Request) -> int | None:
@@ -169,6 +182,8 @@ class HubSpotEmulator(
             "contacts_batch_update": self._handle_contacts_batch_update,
             "contacts_batch_read": self._handle_contacts_batch_read,
             "owners": self._handle_owners,
+            "engagements_search": self._handle_engagements_search,
+            "associations_batch_read": self._handle_associations_batch_read,
         }[request.endpoint]
         try:
             return handler(request, fault)

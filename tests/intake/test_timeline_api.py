@@ -1,0 +1,267 @@
+"""The timeline over real HTTP: activities of every channel recorded once, read newest first
+in pages, the WhatsApp window, and messages refused before they are queued."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from sqlalchemy import func, select
+
+from morpheus_pipelines.crm.automations import OutboundMessage
+from morpheus_pipelines.crm.models import Activity
+from morpheus_pipelines.db.session import get_session
+from tests.support.intake import Clock, Tenant, client, create_lead, intake_settings, serving
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+def timed_service(database_url: str, clock: Clock) -> Iterator[str]:
+    with serving(intake_settings(database_url, clock=clock)) as (base, _):
+        yield base
+
+
+def activity(tenant: Tenant, lead_id: str, external_id: str, **fields: Any) -> dict[str, Any]:
+    return {
+        "subscription_id": str(tenant.subscription_id),
+        "external_id": external_id,
+        "channel": "whatsapp",
+        "direction": "inbound",
+        "lead_id": lead_id,
+        "occurred_at": "2026-01-01T00:00:00+00:00",
+        "body": "hello",
+    } | fields
+
+
+def count(url: str, model: Any) -> int:
+    with get_session(url) as session:
+        return session.scalar(select(func.count()).select_from(model))
+
+
+def test_an_activity_is_recorded_once_and_a_different_body_is_refused(
+    tenant: Tenant, timed_service: str, clock: Clock
+) -> None:
+    http = client(tenant.key)
+    lead_id = create_lead(http, timed_service, tenant, "s-1")
+    body = activity(tenant, lead_id, "wa-1", occurred_at=clock.now.isoformat())
+
+    first = http.post(f"{timed_service}/v1/activities", json=body)
+    again = http.post(f"{timed_service}/v1/activities", json=body)
+    changed = http.post(f"{timed_service}/v1/activities", json=body | {"body": "edited"})
+
+    assert first.status_code == 201, first.text
+    assert first.json()["channel"] == "whatsapp"
+    assert again.status_code == 200
+    assert again.headers["Idempotent-Replayed"] == "true"
+    assert again.json() == first.json()
+    assert changed.status_code == 422
+    assert changed.json()["error"] == "external_id_reused"
+    with get_session(tenant.url) as session:
+        stored = session.scalars(select(Activity).where(Activity.externalId == "wa-1")).one()
+        assert stored.body == "hello"
+
+
+def test_the_timeline_is_every_channel_newest_first_in_stable_pages(
+    tenant: Tenant, timed_service: str, clock: Clock
+) -> None:
+    http = client(tenant.key)
+    lead_id = create_lead(http, timed_service, tenant, "s-1")
+    base_time = clock.now - timedelta(hours=10)
+    # Delivered out of order: the timeline orders by when it happened, not when it arrived.
+    deliveries = [
+        ("call-1", "call", "outbound", 3),
+        ("wa-1", "whatsapp", "inbound", 1),
+        ("mail-1", "email", "outbound", 2),
+        ("wa-2", "whatsapp", "outbound", 4),
+        ("mail-2", "email", "inbound", 5),
+    ]
+    for external_id, channel, direction, hour in deliveries:
+        answer = http.post(
+            f"{timed_service}/v1/activities",
+            json=activity(
+                tenant,
+                lead_id,
+                external_id,
+                channel=channel,
+                direction=direction,
+                occurred_at=(base_time + timedelta(hours=hour)).isoformat(),
+            ),
+        )
+        assert answer.status_code == 201, answer.text
+
+    seen, cursor, pages = [], None, 0
+    while True:
+        params = {"limit": 2} | ({"cursor": cursor} if cursor else {})
+        page = http.get(f"{timed_service}/v1/leads/{lead_id}/timeline", params=params).json()
+        seen += [item["external_id"] for item in page["items"]]
+        pages += 1
+        cursor = page["next_cursor"]
+        if cursor is None:
+            break
+
+    # The form submission that created the lead is the newest; then the rest by when they
+    # happened, each once, over three pages.
+    assert seen[0].startswith("form:")
+    assert seen[1:] == ["mail-2", "wa-2", "call-1", "mail-1", "wa-1"]
+    assert pages == 3
+
+
+def test_bad_activities_name_the_field_and_write_nothing(
+    tenant: Tenant, timed_service: str, clock: Clock, database_url: str
+) -> None:
+    http = client(tenant.key)
+    lead_id = create_lead(http, timed_service, tenant, "s-1")
+    other = Tenant(database_url)
+    other_lead = create_lead(client(other.key), timed_service, other, "s-1")
+    before = count(database_url, Activity)
+    future = (clock.now + timedelta(hours=1)).isoformat()
+    cases = [
+        ({"channel": "fax"}, 422, "channel"),
+        ({"direction": "sideways"}, 422, "direction"),
+        ({"occurred_at": "2026-01-01T09:00:00"}, 422, "occurred_at"),
+        ({"occurred_at": "yesterday"}, 422, "occurred_at"),
+        ({"occurred_at": future}, 422, "occurred_at"),
+        ({"lead_id": "not-a-uuid"}, 422, "lead_id"),
+        ({"occurred_at": "9999-12-31T23:59:59-23:59"}, 422, "occurred_at"),
+        ({"body": "nul \u0000 byte"}, 422, "body"),
+        ({"lead_id": other_lead}, 403, None),
+        ({"lead_id": "00000000-0000-4000-8000-000000000000"}, 403, None),
+        ({"subscription_id": str(other.subscription_id)}, 403, None),
+    ]
+    answers = []
+    for overrides, status, field in cases:
+        body = activity(tenant, lead_id, "x-1") | overrides
+        answer = http.post(f"{timed_service}/v1/activities", json=body)
+        answers.append((answer.status_code, answer.json()))
+        assert answer.status_code == status, (overrides, answer.text)
+        if field:
+            assert field in [f["field"] for f in answer.json()["fields"]], answer.text
+
+    # An unknown lead and another subscription's lead get the very same answer.
+    assert answers[8] == answers[9]
+    assert count(database_url, Activity) == before
+
+
+def test_the_whatsapp_window_opens_on_inbound_only_and_closes_after_24_hours(
+    tenant: Tenant, timed_service: str, clock: Clock
+) -> None:
+    http = client(tenant.key)
+    lead_id = create_lead(http, timed_service, tenant, "s-1")
+    window = f"{timed_service}/v1/leads/{lead_id}/whatsapp-window"
+    assert http.get(window).json() == {
+        "open": False,
+        "opened_at": None,
+        "closes_at": None,
+        "remaining_seconds": 0,
+    }
+
+    inbound_at = clock.now
+    http.post(
+        f"{timed_service}/v1/activities",
+        json=activity(tenant, lead_id, "wa-in", occurred_at=inbound_at.isoformat()),
+    )
+    clock.advance(hours=20)
+    http.post(
+        f"{timed_service}/v1/activities",
+        json=activity(
+            tenant,
+            lead_id,
+            "wa-out",
+            direction="outbound",
+            occurred_at=clock.now.isoformat(),
+        ),
+    )
+    opened = http.get(window).json()
+    assert opened["open"] is True
+    assert opened["remaining_seconds"] == 4 * 3600  # our own message did not reopen it
+    assert opened["closes_at"] == (inbound_at + timedelta(hours=24)).isoformat()
+
+    clock.advance(hours=4)
+    closed = http.get(window).json()
+    assert closed == opened | {"open": False, "remaining_seconds": 0}
+
+
+def test_free_form_whatsapp_is_refused_outside_the_window_before_anything_is_queued(
+    tenant: Tenant, timed_service: str, clock: Clock, database_url: str
+) -> None:
+    http = client(tenant.key)
+    lead_id = create_lead(http, timed_service, tenant, "s-1")
+    inbound_at = clock.now
+    http.post(
+        f"{timed_service}/v1/activities",
+        json=activity(tenant, lead_id, "wa-in", occurred_at=inbound_at.isoformat()),
+    )
+    free_form = {"lead_id": lead_id, "channel": "whatsapp", "kind": "free_form", "body": "Hi!"}
+    template = {
+        "lead_id": lead_id,
+        "channel": "whatsapp",
+        "kind": "template",
+        "template_name": "follow_up_1",
+    }
+    messages = f"{timed_service}/v1/messages"
+
+    clock.now = inbound_at + timedelta(hours=24) - timedelta(microseconds=1)
+    inside = http.post(messages, json=free_form)
+    clock.now = inbound_at + timedelta(hours=24)  # the boundary: closed
+    refused = http.post(messages, json=free_form)
+    template_answer = http.post(messages, json=template)
+    email = http.post(messages, json=free_form | {"channel": "email"})
+
+    assert inside.status_code == 202, inside.text
+    assert refused.status_code == 422
+    assert refused.json()["error"] == "whatsapp_window_closed"
+    assert refused.json()["closed_at"] == (inbound_at + timedelta(hours=24)).isoformat()
+    assert template_answer.status_code == 202  # templates are always allowed
+    assert email.status_code == 202  # the window is WhatsApp's alone
+    assert count(database_url, OutboundMessage) == 3
+
+
+def test_a_message_with_an_idempotency_key_is_queued_once(
+    tenant: Tenant, timed_service: str, database_url: str
+) -> None:
+    http = client(tenant.key)
+    lead_id = create_lead(http, timed_service, tenant, "s-1")
+    body = {"lead_id": lead_id, "channel": "email", "kind": "template", "template_name": "t1"}
+    headers = {"Idempotency-Key": "send-42"}
+
+    first = http.post(f"{timed_service}/v1/messages", json=body, headers=headers)
+    again = http.post(f"{timed_service}/v1/messages", json=body, headers=headers)
+    other = http.post(
+        f"{timed_service}/v1/messages", json=body | {"template_name": "t2"}, headers=headers
+    )
+
+    assert first.status_code == again.status_code == 202
+    assert again.json()["message_id"] == first.json()["message_id"]
+    assert again.headers["Idempotent-Replayed"] == "true"
+    assert other.status_code == 422 and other.json()["error"] == "idempotency_key_reused"
+    assert count(database_url, OutboundMessage) == 1
+
+
+@pytest.mark.parametrize(
+    ("overrides", "field"),
+    [
+        ({"kind": "template", "template_name": None}, "template_name"),
+        ({"kind": "free_form", "body": None}, "body"),
+        ({"channel": "pigeon"}, "channel"),
+        ({"kind": "shout"}, "kind"),
+    ],
+)
+def test_a_bad_message_names_the_field(
+    tenant: Tenant, timed_service: str, database_url: str, overrides: dict, field: str
+) -> None:
+    http = client(tenant.key)
+    lead_id = create_lead(http, timed_service, tenant, "s-1")
+    body = {"lead_id": lead_id, "channel": "email", "kind": "free_form", "body": "Hi"}
+    body = {k: v for k, v in (body | overrides).items() if v is not None}
+
+    answer = http.post(f"{timed_service}/v1/messages", json=body)
+
+    assert answer.status_code == 422
+    assert field in [f["field"] for f in answer.json()["fields"]]
+    assert count(database_url, OutboundMessage) == 0
