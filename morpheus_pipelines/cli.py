@@ -389,10 +389,37 @@ def cmd_automation_rule(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    except IntegrityError:
-        print(f"error: the subscription already has a rule named {args.name!r}", file=sys.stderr)
+    except IntegrityError as exc:
+        if "uq_automation_rules_subscriptionId_name" in str(exc.orig):
+            print(
+                f"error: the subscription already has a rule named {args.name!r}", file=sys.stderr
+            )
+        else:
+            print(f"error: the database refused the rule: {exc.orig}", file=sys.stderr)
         return 2
     print(f"rule {args.name!r} added: {describe_rule(rule)}")
+    return 0
+
+
+def cmd_lead(args: argparse.Namespace) -> int:
+    from datetime import UTC, datetime
+
+    from morpheus_pipelines.intake.server import close_lead
+
+    try:
+        at = datetime.fromisoformat(args.at) if args.at else datetime.now(UTC)
+    except ValueError:
+        print(f"error: --at must be an ISO 8601 time, got {args.at!r}", file=sys.stderr)
+        return 2
+    if at.tzinfo is None:
+        print("error: --at needs a timezone, e.g. 2026-12-01T09:30:00+08:00", file=sys.stderr)
+        return 2
+    url = warehouse_url(load_settings())
+    upgrade(url)
+    if not close_lead(url, args.lead_id, args.status, at):
+        print(f"error: no open lead {args.lead_id}", file=sys.stderr)
+        return 1
+    print(f"lead {args.lead_id} {args.status} at {at.isoformat()}")
     return 0
 
 
@@ -495,6 +522,13 @@ def build_parser() -> argparse.ArgumentParser:
     rules.add_argument("--template", help="send this approved template")
     rules.add_argument("--body", help="send this free-form text")
     rules.set_defaults(func=cmd_automation_rule)
+
+    lead = sub.add_parser("lead", help="close a lead as won, lost or closed (docs/leads.md)")
+    lead.add_argument("action", choices=["close"])
+    lead.add_argument("lead_id", type=_uuid_argument)
+    lead.add_argument("--status", choices=["won", "lost", "closed"], required=True)
+    lead.add_argument("--at", help="when (ISO 8601 with a timezone); default now")
+    lead.set_defaults(func=cmd_lead)
 
     emulate = sub.add_parser("emulate", help="serve an emulated HubSpot or Domain Intelligence")
     emulate.add_argument("service", choices=["hubspot", "domain-intel"])

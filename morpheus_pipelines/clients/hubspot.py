@@ -321,6 +321,11 @@ class HubSpotClient:
         ``POST /crm/v3/objects/{type}/search``. Past HubSpot's 10,000-result cap of one query
         a new query starts from the last modification time seen (its rows come again; the
         caller's upsert absorbs them)."""
+        # Paged by key, not by offset: each page starts a new query at the last modification
+        # time seen. An engagement edited during the run moves to the end of the order, and
+        # with offsets the row behind it would slide into a page already read and be lost;
+        # this way rows come again at worst (the caller's upsert absorbs repeats). Only rows
+        # sharing one modification time are paged by offset.
         since, after = modified_since_ms, 0
         endpoint = "engagements_search"
         while True:
@@ -349,20 +354,20 @@ class HubSpotClient:
             results = body["results"]
             if results:
                 yield results
-            next_after = ((body.get("paging") or {}).get("next") or {}).get("after")
-            if not next_after or not results:
+            more = ((body.get("paging") or {}).get("next") or {}).get("after")
+            if not more or not results:
                 return
-            if int(next_after) + limit <= SEARCH_RESULT_CAP:
-                after = int(next_after)
-                continue
             last = _modified_ms(results[-1])
-            if last <= since:
+            if last > since:
+                since, after = last, 0
+                continue
+            after += limit  # a whole page shared one modification time
+            if after + limit > SEARCH_RESULT_CAP:
                 raise HubSpotError(
                     f"more than {SEARCH_RESULT_CAP} {object_type} share one modification "
                     "time; the search cannot page through them",
                     endpoint=endpoint,
                 )
-            since, after = last, 0
 
     def read_engagement_contacts(
         self, object_type: str, engagement_ids: Sequence[str]

@@ -83,7 +83,9 @@ def create_app(settings: IntakeSettings) -> Starlette:
         pool_size=settings.pool_size,
         max_overflow=settings.pool_size,
         pool_timeout=5,
-        connect_args={"connect_timeout": 3},
+        # A lead acknowledged must survive a crash: commits wait for the WAL flush even on a
+        # server tuned for batch work (the embedded one runs with synchronous_commit=off).
+        connect_args={"connect_timeout": 3, "options": "-c synchronous_commit=on"},
     )
     factory = sessionmaker(engine, expire_on_commit=False)
 
@@ -229,7 +231,11 @@ def create_app(settings: IntakeSettings) -> Starlette:
         _, subscription_id = await authorised(request)
         lead_id = lead_id_of(request)
         limit_text = request.query_params.get("limit", str(DEFAULT_TIMELINE_PAGE))
-        if not limit_text.isdigit() or not 1 <= int(limit_text) <= MAX_TIMELINE_PAGE:
+        if not (
+            limit_text.isascii()
+            and limit_text.isdigit()
+            and 1 <= int(limit_text) <= MAX_TIMELINE_PAGE
+        ):
             raise _Refused(
                 422, _invalid("limit", f"limit must be an integer from 1 to {MAX_TIMELINE_PAGE}")
             )

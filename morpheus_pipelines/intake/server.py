@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import os
 import uuid
+from datetime import datetime
 
-from morpheus_pipelines.crm.repositories.leads import IntakeApiKeyRepository
+from morpheus_pipelines.crm.repositories.leads import IntakeApiKeyRepository, LeadRepository
 from morpheus_pipelines.db.migrate import upgrade
 from morpheus_pipelines.db.session import get_session
 from morpheus_pipelines.db.urls import warehouse_url
@@ -14,6 +15,7 @@ from morpheus_pipelines.observability.events import log_event
 from morpheus_pipelines.settings import Settings
 
 _keys = IntakeApiKeyRepository()
+_leads = LeadRepository()
 
 
 def serve(
@@ -56,6 +58,13 @@ def create_api_key(
     with get_session(url) as session:
         _keys.create(session, key_id, subscription_id, key_hash(key), label)
     return key_id, key
+
+
+def close_lead(url: str, lead_id: uuid.UUID, status: str, at: datetime) -> bool:
+    """Mark an open lead won, lost or closed at ``at`` (what ``lead_attribution`` credits,
+    and what stops the automations); ``False`` when it is not open."""
+    with get_session(url) as session:
+        return _leads.close(session, lead_id, status=status, at=at)
 
 
 def revoke_api_key(url: str, key_id: uuid.UUID) -> bool:

@@ -126,9 +126,12 @@ def _decode_cursor(cursor: str) -> tuple[datetime, int]:
     try:
         raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
         occurred_at, _, activity_id = raw.rpartition("|")
-        return datetime.fromisoformat(occurred_at), int(activity_id)
+        moment, position = datetime.fromisoformat(occurred_at), int(activity_id)
     except (ValueError, binascii.Error, UnicodeDecodeError):
-        raise InvalidActivity("cursor", "cursor is not one this API returned") from None
+        moment, position = None, -1
+    if moment is None or moment.tzinfo is None or not 0 < position < 2**63:
+        raise InvalidActivity("cursor", "cursor is not one this API returned")
+    return moment, position
 
 
 def timeline_page(

@@ -50,7 +50,10 @@ def _position_based(touches: Sequence[AttributedTouch], won_at: datetime) -> lis
 
 
 def _time_decay(touches: Sequence[AttributedTouch], won_at: datetime) -> list[float]:
-    weights = [0.5 ** ((won_at - touch.occurred_at) / TIME_DECAY_HALF_LIFE) for touch in touches]
+    # Measured from the newest touch, whose weight is 1, rather than from the win: the shares
+    # are the same, and touches decades old cannot all underflow to zero.
+    newest = max(touch.occurred_at for touch in touches)
+    weights = [0.5 ** ((newest - touch.occurred_at) / TIME_DECAY_HALF_LIFE) for touch in touches]
     total = sum(weights)
     return [weight / total for weight in weights]
 

@@ -162,26 +162,30 @@ def replay_evidence_rule(
 ) -> list[datetime]:
     """The nudges the evidence rule sends to one lead up to ``until``: at most one per quiet
     period, where a quiet period starts at creation or at the last engagement."""
-    touches = sorted(history, key=lambda touch: touch.occurred_at)
+    touches = sorted(
+        (t for t in history if t.occurred_at <= until), key=lambda touch: touch.occurred_at
+    )
     quiet_since, last_whatsapp = created_at, None
     sent: list[datetime] = []
     fired_for: datetime | None = None
-    for moment in [*(t.occurred_at for t in touches if t.occurred_at < until), until]:
+
+    def fire_if_due(before: datetime, *, inclusive: bool) -> None:
+        nonlocal fired_for
         due = nudge_due_at(rule, quiet_since, last_whatsapp)
-        # An engagement at the very instant the nudge falls due wins: the lead is not quiet.
-        on_time = due is not None and (due <= until if moment == until else due < moment)
-        if on_time and fired_for != quiet_since:
+        if due is None or fired_for == quiet_since:
+            return
+        if due < before or (inclusive and due == before):
             sent.append(due)
             fired_for = quiet_since
-        if moment >= until:
-            break
-        for touch in touches:
-            if touch.occurred_at != moment:
-                continue
-            if touch.is_engagement:
-                quiet_since = max(quiet_since, touch.occurred_at)
-            if touch.channel == "whatsapp" and touch.direction == "inbound":
-                last_whatsapp = touch.occurred_at
+
+    for touch in touches:
+        # An engagement at the very instant the nudge falls due wins: the lead is not quiet.
+        fire_if_due(touch.occurred_at, inclusive=False)
+        if touch.is_engagement:
+            quiet_since = max(quiet_since, touch.occurred_at)
+        if touch.channel == "whatsapp" and touch.direction == "inbound":
+            last_whatsapp = touch.occurred_at
+    fire_if_due(until, inclusive=True)
     return sent
 
 

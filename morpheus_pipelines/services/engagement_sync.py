@@ -130,6 +130,8 @@ def _write(
         if hubspot_contact_id
         else None
     )
+    if local is not None and local.subscriptionId != subscription_id:
+        local = None  # another workspace's contact with the same HubSpot id
     data = fields | {
         "subscriptionId": subscription_id,
         "externalId": engagement_id,
@@ -137,13 +139,17 @@ def _write(
         "contactId": local.id if local else None,
         "contactEmail": email,
         "hubspotContactId": hubspot_contact_id,
-        # Joins the lead's timeline when first written; 001's update columns leave it be.
         "leadId": leads.get(email) if email else None,
         "updatedAt": datetime.now(UTC),
     }
     if data["occurredAt"] is None:
         del data["occurredAt"]  # the column default: when we learnt of it
-    _activities.upsert(
+    stored = _activities.upsert(
         session, data, conflict_columns=CONFLICT_COLUMNS, update_columns=UPDATE_COLUMNS
     )
+    if stored.leadId is None and data["leadId"] is not None:
+        # 001's update columns leave leadId alone; an engagement synced before its contact
+        # became a lead joins the lead's timeline when the overlap reads it again.
+        stored.leadId = data["leadId"]
+        session.flush()
     return hubspot_time(properties.get("hs_lastmodifieddate"))

@@ -3,6 +3,7 @@ read every won lead's touches before its win, split the credit, write the report
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -56,10 +57,12 @@ class AttributionPublication:
 
 
 def publish_lead_attribution(
-    session_factory: SessionFactory, *, home: str | Path
+    session_factory: SessionFactory, subscription_id: uuid.UUID, *, home: str | Path
 ) -> AttributionPublication:
+    """The subscription's won leads, five ways; one subscription's report never mixes in
+    another's leads or owners."""
     generated_at = datetime.now(UTC)
     with session_factory() as session:
-        attribution = attribute(_won_leads(_attribution.won_lead_touches(session)))
+        attribution = attribute(_won_leads(_attribution.won_lead_touches(session, subscription_id)))
     files = write_attribution_report(attribution, generated_at, home)
     return AttributionPublication(attribution, generated_at, files)

@@ -49,7 +49,11 @@ class Evaluation:
 
     @property
     def by_rule(self) -> Counter[str]:
-        return Counter(self.rules[firing.rule_id]["name"] for firing in self.firings)
+        # .get: a rule created between reading the rules and the evaluation still counts.
+        return Counter(
+            self.rules.get(firing.rule_id, {}).get("name", f"rule {firing.rule_id}")
+            for firing in self.firings
+        )
 
 
 def fire_due_nudges(
@@ -93,6 +97,9 @@ def add_rule(
     name."""
     if (template_name is None) == (body is None):
         raise ValueError("a rule sends either a template (template_name) or a free-form body")
+    for label, span in (("quiet period", rule.quiet), ("window lead", rule.window_lead)):
+        if span is not None and not 1 <= span.total_seconds() < 2**31:
+            raise ValueError(f"the {label} must be between 1 second and 68 years")
     return _automations.insert(
         session,
         {

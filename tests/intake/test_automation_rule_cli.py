@@ -71,6 +71,11 @@ def test_rules_are_added_listed_and_refused_with_a_reason(
         [*add, "--name", "quiet_day", "--channel", "email", "--quiet-hours", "6", "--template", "t"]
     )
     again_error = capsys.readouterr().err
+    tiny = main(
+        [*add, "--name", "tiny", "--channel", "email", "--quiet-hours", "0.0001", "--template", "t"]
+    )
+    tiny_error = capsys.readouterr().err
+    assert tiny == 2 and "between 1 second" in tiny_error
     assert main(["automation-rule", "list", "--subscription", sub]) == 0
     listed = capsys.readouterr().out
 

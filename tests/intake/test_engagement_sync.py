@@ -129,3 +129,44 @@ def test_a_portal_busier_than_one_search_query_still_syncs_whole(
 
     assert len(set(seen)) == total  # every engagement, past the 10,000-result cap
     assert len(seen) > total  # the new query re-read from the last time seen
+
+
+def test_an_engagement_edited_mid_sync_does_not_push_another_out_of_the_pages(
+    portal: HubSpotEmulator,
+) -> None:
+    start = NOW - timedelta(days=1)
+    for n in range(250):
+        portal.set_engagement("calls", n + 1, {}, modified_at=start + timedelta(seconds=n))
+
+    seen: list[str] = []
+    pages = client(portal).iter_engagement_pages(
+        "calls", modified_since_ms=int(start.timestamp() * 1000), properties=(), limit=100
+    )
+    for number, page in enumerate(pages):
+        seen += [item["id"] for item in page]
+        if number == 0:  # one already read is edited: it moves to the end of the order
+            portal.set_engagement("calls", 50, {}, modified_at=NOW)
+
+    assert set(seen) == {str(n + 1) for n in range(250)}
+
+
+def test_an_engagement_synced_before_its_lead_existed_joins_the_timeline_later(
+    database_url: str, portal: HubSpotEmulator
+) -> None:
+    subscription_id = subscription(database_url)
+    portal.set_contact(777, {"email": "late@example.com"})
+    portal.set_engagement(
+        "emails",
+        9,
+        {"hs_email_direction": "INCOMING_EMAIL"},
+        contact_ids=[777],
+        modified_at=NOW - timedelta(minutes=5),
+    )
+    sessions = lambda: get_session(database_url)  # noqa: E731
+    sync_engagements(client(portal), sessions, subscription_id, now=NOW)
+    assert activities(database_url)["9"].leadId is None
+
+    lead_id = lead_with_history(database_url, subscription_id, NOW, email="late@example.com")
+    sync_engagements(client(portal), sessions, subscription_id, now=NOW)  # the overlap
+
+    assert activities(database_url)["9"].leadId == lead_id

@@ -11,9 +11,11 @@ import dagster as dg
 import pytest
 
 from morpheus_pipelines.assets.leads.attribution import lead_attribution
+from morpheus_pipelines.cli import main
 from morpheus_pipelines.crm.ownership import DIALER_FALLBACK_HUBSPOT_OWNER_ID
 from morpheus_pipelines.crm.repositories.leads import LeadRepository
 from morpheus_pipelines.db.session import get_session
+from morpheus_pipelines.resources.ownership import OwnershipResource
 from morpheus_pipelines.resources.warehouse import WarehouseResource
 from morpheus_pipelines.rules.timeline import Touch
 from tests.support.timeline import REP_OWNER_ID, lead_with_history, subscription
@@ -29,6 +31,18 @@ def day(n: float) -> datetime:
 def close(url: str, lead_id: uuid.UUID, status: str, at: datetime) -> None:
     with get_session(url) as session:
         assert _leads.close(session, lead_id, status=status, at=at)
+
+
+def attribution_run(url: str, subscription_id: uuid.UUID, home: Path) -> dict:
+    result = dg.materialize(
+        [lead_attribution],
+        resources={
+            "warehouse": WarehouseResource(database_url=url, home=str(home)),
+            "ownership": OwnershipResource(subscription_id=str(subscription_id)),
+        },
+    )
+    assert result.success
+    return result.get_asset_materialization_events()[0].materialization.metadata
 
 
 def test_won_leads_are_credited_five_ways_side_by_side(database_url: str, tmp_path: Path) -> None:
@@ -48,14 +62,12 @@ def test_won_leads_are_credited_five_ways_side_by_side(database_url: str, tmp_pa
     lost = lead_with_history(database_url, subscription_id, T0, [Touch(day(1), "email", "inbound")])
     close(database_url, lost, "lost", day(2))
     lead_with_history(database_url, subscription_id, T0)  # still open
+    elsewhere = subscription(database_url)  # another workspace's win stays out of the report
+    theirs = lead_with_history(database_url, elsewhere, T0, [Touch(day(1), "email", "inbound")])
+    close(database_url, theirs, "won", day(3))
 
-    result = dg.materialize(
-        [lead_attribution],
-        resources={"warehouse": WarehouseResource(database_url=database_url, home=str(tmp_path))},
-    )
+    metadata = attribution_run(database_url, subscription_id, tmp_path)
 
-    assert result.success
-    metadata = result.get_asset_materialization_events()[0].materialization.metadata
     assert metadata["won_leads"].value == 1
     by_channel = metadata["credit_by_channel"].value
     assert set(by_channel) == {"form", "call", "whatsapp"}  # the email came after the win
@@ -73,10 +85,19 @@ def test_won_leads_are_credited_five_ways_side_by_side(database_url: str, tmp_pa
     assert Path(metadata["file_chart"].value).read_bytes().startswith(b"\x89PNG")
 
 
-def test_closing_a_lead_twice_changes_nothing(database_url: str) -> None:
+def test_a_lead_is_closed_once_from_the_command_line(
+    database_url: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
+    monkeypatch.setenv("MORPHEUS_DATABASE_URL", database_url)
     subscription_id = subscription(database_url)
-    lead_id = lead_with_history(database_url, subscription_id, T0)
-    close(database_url, lead_id, "won", day(1))
+    lead_id = str(lead_with_history(database_url, subscription_id, T0))
+
+    won = main(["lead", "close", lead_id, "--status", "won", "--at", day(1).isoformat()])
+    again = main(["lead", "close", lead_id, "--status", "lost"])
+    naive = main(["lead", "close", lead_id, "--status", "lost", "--at", "2026-11-03T09:00"])
+
+    assert (won, again, naive) == (0, 1, 2)
+    assert "needs a timezone" in capsys.readouterr().err
     with get_session(database_url) as session:
-        assert not _leads.close(session, lead_id, status="lost", at=day(2))
-        assert _leads.get_by_id(session, lead_id).status == "won"
+        lead = _leads.get_by_id(session, uuid.UUID(lead_id))
+        assert (lead.status, lead.closedAt) == ("won", day(1))

@@ -6,12 +6,14 @@ from __future__ import annotations
 import time
 import uuid
 
-from sqlalchemy import select
+import psycopg
+from sqlalchemy import select, text
 
 from morpheus_pipelines.crm.leads import Lead
 from morpheus_pipelines.crm.models import Activity, ActivityType
 from morpheus_pipelines.crm.ownership import DIALER_FALLBACK_HUBSPOT_OWNER_ID
 from morpheus_pipelines.db.session import get_session
+from morpheus_pipelines.db.urls import libpq_url
 from tests.support.intake import Tenant, client
 
 
@@ -134,3 +136,15 @@ def test_no_rep_at_all_still_gives_every_lead_an_owner(tenant: Tenant, service) 
     answer = client(tenant.key).post(f"{base}/v1/leads", json=tenant.lead_body())
     assert answer.status_code == 201
     assert answer.json()["owner"]["hubspot_owner_id"] == DIALER_FALLBACK_HUBSPOT_OWNER_ID
+
+
+def test_an_acknowledged_lead_is_flushed_to_the_wal_before_the_answer(
+    database_url: str, service
+) -> None:
+    # The embedded server runs with synchronous_commit=off for batch work; intake must not.
+    _, app = service
+    with psycopg.connect(libpq_url(database_url)) as plain:
+        server_default = plain.execute("SHOW synchronous_commit").fetchone()[0]
+    with app.state.engine.connect() as connection:
+        assert connection.execute(text("SHOW synchronous_commit")).scalar() == "on"
+    assert server_default == "off"  # so the line above shows the service's own setting

@@ -3,6 +3,7 @@ in pages, the WhatsApp window, and messages refused before they are queued."""
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
@@ -265,3 +266,50 @@ def test_a_bad_message_names_the_field(
     assert answer.status_code == 422
     assert field in [f["field"] for f in answer.json()["fields"]]
     assert count(database_url, OutboundMessage) == 0
+
+
+def test_another_subscriptions_lead_is_403_on_every_timeline_endpoint(
+    tenant: Tenant, timed_service: str, database_url: str
+) -> None:
+    other = Tenant(database_url)
+    theirs = create_lead(client(other.key), timed_service, other, "s-1")
+    mine = client(tenant.key)
+    unknown = "00000000-0000-4000-8000-000000000000"
+
+    answers = {
+        name: [
+            mine.get(f"{timed_service}/v1/leads/{lead}/timeline"),
+            mine.get(f"{timed_service}/v1/leads/{lead}/whatsapp-window"),
+            mine.post(
+                f"{timed_service}/v1/messages",
+                json={
+                    "lead_id": lead,
+                    "channel": "email",
+                    "kind": "template",
+                    "template_name": "t",
+                },
+            ),
+        ]
+        for name, lead in (("theirs", theirs), ("unknown", unknown))
+    }
+
+    for theirs_answer, unknown_answer in zip(answers["theirs"], answers["unknown"], strict=True):
+        assert theirs_answer.status_code == unknown_answer.status_code == 403
+        assert theirs_answer.json() == unknown_answer.json()
+    assert count(database_url, OutboundMessage) == 0
+
+
+def test_a_bad_limit_or_cursor_is_422(tenant: Tenant, timed_service: str) -> None:
+    http = client(tenant.key)
+    lead_id = create_lead(http, timed_service, tenant, "s-1")
+    timeline = f"{timed_service}/v1/leads/{lead_id}/timeline"
+    huge_id = base64.urlsafe_b64encode(b"2026-01-01T00:00:00+00:00|99999999999999999999").decode()
+    for params, field in (
+        ({"limit": "\u00b2"}, "limit"),
+        ({"limit": "0"}, "limit"),
+        ({"cursor": "not-a-cursor"}, "cursor"),
+        ({"cursor": huge_id}, "cursor"),
+    ):
+        answer = http.get(timeline, params=params)
+        assert answer.status_code == 422, (params, answer.text)
+        assert answer.json()["fields"][0]["field"] == field

@@ -94,11 +94,13 @@ def _lead_with_inbound_whatsapp(url: str) -> tuple[Tenant, uuid.UUID, datetime]:
 
 def test_the_guarded_enqueue_never_queues_after_the_window_closed(database_url: str) -> None:
     tenant, lead_id, closes_at = _lead_with_inbound_whatsapp(database_url)
-    # Each attempt starts a microsecond before the close; the clock moves on as it is read.
-    for _ in range(5):
-        clock = Ticking(closes_at - timedelta(microseconds=1), timedelta(microseconds=1))
+    # The clock moves on a microsecond each time it is read, across the close.
+    clock = Ticking(closes_at - timedelta(microseconds=2), timedelta(microseconds=1))
+    queued = []
+    for _ in range(4):  # at close - 2 µs, - 1 µs, at the close, + 1 µs
         with get_session(database_url) as session:
-            guarded_enqueue(session, _free_form(tenant, lead_id), clock)
+            queued.append(guarded_enqueue(session, _free_form(tenant, lead_id), clock))
+    assert queued == [True, True, False, False]
     assert leaked(database_url, lead_id, closes_at) == 0
 
 

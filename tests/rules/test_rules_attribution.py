@@ -77,3 +77,9 @@ def test_every_model_gives_each_win_exactly_one_credit(days: list[float]) -> Non
         shares = credit(touches, WON, model)
         assert sum(shares) == pytest.approx(1.0)
         assert all(share >= 0 for share in shares)
+
+
+def test_time_decay_survives_touches_decades_before_the_win() -> None:
+    ancient = [touch(365 * 40), touch(365 * 39)]
+    shares = credit(ancient, WON, BY_NAME["time_decay"])
+    assert sum(shares) == pytest.approx(1.0) and shares[1] > shares[0]

@@ -156,4 +156,5 @@ def test_an_engagement_at_the_instant_a_nudge_falls_due_wins() -> None:
     rule = NudgeRule("email", timedelta(hours=12))
     history = [Touch(at(0), "form", "inbound"), Touch(at(12), "email", "inbound")]
     assert replay_evidence_rule(rule, at(0), history, at(20)) == []
+    assert replay_evidence_rule(rule, at(0), history, at(12)) == []  # evaluated at that instant
     assert replay_evidence_rule(rule, at(0), history, at(24)) == [at(24)]

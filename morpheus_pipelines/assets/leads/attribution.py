@@ -7,19 +7,24 @@ from morpheus_pipelines.assets.metadata import as_metadata
 from morpheus_pipelines.assets.reports.daily import file_paths
 from morpheus_pipelines.partitions import TIMEZONE
 from morpheus_pipelines.reports.attribution import render_attribution_markdown
+from morpheus_pipelines.resources.ownership import OwnershipResource
 from morpheus_pipelines.resources.warehouse import WarehouseResource
 from morpheus_pipelines.services.lead_attribution import publish_lead_attribution
 
 
 @dg.asset(group_name="leads", kinds={"html"}, tags={"domain": "leads"})
-def lead_attribution(warehouse: WarehouseResource) -> dg.MaterializeResult:
-    """Credit for every won lead split among the touches before the win, under first-touch,
-    last-touch, linear, position-based (40/20/40) and time-decay (7-day half-life) models
-    side by side, per channel and per owner, each with a sentence saying how it splits, and
-    where the models disagree most. Writes `attribution.md`, `attribution.html` (chart
-    embedded) and `credit_by_channel.png` under `$MORPHEUS_HOME/reports/attribution/<date>/`.
+def lead_attribution(
+    ownership: OwnershipResource, warehouse: WarehouseResource
+) -> dg.MaterializeResult:
+    """Credit for every won lead of the workspace (`MORPHEUS_SUBSCRIPTION_ID`) split among
+    the touches before the win, under first-touch, last-touch, linear, position-based
+    (40/20/40) and time-decay (7-day half-life) models side by side, per channel and per
+    owner, each with a sentence saying how it splits, and where the models disagree most.
+    Writes `attribution.md`, `attribution.html` (chart embedded) and `credit_by_channel.png`
+    under `$MORPHEUS_HOME/reports/attribution/<date>/`.
     """
-    published = publish_lead_attribution(warehouse.session, home=warehouse.home)
+    subscription_id = ownership.subscription()
+    published = publish_lead_attribution(warehouse.session, subscription_id, home=warehouse.home)
     attribution = published.attribution
     return dg.MaterializeResult(
         metadata={
@@ -28,6 +33,7 @@ def lead_attribution(warehouse: WarehouseResource) -> dg.MaterializeResult:
             ),
             **as_metadata(
                 {
+                    "subscription_id": str(subscription_id),
                     "won_leads": attribution.won_leads,
                     "won_leads_without_touches": attribution.leads_without_touches,
                     "credit_by_channel": attribution.by_channel,

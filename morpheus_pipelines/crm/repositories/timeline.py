@@ -262,7 +262,7 @@ FROM leads l
 LEFT JOIN activities a
   ON a."leadId" = l.id AND a."occurredAt" <= l."closedAt"
  AND a.type IN ('FORM', 'WHATSAPP', 'CALL', 'EMAIL')
-WHERE l.status = 'won' AND l."closedAt" IS NOT NULL
+WHERE l."subscriptionId" = :subscription_id AND l.status = 'won' AND l."closedAt" IS NOT NULL
 ORDER BY l.id, a."occurredAt", a.id
 """
 
@@ -270,9 +270,15 @@ ORDER BY l.id, a."occurredAt", a.id
 class AttributionRepository(BaseRepository[Activity]):
     model_class = Activity
 
-    def won_lead_touches(self, session: Session) -> Iterator[tuple[Any, ...]]:
+    def won_lead_touches(
+        self, session: Session, subscription_id: uuid.UUID
+    ) -> Iterator[tuple[Any, ...]]:
         """``(lead id, won at, lead owner, touch time, channel, touch owner)`` per touch of
-        every won lead before its win, grouped by lead (a lead without touches: one row of
-        ``None`` touch columns). Streamed."""
-        result = session.execute(text(_WON_TOUCHES), execution_options={"yield_per": 5_000})
+        every won lead of the subscription before its win, grouped by lead (a lead without
+        touches: one row of ``None`` touch columns). Streamed."""
+        result = session.execute(
+            text(_WON_TOUCHES),
+            {"subscription_id": subscription_id},
+            execution_options={"yield_per": 5_000},
+        )
         yield from result
