@@ -26,6 +26,7 @@ DEFAULTS: dict[str, str] = {
     "HUBSPOT_RETRY_COUNT": "3",
     "HUBSPOT_REQUESTS_PER_10S": "100",
     "DOMAIN_INTELLIGENCE_BASE_URL": "",
+    "DOMAIN_INTELLIGENCE_MAX_AGE_DAYS": "30",
     "APAC_SALES_EMAILS": "",
     "FORCED_SALES_OWNED_TENANT_IDS": "",
     "MORPHEUS_ALERT_WEBHOOK_URL": "",
@@ -68,6 +69,7 @@ class Settings:
     hubspot_retry_count: int
     hubspot_requests_per_10s: int
     domain_intelligence_base_url: str
+    domain_intelligence_max_age_days: int
     forced_sales_owned_tenant_ids: str
     alert_webhook_url: str
     phone_agent_batch_size: int
@@ -113,6 +115,9 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         hubspot_retry_count=int(_number("HUBSPOT_RETRY_COUNT", environ, int)),
         hubspot_requests_per_10s=int(_number("HUBSPOT_REQUESTS_PER_10S", environ, int)),
         domain_intelligence_base_url=env("DOMAIN_INTELLIGENCE_BASE_URL", environ).rstrip("/"),
+        domain_intelligence_max_age_days=int(
+            _number("DOMAIN_INTELLIGENCE_MAX_AGE_DAYS", environ, int)
+        ),
         forced_sales_owned_tenant_ids=env("FORCED_SALES_OWNED_TENANT_IDS", environ),
         alert_webhook_url=env("MORPHEUS_ALERT_WEBHOOK_URL", environ),
         phone_agent_batch_size=int(_number("PHONE_AGENT_BATCH_SIZE", environ, int)),

@@ -109,6 +109,12 @@ class EnrichedTenant(Base):
     enrichment_error_count: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
     enrichment_ms: Mapped[int | None] = mapped_column(Integer)
     run_id: Mapped[str] = mapped_column(Text, nullable=False)
+    # When Domain Intelligence gave this answer, and a hash of what it was asked (docs/
+    # pipeline.md, "Enrichment reuse"): an answer is reused while both still hold.
+    enriched_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    input_fingerprint: Mapped[str | None] = mapped_column(Text)
+
+    __table_args__ = (Index("ix_apac_enriched_tenants_reuse", "tenant_id", "enriched_at"),)
 
 
 class _TenantBucketColumns:

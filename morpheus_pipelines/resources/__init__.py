@@ -39,6 +39,7 @@ def build_resources() -> dict[str, Any]:
         "target_list": TargetListResource(list_id=env_or_default("HUBSPOT_TARGET_LIST_ID")),
         "domain_intelligence": DomainIntelligenceResource(
             base_url=env_or_default("DOMAIN_INTELLIGENCE_BASE_URL"),
+            max_age_days=env_int_or_default("DOMAIN_INTELLIGENCE_MAX_AGE_DAYS"),
         ),
         "routing": TenantRoutingResource(
             apac_sales_emails=env_or_default("APAC_SALES_EMAILS"),

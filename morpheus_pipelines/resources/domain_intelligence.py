@@ -29,6 +29,12 @@ class DomainIntelligenceResource(dg.ConfigurableResource):
         description="Client-side rate budget (our own service: high by default; lower it to "
         "protect a shared deployment).",
     )
+    max_age_days: int = Field(
+        default=30,
+        ge=0,
+        description="Reuse an answer for unchanged inputs while it is younger than this "
+        "(DOMAIN_INTELLIGENCE_MAX_AGE_DAYS); 0 = ask for every tenant every run.",
+    )
     max_backoff_seconds: float = Field(
         default=30.0,
         description="Longest wait between attempts; a longer Retry-After fails the batch.",

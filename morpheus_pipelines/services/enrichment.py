@@ -37,11 +37,13 @@ Decisions:
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import time
 from collections.abc import Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import numpy as np
@@ -57,7 +59,11 @@ from morpheus_pipelines.db.session import SessionFactory
 from morpheus_pipelines.observability.events import log_event
 from morpheus_pipelines.observability.redaction import redact
 from morpheus_pipelines.repositories import EnrichedTenantRepository
-from morpheus_pipelines.repositories.enriched_tenant import ENRICHMENT_RESULT_COLUMNS
+from morpheus_pipelines.repositories.enriched_tenant import (
+    ENRICHMENT_RESULT_COLUMNS,
+    REUSABLE_STATUSES,
+    STORED_COLUMNS,
+)
 from morpheus_pipelines.rules.email_domain_class import CORPORATE, classify_canonical_domain
 from morpheus_pipelines.rules.normalise import (
     email_domains,
@@ -86,6 +92,7 @@ INPUT_COLUMNS = ("tenant_id", "name", "email")
 OUTPUT_COLUMNS: tuple[str, ...] = ENRICHMENT_RESULT_COLUMNS
 _TEXT_RESULT_FIELDS = ("official_website", "company_name", "industry", "country")
 _MAX_NAME_LENGTH = 256
+DEFAULT_MAX_AGE_DAYS = 30  # DOMAIN_INTELLIGENCE_MAX_AGE_DAYS
 
 
 @dataclass
@@ -398,6 +405,42 @@ class PartitionEnrichment:
     failed_batches: int = 0
     rows_written: int = 0
     status_counts: dict[str, int] = field(default_factory=dict)
+    asked: int = 0  # tenants sent to the service
+    reused: int = 0  # tenants whose earlier answer still held
+
+
+def input_fingerprints(candidates: pd.DataFrame) -> list[str]:
+    """A hash of what the service is asked about each candidate (its id, its cleaned name,
+    its email domain when corporate): an answer is reused only while this is unchanged."""
+    domains = email_domains(candidates["email"])
+    classes = map_unique_values(domains, classify_canonical_domain)
+    keys = normalise_identifiers(candidates["tenant_id"]).tolist()
+    fingerprints = []
+    for key, name, domain, domain_class in zip(
+        keys, candidates["name"].tolist(), domains.tolist(), classes.tolist(), strict=True
+    ):
+        asked = "\x1f".join(
+            [str(key), _clean_name(name) or "", domain if domain_class == CORPORATE else ""]
+        )
+        fingerprints.append(hashlib.sha1(asked.encode(), usedforsecurity=False).hexdigest())
+    return fingerprints
+
+
+def _reusable(
+    session_factory: SessionFactory,
+    routable: pd.DataFrame,
+    fingerprints: list[str],
+    answered_since: datetime,
+) -> pd.DataFrame:
+    """The earlier answers that still hold for these candidates (same inputs, young enough)."""
+    with session_factory() as session:
+        previous = _enriched.reusable_results(
+            session, routable["tenant_id"].tolist(), answered_since=answered_since
+        )
+    if previous.empty:
+        return previous
+    expected = dict(zip(routable["tenant_id"].tolist(), fingerprints, strict=True))
+    return previous[previous["input_fingerprint"] == previous["tenant_id"].map(expected)]
 
 
 def enrich_partitions(
@@ -407,27 +450,52 @@ def enrich_partitions(
     partition_keys: Sequence[str],
     run_id: str,
     chunk_size: int,
+    max_age_days: int = DEFAULT_MAX_AGE_DAYS,
+    now: datetime | None = None,
     log: logging.Logger | None = None,
 ) -> PartitionEnrichment:
     """Enrich every routable candidate of ``partition_keys`` (the forced ids are not), a chunk
     at a time, one transaction per chunk; remove enrichment rows of tenants that left a
     partition. ``client`` None means the service is not configured: every tenant is recorded
-    ``unavailable``."""
+    ``unavailable``.
+
+    An answer (``enriched`` or ``not_found``) given less than ``max_age_days`` ago for the
+    same inputs is reused instead of asking again (``0``: ask for every tenant, every run);
+    when a service is configured. An ``unavailable`` tenant is always asked again."""
+    now = now or datetime.now(UTC)
     totals = PartitionEnrichment()
     for partition_key in partition_keys:
         chunks = candidate_chunks(session_factory, partition_key, forced=False, size=chunk_size)
         for chunk in chunks:
             routable = chunk.loc[chunk["rejection_reason"].isna(), ["tenant_id", "name", "email"]]
-            result = enrich_candidates(routable, client, log=log, run_id=run_id)
+            fingerprints = input_fingerprints(routable)
+            reused = (
+                _reusable(
+                    session_factory, routable, fingerprints, now - timedelta(days=max_age_days)
+                )
+                if max_age_days > 0 and client is not None and len(routable)
+                else pd.DataFrame(columns=list(STORED_COLUMNS))
+            )
+            ask = ~routable["tenant_id"].isin(reused["tenant_id"])
+            result = enrich_candidates(routable.loc[ask], client, log=log, run_id=run_id)
+            fresh = result.frame.copy()
+            answered = fresh["enrichment_status"].isin(REUSABLE_STATUSES)
+            fresh["enriched_at"] = pd.Series(
+                [now if a else None for a in answered], index=fresh.index, dtype=object
+            )
+            fresh["input_fingerprint"] = [f for f, a in zip(fingerprints, ask, strict=True) if a]
+            frame = pd.concat([fresh, reused], ignore_index=True) if len(reused) else fresh
             with session_factory() as session:
                 totals.rows_written += _enriched.upsert_chunk(
-                    session, result.frame, partition_key=partition_key, run_id=run_id
+                    session, frame, partition_key=partition_key, run_id=run_id
                 )
             totals.tenants += len(routable)
+            totals.asked += int(ask.sum())
+            totals.reused += len(reused)
             totals.requests += result.requests
             totals.failed_batches += result.failed_batches
-            for status, n in result.status_counts.items():
-                totals.status_counts[status] = totals.status_counts.get(status, 0) + n
+            for status, n in frame["enrichment_status"].value_counts().items():
+                totals.status_counts[status] = totals.status_counts.get(status, 0) + int(n)
         with session_factory() as session:
             totals.rows_written += _enriched.delete_orphans(session, partition_key=partition_key)
     return totals

@@ -135,7 +135,9 @@ class World:
             home=str(home),
             # short timeouts so a slow answer times out in a test-friendly second
             hubspot_options={"request_timeout": 1.0},
-            domain_intel_options={"read_timeout": 1.0, "retry_count": 1},
+            # max_age_days=0: every tenant is asked every run, so a fault meets real requests
+            # (yesterday's answers would otherwise be reused).
+            domain_intel_options={"read_timeout": 1.0, "retry_count": 1, "max_age_days": 0},
         )
 
     def expected(self, **options) -> dict[str, str]:

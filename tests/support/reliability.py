@@ -19,6 +19,7 @@ VOLATILE = (
     "hubspot_snapshot_synced_at",
     "scored_at",
     "enrichment_ms",
+    "enriched_at",
     "synced_at",
     "sync_id",
 )

@@ -31,7 +31,8 @@ def enriched_tenants(
 
     When `DOMAIN_INTELLIGENCE_BASE_URL` is unset or the service fails, the tenants are
     recorded as `unavailable` and the pipeline continues: routing never waits on enrichment.
-    Forced Sales-owned tenants are not enriched.
+    Forced Sales-owned tenants are not enriched. An answer for unchanged inputs younger than
+    `DOMAIN_INTELLIGENCE_MAX_AGE_DAYS` (default 30; 0 = never) is reused, not asked again.
     """
     client = domain_intelligence.get_client(context.log)
     with client if client is not None else contextlib.nullcontext():
@@ -41,6 +42,7 @@ def enriched_tenants(
             partition_keys=context.partition_keys,
             run_id=context.run.run_id,
             chunk_size=pipeline.chunk_size,
+            max_age_days=domain_intelligence.max_age_days,
             log=context.log,
         )
     return dg.MaterializeResult(
@@ -50,6 +52,8 @@ def enriched_tenants(
                 "service_configured": client is not None,
                 "by_enrichment_status": totals.status_counts,
                 "requests": totals.requests,
+                "tenants_asked": totals.asked,
+                "tenants_reused": totals.reused,
                 "failed_batches": totals.failed_batches,
                 "rows_written": totals.rows_written,
             }

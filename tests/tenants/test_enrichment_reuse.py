@@ -1,0 +1,93 @@
+"""Enrichment reuse (docs/pipeline.md, "Enrichment reuse"): an answer for unchanged inputs,
+younger than DOMAIN_INTELLIGENCE_MAX_AGE_DAYS, is reused instead of asked again; a changed
+tenant, an old answer, an ``unavailable`` one, or a maximum age of 0 asks again."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from morpheus_pipelines.devtools.emulators import DomainIntelEmulator
+from tests.support.pipeline import Pipeline, load_source, tenant
+
+DAY_1, DAY_2 = "2026-11-28", "2026-11-29"
+TENANTS = [tenant(f"t-{n}", email=f"ops@company{n}.com.sg") for n in range(6)]
+
+
+def asked(emulator: DomainIntelEmulator) -> list[str]:
+    ids = [i["tenant_id"] for e in emulator.log.entries("enrich") for i in e.body["inputs"]]
+    emulator.log.clear()
+    return sorted(ids)
+
+
+def enrichment(pipeline: Pipeline, partition_key: str) -> dict[str, tuple]:
+    rows = pipeline.query(
+        "SELECT tenant_id, enrichment_status, official_website, country, enriched_at "
+        "FROM apac_enriched_tenants WHERE partition_key = :p",
+        p=partition_key,
+    )
+    return {row[0]: row[1:] for row in rows}
+
+
+def metadata(result) -> dict:
+    events = [
+        e
+        for e in result.get_asset_materialization_events()
+        if e.asset_key.to_user_string() == "enriched_tenants"
+    ]
+    return {k: v.value for k, v in events[0].materialization.metadata.items()}
+
+
+def test_unchanged_tenants_are_not_asked_again(
+    pipeline: Pipeline, domain_intel: DomainIntelEmulator
+) -> None:
+    load_source(pipeline.database_url, TENANTS)
+    pipeline.snapshot()
+    first = metadata(pipeline.route(DAY_1))
+    assert asked(domain_intel) == [f"t-{n}" for n in range(6)]
+
+    changed = [*TENANTS[:5], tenant("t-5", email="ops@newcompany.com.sg")]
+    load_source(pipeline.database_url, changed)
+    second = metadata(pipeline.route(DAY_2))
+
+    assert asked(domain_intel) == ["t-5"]  # only the tenant whose inputs changed
+    assert (first["tenants_asked"], first["tenants_reused"]) == (6, 0)
+    assert (second["tenants_asked"], second["tenants_reused"]) == (1, 5)
+    day_1, day_2 = enrichment(pipeline, DAY_1), enrichment(pipeline, DAY_2)
+    for n in range(5):  # the same answer, and its age is the first answer's
+        assert day_2[f"t-{n}"] == day_1[f"t-{n}"]
+    assert day_2["t-5"][3] > day_1["t-5"][3]
+
+
+def test_an_old_or_unavailable_answer_is_asked_again(
+    pipeline: Pipeline, domain_intel: DomainIntelEmulator
+) -> None:
+    load_source(pipeline.database_url, TENANTS)
+    pipeline.snapshot()
+    pipeline.route(DAY_1)
+    asked(domain_intel)
+    pipeline.execute(
+        "UPDATE apac_enriched_tenants SET enriched_at = enriched_at - interval '31 days' "
+        "WHERE tenant_id = 't-0'"
+    )
+    pipeline.execute(
+        "UPDATE apac_enriched_tenants SET enrichment_status = 'unavailable', enriched_at = NULL "
+        "WHERE tenant_id = 't-1'"
+    )
+
+    pipeline.route(DAY_2)
+
+    assert asked(domain_intel) == ["t-0", "t-1"]
+
+
+def test_a_maximum_age_of_zero_asks_for_every_tenant_every_run(
+    pipeline: Pipeline, domain_intel: DomainIntelEmulator
+) -> None:
+    never = dataclasses.replace(pipeline, domain_intel_options={"max_age_days": 0})
+    load_source(never.database_url, TENANTS)
+    never.snapshot()
+    never.route(DAY_1)
+    asked(domain_intel)
+
+    never.route(DAY_2)
+
+    assert asked(domain_intel) == [f"t-{n}" for n in range(6)]
