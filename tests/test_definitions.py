@@ -78,3 +78,9 @@ def test_selection_waits_for_the_snapshot() -> None:
     graph = defs.resolve_asset_graph()
     parents = graph.get(dg.AssetKey("tenant_candidates")).parent_keys
     assert dg.AssetKey("hubspot_target_accounts") in parents
+
+
+def test_the_daily_job_runs_its_steps_in_one_process() -> None:
+    # A process per step re-imports the code location (about 6 s) for each of six steps of a
+    # chain (docs/performance.md, "Small runs").
+    assert defs.resolve_job_def("apac_daily_job").executor_def.name == "in_process"

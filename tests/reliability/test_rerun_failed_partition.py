@@ -11,18 +11,16 @@ from tests.support.pipeline import Pipeline, load_source
 from tests.support.reliability import HISTORY, PARTITION, SALES, state, tenants
 
 COUNT = 400
-# One process for all steps: each multiprocess step would re-import the code location.
-IN_PROCESS = {"execution": {"config": {"in_process": {}}}}
 
 
 def run_daily(instance: dg.DagsterInstance, **options) -> dg.ExecutionResult:
-    """The daily job for PARTITION in one process. The partition tag is given every time: the
-    UI carries a parent run's tags over to a re-execution, the Python API does not."""
+    """The daily job for PARTITION (its steps run in one process). The partition tag is given
+    every time: the UI carries a parent run's tags over to a re-execution, the Python API does
+    not."""
     return dg.execute_job(
         dg.reconstructable(apac_daily_job),
         instance,
         tags={"dagster/partition": PARTITION},
-        run_config=IN_PROCESS,
         **options,
     )
 

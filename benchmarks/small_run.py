@@ -1,0 +1,115 @@
+"""A small day through the command line: what a user waits for when a partition of 1,000
+tenants runs, and how much of it is importing the code location.
+
+    uv run python benchmarks/small_run.py [--tenants 1000] [--companies 200]
+
+Prints the import time of ``morpheus_pipelines.definitions`` (fresh interpreter, best of 3,
+minus a bare interpreter's start) with its largest parts from ``-X importtime``, then the wall
+time of ``dagster job execute -j apac_daily_job --partition <day>`` for one partition on a
+scratch database, with the HubSpot and Domain Intelligence emulators in their own processes:
+the whole job, process start-up included, as a user starts it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from datetime import date
+
+from _common import emulator_process, scratch_database
+
+from morpheus_pipelines.devtools.demo.dataset import generate_dataset
+from morpheus_pipelines.devtools.source import SOURCE_COLUMNS, replace_source_tenants
+
+
+def _seconds(command: list[str], env: dict[str, str] | None = None) -> float:
+    started = time.perf_counter()
+    subprocess.run(command, check=True, env=env, capture_output=True)
+    return time.perf_counter() - started
+
+
+def import_seconds() -> tuple[float, list[tuple[str, float]]]:
+    """Best-of-3 import of the code location minus a bare start, and the top packages."""
+    bare = min(_seconds([sys.executable, "-c", "pass"]) for _ in range(3))
+    full = min(
+        _seconds([sys.executable, "-c", "import morpheus_pipelines.definitions"]) for _ in range(3)
+    )
+    trace = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", "import morpheus_pipelines.definitions"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stderr
+    # Each top-level package by the cumulative time of its own line (the line that names the
+    # package itself, at whatever depth it was first imported).
+    cumulative: Counter[str] = Counter()
+    for line in trace.splitlines():
+        match = re.match(r"import time:\s+\d+ \|\s+(\d+) \| +(\S+)$", line)
+        if match and "." not in match.group(2) and match.group(2) != "morpheus_pipelines":
+            cumulative[match.group(2)] = max(cumulative[match.group(2)], int(match.group(1)) / 1e6)
+    return full - bare, cumulative.most_common(6)
+
+
+def run_day(tenants: int, companies: int) -> float:
+    day = date(2026, 11, 29)
+    dataset = generate_dataset(tenants=tenants, companies=companies, partition_day=day, seed=7)
+    with scratch_database() as url:
+        frame = dataset.tenants[list(SOURCE_COLUMNS)].astype(object)
+        replace_source_tenants(
+            url, "devops", frame.where(frame.notna(), None).itertuples(index=False, name=None)
+        )
+        with (
+            emulator_process("hubspot", dataset.hubspot_data()) as hubspot,
+            emulator_process("domain-intel", dataset.domain_intel) as domain_intel,
+            tempfile.TemporaryDirectory() as dagster_home,
+        ):
+            env = (
+                os.environ
+                | dataset.environment()
+                | {
+                    "MORPHEUS_DATABASE_URL": url,
+                    "HUBSPOT_BASE_URL": hubspot,
+                    "DOMAIN_INTELLIGENCE_BASE_URL": domain_intel,
+                    "DAGSTER_HOME": dagster_home,  # an empty instance: the CLI's own defaults
+                }
+            )
+            command = [
+                sys.executable,
+                "-m",
+                "dagster",
+                "job",
+                "execute",
+                "-m",
+                "morpheus_pipelines.definitions",
+                "-j",
+                "apac_daily_job",
+                "--tags",
+                f'{{"dagster/partition": "{day.isoformat()}"}}',
+            ]
+            return _seconds(command, env)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tenants", type=int, default=1_000)
+    parser.add_argument("--companies", type=int, default=200)
+    args = parser.parse_args()
+    seconds, parts = import_seconds()
+    print(f"import morpheus_pipelines.definitions: {seconds:.2f} s (fresh interpreter)")
+    for name, part in parts:
+        print(f"  {name:<24}{part:6.2f} s")
+    day = run_day(args.tenants, args.companies)
+    print(
+        f"daily job, one partition of {args.tenants:,} tenants, `dagster job execute`: "
+        f"{day:.1f} s (goal: under 15 s) -> {'met' if day < 15 else 'missed'}"
+    )
+
+
+if __name__ == "__main__":
+    main()
