@@ -5,7 +5,8 @@ tenants runs, and how much of it is importing the code location.
 
 Prints the import time of ``morpheus_pipelines.definitions`` (fresh interpreter, best of 3,
 minus a bare interpreter's start) with its largest parts from ``-X importtime``, then the wall
-time of ``dagster job execute -j apac_daily_job --partition <day>`` for one partition on a
+time of ``dagster job execute -j apac_daily_job`` for one partition (the ``dagster/partition``
+tag) on a
 scratch database, with the HubSpot and Domain Intelligence emulators in their own processes:
 the whole job, process start-up included, as a user starts it.
 """

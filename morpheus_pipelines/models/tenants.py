@@ -15,6 +15,7 @@ from sqlalchemy import (
     Numeric,
     Text,
     func,
+    text,
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
@@ -114,7 +115,14 @@ class EnrichedTenant(Base):
     enriched_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     input_fingerprint: Mapped[str | None] = mapped_column(Text)
 
-    __table_args__ = (Index("ix_apac_enriched_tenants_reuse", "tenant_id", "enriched_at"),)
+    __table_args__ = (
+        Index(
+            "ix_apac_enriched_tenants_reuse",
+            "tenant_id",
+            text("enriched_at DESC"),
+            postgresql_where=text("enrichment_status IN ('enriched', 'not_found')"),
+        ),
+    )
 
 
 class _TenantBucketColumns:

@@ -67,6 +67,8 @@ def _arrow_column(series: pd.Series) -> pa.Array:
     if not _holds_json(series):  # Arrow would infer a nested type from every dict first
         try:
             array = pa.array(series, from_pandas=True)
+            if isinstance(array, pa.ChunkedArray):  # an Arrow-backed column, e.g. after concat
+                array = array.combine_chunks()
         except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError):
             array = None
     if array is None or pa.types.is_nested(array.type):

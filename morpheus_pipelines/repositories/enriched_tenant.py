@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
+from typing import Any
 
 import pandas as pd
 from psycopg import sql
@@ -41,24 +42,33 @@ class EnrichedTenantRepository(SetBasedRepository[EnrichedTenant]):
             computed={"partition_key": sql.Literal(partition_key), "run_id": sql.Literal(run_id)},
         )
 
-    def reusable_results(
-        self, session: Session, tenant_ids: Sequence[str], *, answered_since: datetime
-    ) -> pd.DataFrame:
-        """The newest answer per tenant given since ``answered_since`` in any partition
-        (``STORED_COLUMNS``; an ``unavailable`` one is never reused), for a chunk's tenants."""
-        columns = sql.SQL(", ").join(sql.Identifier(c) for c in STORED_COLUMNS)
+    def reusable_answers(
+        self,
+        session: Session,
+        wanted: Sequence[tuple[str, str]],
+        *,
+        answered_after: datetime,
+    ) -> dict[str, dict[str, Any]]:
+        """For each ``(tenant id, input fingerprint)``, the newest ``enriched`` or
+        ``not_found`` answer given for exactly those inputs after ``answered_after``, in any
+        partition: one probe per tenant into the partial index
+        ``ix_apac_enriched_tenants_reuse``."""
+        if not wanted:
+            return {}
+        tenants, fingerprints = zip(*wanted, strict=True)
+        columns = sql.SQL(", ").join(sql.SQL("e.") + sql.Identifier(c) for c in STORED_COLUMNS)
         with driver_cursor(session) as cursor:
             cursor.execute(
                 sql.SQL(
-                    "SELECT DISTINCT ON (tenant_id) {columns} FROM apac_enriched_tenants "
-                    "WHERE tenant_id = ANY(%s) AND enriched_at >= %s "
-                    "AND enrichment_status = ANY(%s) "
-                    "ORDER BY tenant_id, enriched_at DESC"
+                    "SELECT {columns} FROM unnest(%s::text[], %s::text[]) AS w(tenant_id, fp) "
+                    "CROSS JOIN LATERAL (SELECT * FROM apac_enriched_tenants e "
+                    "  WHERE e.tenant_id = w.tenant_id AND e.enrichment_status = ANY(%s) "
+                    "    AND e.enriched_at > %s AND e.input_fingerprint = w.fp "
+                    "  ORDER BY e.enriched_at DESC LIMIT 1) AS e"
                 ).format(columns=columns),
-                (list(tenant_ids), answered_since, list(REUSABLE_STATUSES)),
+                (list(tenants), list(fingerprints), list(REUSABLE_STATUSES), answered_after),
             )
-            rows = cursor.fetchall()
-        return pd.DataFrame(rows, columns=list(STORED_COLUMNS))
+            return {row[0]: dict(zip(STORED_COLUMNS, row, strict=True)) for row in cursor}
 
     def delete_orphans(self, session: Session, *, partition_key: str) -> int:
         """Drop results of tenants that are no longer enrichable candidates of the partition."""

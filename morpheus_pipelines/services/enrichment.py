@@ -40,7 +40,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -62,7 +62,6 @@ from morpheus_pipelines.repositories import EnrichedTenantRepository
 from morpheus_pipelines.repositories.enriched_tenant import (
     ENRICHMENT_RESULT_COLUMNS,
     REUSABLE_STATUSES,
-    STORED_COLUMNS,
 )
 from morpheus_pipelines.rules.email_domain_class import CORPORATE, classify_canonical_domain
 from morpheus_pipelines.rules.normalise import (
@@ -222,12 +221,16 @@ def enrich_candidates(
     log: logging.Logger | None = None,
     run_id: str | None = None,
     progress_every: int = 10,
+    earlier_answers: Mapping[str, dict[str, Any]] | None = None,
 ) -> EnrichmentResult:
     """Enrich every candidate (see module doc for the output contract).
 
     ``client`` None means no Domain Intelligence service is configured. Progress goes to
     ``log`` (e.g. Dagster's ``context.log``) every ``progress_every`` batches and at the end;
     a failed batch also writes an ``enrichment_batch_failed`` event (no emails, no payloads).
+    ``earlier_answers`` maps a tenant id to a stored answer that still holds (its service
+    fields and ``enrichment_status``; see :func:`enrich_partitions`): that tenant is not sent,
+    the answer is used as is, and the email-domain rules are applied to today's email.
     Raises ``ValueError`` only for a wrong call: missing columns, ``batch_size`` outside
     1..100, ``max_workers`` < 1.
     """
@@ -247,8 +250,17 @@ def enrich_candidates(
     names = candidates["name"].tolist()
     domain_values = domains.tolist()
     class_values = classes.tolist()
+    per_tenant: dict[str, _TenantEnrichment] = {}
+    for key, answer in (earlier_answers or {}).items():
+        fields = {name: answer.get(name) for name in ENRICHMENT_FIELDS}
+        per_tenant[key] = _TenantEnrichment(
+            fields=fields,
+            status=answer["enrichment_status"],
+            errors=0,
+            ms=int(answer.get("enrichment_ms") or 0),
+        )
     for position, key in enumerate(keys):
-        if key is None or key in seen:
+        if key is None or key in seen or key in per_tenant:
             continue
         seen.add(key)
         inputs.append(
@@ -262,7 +274,6 @@ def enrich_candidates(
         )
     batches = [inputs[i : i + batch_size] for i in range(0, len(inputs), batch_size)]
 
-    per_tenant: dict[str, _TenantEnrichment] = {}
     failed_batches = requests_sent = retries = ignored = 0
     if client is None:
         log.info(
@@ -404,7 +415,9 @@ class PartitionEnrichment:
     requests: int = 0
     failed_batches: int = 0
     rows_written: int = 0
-    status_counts: dict[str, int] = field(default_factory=dict)
+    status_counts: dict[str, int] = field(
+        default_factory=lambda: dict.fromkeys(ENRICHMENT_STATUSES, 0)
+    )
     asked: int = 0  # tenants sent to the service
     reused: int = 0  # tenants whose earlier answer still held
 
@@ -430,17 +443,26 @@ def _reusable(
     session_factory: SessionFactory,
     routable: pd.DataFrame,
     fingerprints: list[str],
-    answered_since: datetime,
-) -> pd.DataFrame:
-    """The earlier answers that still hold for these candidates (same inputs, young enough)."""
+    answered_after: datetime,
+) -> dict[str, dict[str, Any]]:
+    """The earlier answers that still hold for these candidates (the same inputs, younger
+    than the maximum age), by normalised tenant id."""
+    given = routable["tenant_id"].tolist()
+    keys = normalise_identifiers(routable["tenant_id"]).tolist()
     with session_factory() as session:
-        previous = _enriched.reusable_results(
-            session, routable["tenant_id"].tolist(), answered_since=answered_since
+        answers = _enriched.reusable_answers(
+            session,
+            [
+                (tenant, fingerprint)
+                for tenant, fingerprint in zip(given, fingerprints, strict=True)
+            ],
+            answered_after=answered_after,
         )
-    if previous.empty:
-        return previous
-    expected = dict(zip(routable["tenant_id"].tolist(), fingerprints, strict=True))
-    return previous[previous["input_fingerprint"] == previous["tenant_id"].map(expected)]
+    return {
+        key: answers[tenant]
+        for tenant, key in zip(given, keys, strict=True)
+        if tenant in answers and key is not None
+    }
 
 
 def enrich_partitions(
@@ -469,29 +491,39 @@ def enrich_partitions(
         for chunk in chunks:
             routable = chunk.loc[chunk["rejection_reason"].isna(), ["tenant_id", "name", "email"]]
             fingerprints = input_fingerprints(routable)
-            reused = (
+            earlier = (
                 _reusable(
                     session_factory, routable, fingerprints, now - timedelta(days=max_age_days)
                 )
                 if max_age_days > 0 and client is not None and len(routable)
-                else pd.DataFrame(columns=list(STORED_COLUMNS))
+                else {}
             )
-            ask = ~routable["tenant_id"].isin(reused["tenant_id"])
-            result = enrich_candidates(routable.loc[ask], client, log=log, run_id=run_id)
-            fresh = result.frame.copy()
-            answered = fresh["enrichment_status"].isin(REUSABLE_STATUSES)
-            fresh["enriched_at"] = pd.Series(
-                [now if a else None for a in answered], index=fresh.index, dtype=object
+            result = enrich_candidates(
+                routable, client, log=log, run_id=run_id, earlier_answers=earlier
             )
-            fresh["input_fingerprint"] = [f for f, a in zip(fingerprints, ask, strict=True) if a]
-            frame = pd.concat([fresh, reused], ignore_index=True) if len(reused) else fresh
+            frame = result.frame.copy()
+            frame["input_fingerprint"] = fingerprints
+            # When the service answered: now for today's answers, the original time for a
+            # reused one (so it ages), none for unavailable.
+            answered_at = [
+                earlier[tenant]["enriched_at"] if tenant in earlier else now
+                for tenant in normalise_identifiers(routable["tenant_id"]).tolist()
+            ]
+            frame["enriched_at"] = pd.Series(
+                [
+                    at if status in REUSABLE_STATUSES else None
+                    for at, status in zip(answered_at, frame["enrichment_status"], strict=True)
+                ],
+                index=frame.index,
+                dtype=object,
+            )
             with session_factory() as session:
                 totals.rows_written += _enriched.upsert_chunk(
                     session, frame, partition_key=partition_key, run_id=run_id
                 )
             totals.tenants += len(routable)
-            totals.asked += int(ask.sum())
-            totals.reused += len(reused)
+            totals.asked += len(routable) - len(earlier) if client is not None else 0
+            totals.reused += len(earlier)
             totals.requests += result.requests
             totals.failed_batches += result.failed_batches
             for status, n in frame["enrichment_status"].value_counts().items():

@@ -69,9 +69,8 @@ def test_an_old_or_unavailable_answer_is_asked_again(
         "UPDATE apac_enriched_tenants SET enriched_at = enriched_at - interval '31 days' "
         "WHERE tenant_id = 't-0'"
     )
-    pipeline.execute(
-        "UPDATE apac_enriched_tenants SET enrichment_status = 'unavailable', enriched_at = NULL "
-        "WHERE tenant_id = 't-1'"
+    pipeline.execute(  # enriched_at kept: only the status keeps it from being reused
+        "UPDATE apac_enriched_tenants SET enrichment_status = 'unavailable' WHERE tenant_id = 't-1'"
     )
 
     pipeline.route(DAY_2)
@@ -91,3 +90,33 @@ def test_a_maximum_age_of_zero_asks_for_every_tenant_every_run(
     never.route(DAY_2)
 
     assert asked(domain_intel) == [f"t-{n}" for n in range(6)]
+
+
+def test_a_day_when_nothing_changed_asks_nothing_and_keeps_every_answer(
+    pipeline: Pipeline, domain_intel: DomainIntelEmulator
+) -> None:
+    # Every tenant of the chunk reused, and one whose free-mail address changed: its answer
+    # is reused (the service is not told free-mail domains) but its class is today's.
+    tenants = [*TENANTS, tenant("t-free", email="someone@gmail.com")]
+    load_source(pipeline.database_url, tenants)
+    pipeline.snapshot()
+    pipeline.route(DAY_1)
+    asked(domain_intel)
+    load_source(pipeline.database_url, [*TENANTS, tenant("t-free", email=None)])
+
+    second = metadata(pipeline.route(DAY_2))
+    rerun = metadata(pipeline.route(DAY_2))
+
+    assert asked(domain_intel) == []
+    assert second["tenants_reused"] == rerun["tenants_reused"] == 7
+    day_1, day_2 = enrichment(pipeline, DAY_1), enrichment(pipeline, DAY_2)
+    assert {t: v for t, v in day_2.items() if t != "t-free"} == {
+        t: v for t, v in day_1.items() if t != "t-free"
+    }
+    classes = dict(
+        pipeline.query(
+            "SELECT partition_key, email_domain_class FROM apac_enriched_tenants "
+            "WHERE tenant_id = 't-free'"
+        )
+    )
+    assert classes == {DAY_1: "free", DAY_2: "missing"}

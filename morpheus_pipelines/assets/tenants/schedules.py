@@ -16,10 +16,9 @@ apac_daily_job = dg.define_asset_job(
     selection=dg.AssetSelection.assets(*DAILY_ASSETS),
     description="Snapshot, tenant selection, enrichment, routing, scores and the Daily "
     "Summary for one CST day.",
-    # The steps are a chain but for the HubSpot snapshot and the tenant selection, which could
-    # overlap; a process per step would buy that little overlap with a code-location import
-    # (about 6 s) per step. One process runs them in turn (docs/performance.md, "Small
-    # runs").
+    # The steps are a chain (each waits for the one before), so a process per step buys no
+    # parallelism and costs a code-location import (about 6 s) per step. One process runs
+    # them in turn (docs/performance.md, "Small runs").
     executor_def=dg.in_process_executor,
 )
 

@@ -25,8 +25,9 @@ def upgrade() -> None:
     op.create_index(
         "ix_apac_enriched_tenants_reuse",
         "apac_enriched_tenants",
-        ["tenant_id", "enriched_at"],
+        ["tenant_id", sa.text("enriched_at DESC")],
         unique=False,
+        postgresql_where=sa.text("enrichment_status IN ('enriched', 'not_found')"),
     )
     # ### end Alembic commands ###
 
