@@ -47,14 +47,18 @@ class TimelineRepository(ActivityRepository):
             pg_insert(self.table)
             .values(dict(data))
             .on_conflict_do_nothing(index_elements=["subscriptionId", "externalId"])
-            .returning(self.table.c.id)
+            .returning(*self.table.columns)
         )
-        new_id = session.execute(statement).scalar()
+        created = session.scalars(
+            select(Activity).from_statement(statement).execution_options(populate_existing=True)
+        ).first()
+        if created is not None:
+            return created, True
         stored = self.get_by_external_id(
             session, subscription_id=data["subscriptionId"], external_id=data["externalId"]
         )
-        assert stored is not None  # inserted now, or the conflict found it
-        return stored, new_id is not None
+        assert stored is not None  # the conflict was on this id, so it exists
+        return stored, False
 
     def page(
         self,

@@ -122,13 +122,16 @@ def post_demo_leads(url: str, subscription_id: uuid.UUID) -> list[str]:
     return lines
 
 
-def _activity(subscription_id: uuid.UUID, lead_id: str, external_id: str, **fields: Any) -> dict:
-    return {
+def _post_activity(
+    base: str, key: str, subscription_id: uuid.UUID, lead_id: str, external_id: str, **fields: Any
+) -> None:
+    body = {
         "subscription_id": str(subscription_id),
         "external_id": external_id,
         "lead_id": lead_id,
         "direction": "inbound",
     } | fields
+    _call(base, key, "POST", "/v1/activities", body)
 
 
 def _timeline_story(
@@ -142,34 +145,26 @@ def _timeline_story(
 ) -> list[str]:
     kenji, priya = lead_ids["demo-lead-2"], lead_ids["demo-lead-3"]
     clock.now = now - timedelta(hours=29)
-    _call(
+    _post_activity(
         base,
         key,
-        "POST",
-        "/v1/activities",
-        _activity(
-            subscription_id,
-            kenji,
-            f"wa-demo-{run}",
-            channel="whatsapp",
-            occurred_at=clock.now.isoformat(),
-            body="Is the starter plan available in Japan?",
-        ),
+        subscription_id,
+        kenji,
+        f"wa-demo-{run}",
+        channel="whatsapp",
+        occurred_at=clock.now.isoformat(),
+        body="Is the starter plan available in Japan?",
     )
     clock.now = now
-    _call(
+    _post_activity(
         base,
         key,
-        "POST",
-        "/v1/activities",
-        _activity(
-            subscription_id,
-            priya,
-            f"mail-demo-{run}",
-            channel="email",
-            occurred_at=(now - timedelta(hours=2)).isoformat(),
-            subject="Re: your demo request",
-        ),
+        subscription_id,
+        priya,
+        f"mail-demo-{run}",
+        channel="email",
+        occurred_at=(now - timedelta(hours=2)).isoformat(),
+        subject="Re: your demo request",
     )
     _, window, _ = _call(base, key, "GET", f"/v1/leads/{kenji}/whatsapp-window")
     message = {"lead_id": kenji, "channel": "whatsapp", "kind": "free_form", "body": "Hi Kenji!"}
