@@ -12,6 +12,7 @@ from morpheus_pipelines.models.tenants import (
     CandidateSelection,
     EnrichedTenant,
     RoutingDecision,
+    RoutingState,
     SalesOwnedTenant,
     TenantCandidate,
 )
@@ -26,6 +27,7 @@ __all__ = [
     "HubSpotTargetAccount",
     "HubSpotTargetSyncState",
     "RoutingDecision",
+    "RoutingState",
     "SalesOwnedTenant",
     "TenantCandidate",
     "TenantScoreSnapshot",

@@ -31,6 +31,9 @@ class TenantScoreSnapshot(Base):
     priority_reason: Mapped[str | None] = mapped_column(Text)
     contributions: Mapped[dict] = mapped_column(JSONB, nullable=False)
     scored_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+    # The scoring input and model the score was computed from (docs/scoring.md, "Incremental
+    # scoring"): the next day copies the row when they did not change.
+    input_fingerprint: Mapped[str | None] = mapped_column(Text)
 
     __table_args__ = (
         CheckConstraint("tenant_bucket IN ('active', 'sales_owned')", name="tenant_bucket"),

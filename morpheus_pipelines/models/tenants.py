@@ -245,9 +245,37 @@ class RoutingDecision(Base):
     moved_from: Mapped[str | None] = mapped_column(Text)
     rejection_reason: Mapped[str | None] = mapped_column(Text)
     decided_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+    # What the decision was made from (docs/pipeline.md, "Incremental routing"): the tenant's
+    # own inputs as one fingerprint, and the keys through which it consults the rules'
+    # inputs. The next day carries the decision forward when neither changed.
+    input_fingerprint: Mapped[str | None] = mapped_column(Text)
+    portal_key: Mapped[str | None] = mapped_column(Text)
+    account_key: Mapped[str | None] = mapped_column(Text)
+    email_root_key: Mapped[str | None] = mapped_column(Text)
+    website_root_key: Mapped[str | None] = mapped_column(Text)
+    name_key: Mapped[str | None] = mapped_column(Text)
+    sales_key: Mapped[str | None] = mapped_column(Text)
 
     __table_args__ = (
         CheckConstraint(_in("tenant_bucket", values(Bucket)), name="tenant_bucket"),
         CheckConstraint(_in("snapshot_status", values(SnapshotStatus)), name="snapshot_status"),
         Index(None, "run_id"),
     )
+
+
+class RoutingState(Base):
+    """The rules' inputs a partition was routed with (``rules.routing_inputs``): the next
+    partition compares its own with them to know which tenants to route again."""
+
+    __tablename__ = "apac_routing_states"
+
+    partition_key: Mapped[str] = mapped_column(Text, primary_key=True)
+    run_id: Mapped[str] = mapped_column(Text, nullable=False)
+    # The partition owned the live buckets when it was routed: only then do the bucket rows
+    # hold its decisions, and only then may a later day carry them forward.
+    live: Mapped[bool] = mapped_column(Boolean, nullable=False)
+    regime: Mapped[str] = mapped_column(Text, nullable=False)
+    digest: Mapped[str] = mapped_column(Text, nullable=False)
+    # The answers per key; kept for the newest partition only (a later one needs no other).
+    rule_inputs: Mapped[str | None] = mapped_column(Text)
+    recorded_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)

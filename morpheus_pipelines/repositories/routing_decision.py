@@ -2,13 +2,23 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+
 import pandas as pd
 from psycopg import sql
 from sqlalchemy import func, select, text
 from sqlalchemy.orm import Session
 
-from morpheus_pipelines.models import RoutingDecision
+from morpheus_pipelines.models import RoutingDecision, RoutingState
+from morpheus_pipelines.repositories.base import BaseRepository
 from morpheus_pipelines.repositories.set_based import SetBasedRepository, analyze, driver_cursor
+from morpheus_pipelines.repositories.tenant_candidate import (
+    CANDIDATE_WITH_ENRICHMENT,
+    ROUTING_INPUT_FINGERPRINT,
+)
+from morpheus_pipelines.rules.routing_inputs import TENANT_KEY_COLUMNS, RuleInputs
 from morpheus_pipelines.rules.vocabulary import RoutingRule
 
 DECISION_COLUMNS = (
@@ -31,7 +41,12 @@ DECISION_COLUMNS = (
     "moved",
     "moved_from",
     "rejection_reason",
+    "input_fingerprint",
+    *TENANT_KEY_COLUMNS,
 )
+# What a decision carried forward to the next day takes from the run, not from the decision
+# it copies (docs/pipeline.md, "Incremental routing").
+RUN_EVIDENCE_COLUMNS = ("snapshot_status", "hubspot_sync_id", "hubspot_snapshot_synced_at")
 
 
 # Decision rows of tenants that are not candidates of their partition: retirements.
@@ -187,3 +202,152 @@ class RoutingDecisionRepository(SetBasedRepository[RoutingDecision]):
             "rejected": totals[3],
         }
         return summary
+
+    def carry_forward(
+        self,
+        session: Session,
+        *,
+        partition_key: str,
+        run_id: str,
+        base_partition: str,
+        changed_keys: Mapping[str, frozenset[str]],
+        evidence: Mapping[str, object],
+    ) -> int:
+        """Copy ``base_partition``'s decision of every candidate of ``partition_key`` whose
+        inputs did not change and none of whose keys is in ``changed_keys`` (one statement);
+        the copy takes the run's snapshot ``evidence`` and is not a move. Returns rows copied.
+        """
+        copied = [
+            c for c in DECISION_COLUMNS if c not in (*RUN_EVIDENCE_COLUMNS, "moved", "moved_from")
+        ]
+        targets = ["partition_key", "tenant_id", "run_id", "decided_at", *copied[1:]]
+        values = [sql.Literal(partition_key), sql.SQL("b.tenant_id"), sql.Literal(run_id)]
+        values += [
+            sql.SQL("now()"),
+            *(sql.SQL("b.{}").format(sql.Identifier(c)) for c in copied[1:]),
+        ]
+        for column in RUN_EVIDENCE_COLUMNS:
+            targets.append(column)
+            values.append(sql.Literal(evidence[column]))
+        targets += ["moved", "moved_from"]
+        values += [sql.SQL("false"), sql.SQL("NULL")]
+        statement = sql.SQL(
+            "INSERT INTO apac_routing_decisions AS t ({targets}) SELECT {values} "
+            "FROM {candidates} JOIN apac_routing_decisions b "
+            "ON b.partition_key = {base} AND b.tenant_id = c.tenant_id "
+            "WHERE c.partition_key = {p} AND {unchanged} "
+            "ON CONFLICT (partition_key, tenant_id) DO UPDATE SET {assignments}"
+        ).format(
+            targets=sql.SQL(", ").join(map(sql.Identifier, targets)),
+            values=sql.SQL(", ").join(values),
+            candidates=CANDIDATE_WITH_ENRICHMENT,
+            base=sql.Literal(base_partition),
+            p=sql.Literal(partition_key),
+            unchanged=unchanged_decision(changed_keys),
+            assignments=sql.SQL(", ").join(
+                sql.SQL("{c} = EXCLUDED.{c}").format(c=sql.Identifier(c))
+                for c in targets
+                if c not in ("partition_key", "tenant_id")
+            ),
+        )
+        with driver_cursor(session) as cursor:
+            cursor.execute(statement)
+            return max(cursor.rowcount, 0)
+
+    def undecided_candidates(
+        self, session: Session, *, partition_key: str, run_id: str
+    ) -> dict[bool, list[str]]:
+        """The partition's candidates this run has not decided yet, by ``forced_sales_owned``,
+        in tenant-id order."""
+        rows = session.execute(
+            text(
+                "SELECT c.tenant_id, c.forced_sales_owned FROM apac_tenant_candidates c "
+                "WHERE c.partition_key = :p AND NOT EXISTS (SELECT 1 FROM "
+                "apac_routing_decisions d WHERE d.partition_key = c.partition_key "
+                "AND d.tenant_id = c.tenant_id AND d.run_id = :run) ORDER BY c.tenant_id"
+            ),
+            {"p": partition_key, "run": run_id},
+        )
+        undecided: dict[bool, list[str]] = {True: [], False: []}
+        for tenant_id, forced in rows:
+            undecided[bool(forced)].append(tenant_id)
+        return undecided
+
+
+def unchanged_decision(changed_keys: Mapping[str, frozenset[str]]) -> sql.Composable:
+    """SQL true when decision ``b`` was made from the same inputs as candidate ``c`` with
+    enrichment ``e`` have now, and none of its keys is in ``changed_keys``."""
+    touched = [
+        sql.SQL("b.{} = ANY({}::text[])").format(sql.Identifier(column), sql.Literal(sorted(keys)))
+        for column, keys in changed_keys.items()
+        if keys
+    ]
+    condition = sql.SQL(
+        "b.routing_rule <> {retired} AND b.input_fingerprint = {fingerprint}"
+    ).format(retired=sql.Literal(RETIRED_RULE), fingerprint=ROUTING_INPUT_FINGERPRINT)
+    if touched:
+        # A NULL key touches nothing (NULL OR false is NULL, hence the coalesce).
+        condition = sql.SQL("{} AND NOT coalesce({}, false)").format(
+            condition, sql.SQL(" OR ").join(touched)
+        )
+    return condition
+
+
+@dataclass(frozen=True)
+class RoutingBase:
+    """The routed partition a later one may carry decisions from."""
+
+    partition_key: str
+    inputs: RuleInputs
+
+
+class RoutingStateRepository(BaseRepository[RoutingState]):
+    """``apac_routing_states``: the rules' inputs each partition was routed with."""
+
+    model_class = RoutingState
+
+    def base_for(self, session: Session, *, partition_key: str) -> RoutingBase | None:
+        """The newest partition routed before ``partition_key``, when it owned the live
+        buckets and its inputs are kept; else None (route every tenant)."""
+        state = session.scalar(
+            select(RoutingState)
+            .where(RoutingState.partition_key < partition_key)
+            .order_by(RoutingState.partition_key.desc())
+            .limit(1)
+        )
+        if state is None or not state.live or state.rule_inputs is None:
+            return None
+        return RoutingBase(state.partition_key, RuleInputs.from_json(state.rule_inputs))
+
+    def record(
+        self,
+        session: Session,
+        *,
+        partition_key: str,
+        run_id: str,
+        live: bool,
+        inputs: RuleInputs,
+        now: datetime,
+    ) -> None:
+        """Record the partition's rules' inputs; keep them in full for the two newest
+        partitions only (a re-run of the newest needs the one before it)."""
+        self.upsert(
+            session,
+            {
+                "partition_key": partition_key,
+                "run_id": run_id,
+                "live": live,
+                "regime": inputs.regime,
+                "digest": inputs.digest,
+                "rule_inputs": inputs.to_json(),
+                "recorded_at": now,
+            },
+            conflict_columns=["partition_key"],
+        )
+        session.execute(
+            text(
+                "UPDATE apac_routing_states SET rule_inputs = NULL WHERE rule_inputs IS NOT NULL "
+                "AND partition_key < (SELECT partition_key FROM apac_routing_states "
+                "ORDER BY partition_key DESC OFFSET 1 LIMIT 1)"
+            )
+        )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 import pandas as pd
 from psycopg import sql
@@ -33,6 +33,22 @@ CANDIDATE_SOURCE_COLUMNS = (
     "active_users_30d",
     "signup_at",
     "last_active_at",
+)
+
+# One text per candidate of everything routing reads of it (its candidate row and its
+# enrichment, ``c`` and ``e``): equal fingerprints, equal routing inputs (docs/pipeline.md,
+# "Incremental routing"). Times are rendered in UTC so the session's time zone cannot change
+# the text.
+ROUTING_INPUT_FINGERPRINT = sql.SQL(
+    "md5(ROW(c.source_type, c.custom_id, c.name, c.email, c.sales_owner_email, c.status, "
+    "c.plan, c.seats, c.active_users_30d, c.signup_at AT TIME ZONE 'UTC', "
+    "c.last_active_at AT TIME ZONE 'UTC', c.rejection_reason, c.forced_sales_owned, "
+    "e.email_domain, e.email_domain_class, e.official_website, e.company_name, e.industry, "
+    "e.employee_count, e.country, e.enrichment_status, e.enrichment_error_count)::text)"
+)
+CANDIDATE_WITH_ENRICHMENT = sql.SQL(
+    "apac_tenant_candidates c LEFT JOIN apac_enriched_tenants e "
+    "ON e.partition_key = c.partition_key AND e.tenant_id = c.tenant_id"
 )
 
 INTEGER_COLUMNS = (
@@ -168,23 +184,32 @@ class TenantCandidateRepository(SetBasedRepository[TenantCandidate]):
         forced: bool,
         after: str | None,
         limit: int,
+        tenant_ids: Sequence[str] | None = None,
     ) -> pd.DataFrame:
         """Up to ``limit`` candidates after tenant id ``after`` (keyset pagination), joined to
-        their enrichment, in tenant-id order."""
+        their enrichment, in tenant-id order, with their ``input_fingerprint``; only
+        ``tenant_ids`` when given."""
+        only = sql.SQL("")
+        if tenant_ids is not None:
+            only = sql.SQL(" AND c.tenant_id = ANY({}::text[])").format(
+                sql.Literal(list(tenant_ids))
+            )
         query = sql.SQL(
             "SELECT c.tenant_id, c.source_type, c.custom_id, c.name, c.email, "
             "c.sales_owner_email, c.status, c.plan, c.seats, c.active_users_30d, "
             "c.signup_at, c.last_active_at, c.rejection_reason, "
             "e.email_domain, e.email_domain_class, e.official_website, e.company_name, "
             "e.industry, e.employee_count, e.country, e.enrichment_status, "
-            "e.enrichment_error_count, e.enrichment_ms "
-            "FROM apac_tenant_candidates c LEFT JOIN apac_enriched_tenants e "
-            "ON e.partition_key = c.partition_key AND e.tenant_id = c.tenant_id "
-            "WHERE c.partition_key = {p} AND c.forced_sales_owned = {forced} {after} "
+            "e.enrichment_error_count, e.enrichment_ms, {fingerprint} AS input_fingerprint "
+            "FROM {candidates} "
+            "WHERE c.partition_key = {p} AND c.forced_sales_owned = {forced}{only} {after} "
             "ORDER BY c.tenant_id LIMIT {n}"
         ).format(
+            fingerprint=ROUTING_INPUT_FINGERPRINT,
+            candidates=CANDIDATE_WITH_ENRICHMENT,
             p=sql.Literal(partition_key),
             forced=sql.Literal(forced),
+            only=only,
             after=keyset_after("c.tenant_id", after),
             n=sql.Literal(limit),
         )

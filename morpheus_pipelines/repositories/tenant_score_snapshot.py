@@ -3,8 +3,13 @@ across the two bucket tables."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
 import pandas as pd
 from psycopg import sql
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from morpheus_pipelines.models import TenantScoreSnapshot
@@ -27,6 +32,7 @@ SNAPSHOT_COLUMNS = (
     "priority",
     "priority_reason",
     "contributions",
+    "input_fingerprint",
 )
 SCORE_COLUMNS = ("total_score", "calculated_priority", "priority", "priority_reason")
 # The decisions (alias ``d``) that are scoring input: routed, not forced, not retired.
@@ -35,11 +41,174 @@ SCORED_DECISION = sql.SQL(
 ).format(forced=sql.Literal(FORCED_RULE), retired=sql.Literal(RETIRED_RULE))
 
 
+# The scoring input of decision ``d`` (candidate ``c``, enrichment ``e``) and the model, as
+# one text: equal fingerprints, equal scores on days where recency does not move
+# (docs/scoring.md, "Incremental scoring"). Times in UTC, whatever the session's time zone.
+SCORING_INPUT = sql.SQL(
+    "ROW(d.tenant_bucket, d.priority_override, d.priority_reason, c.plan, c.seats, "
+    "c.active_users_30d, c.last_active_at AT TIME ZONE 'UTC', e.employee_count, e.country, "
+    "e.industry)::text"
+)
+SCORING_FROM = sql.SQL(
+    "apac_routing_decisions d "
+    "JOIN apac_tenant_candidates c "
+    "ON c.partition_key = d.partition_key AND c.tenant_id = d.tenant_id "
+    "LEFT JOIN apac_enriched_tenants e "
+    "ON e.partition_key = d.partition_key AND e.tenant_id = d.tenant_id"
+)
+
+
+def scoring_fingerprint(model_fingerprint: str) -> sql.Composable:
+    return sql.SQL("md5({input} || {model})").format(
+        input=SCORING_INPUT, model=sql.Literal(model_fingerprint)
+    )
+
+
+@dataclass(frozen=True)
+class RecencyWindow:
+    """When a ``last_active_at`` gives the same recency at two scoring times ``earlier`` and
+    ``later``: never seen (no credit either day), old enough for no credit at ``earlier`` (so
+    none at ``later``), or recent enough for full credit at ``later`` without being in the
+    future at ``earlier`` (so full credit both days). Anything else is scored again."""
+
+    earlier: datetime
+    later: datetime
+    full_credit_days: float
+    zero_credit_days: float
+    future_tolerance_days: float
+
+    def condition(self, column: str) -> sql.Composable:
+        def at(moment: datetime, days: float) -> sql.Composable:
+            return sql.Literal(moment + timedelta(days=days))
+
+        value = sql.SQL(column)
+        return sql.SQL(
+            "({v} IS NULL OR {v} <= {no_credit} OR ({v} >= {full_credit} AND {v} <= {not_ahead}))"
+        ).format(
+            v=value,
+            no_credit=at(self.earlier, -self.zero_credit_days),
+            # A second's margin: scoring counts whole seconds (rules.scoring).
+            full_credit=at(self.later, -self.full_credit_days + 1 / 86_400),
+            not_ahead=at(self.earlier, self.future_tolerance_days),
+        )
+
+
 class TenantScoreSnapshotRepository(SetBasedRepository[TenantScoreSnapshot]):
     model_class = TenantScoreSnapshot
 
+    def newest_scored_before(self, session: Session, *, partition_key: str) -> str | None:
+        """The newest partition before ``partition_key`` with score snapshots."""
+        return session.scalar(
+            select(func.max(TenantScoreSnapshot.partition_key)).where(
+                TenantScoreSnapshot.partition_key < partition_key
+            )
+        )
+
+    def carry_forward(
+        self,
+        session: Session,
+        *,
+        partition_key: str,
+        run_id: str,
+        base_partition: str,
+        model_fingerprint: str,
+        recency: RecencyWindow,
+        live: bool,
+    ) -> int:
+        """Copy ``base_partition``'s score of every scoring input of ``partition_key`` with
+        the same fingerprint and a recency that did not move (one statement). For the live
+        partition only tenants whose unretired bucket row still holds that score are copied,
+        so the bucket rows need no write. Returns rows copied."""
+        copied = [c for c in SNAPSHOT_COLUMNS if c != "tenant_id"]
+        bucket_holds_score = sql.SQL("")
+        joins = sql.SQL("")
+        if live:
+            joins = sql.SQL(
+                " LEFT JOIN apac_active_tenants a ON a.tenant_id = s.tenant_id "
+                "AND s.tenant_bucket = 'active' AND a.retired_at IS NULL "
+                "LEFT JOIN apac_sales_owned_tenants o ON o.tenant_id = s.tenant_id "
+                "AND s.tenant_bucket = 'sales_owned' AND o.retired_at IS NULL"
+            )
+            scores = sql.SQL(", ").join(
+                sql.SQL("s.{}").format(sql.Identifier(c)) for c in SCORE_COLUMNS
+            )
+
+            def held(alias: str) -> sql.Composable:
+                return sql.SQL("({}) IS NOT DISTINCT FROM ({})").format(
+                    sql.SQL(", ").join(
+                        sql.SQL("{}.{}").format(sql.Identifier(alias), sql.Identifier(c))
+                        for c in SCORE_COLUMNS
+                    ),
+                    scores,
+                )
+
+            bucket_holds_score = sql.SQL(
+                " AND ((a.tenant_id IS NOT NULL AND {}) OR (o.tenant_id IS NOT NULL AND {}))"
+            ).format(held("a"), held("o"))
+        statement = sql.SQL(
+            "INSERT INTO apac_tenant_score_snapshots AS t "
+            "(partition_key, tenant_id, run_id, scored_at, {targets}) "
+            "SELECT {p}, d.tenant_id, {run}, now(), {values} "
+            "FROM {scoring_from} JOIN apac_tenant_score_snapshots s "
+            "ON s.partition_key = {base} AND s.tenant_id = d.tenant_id{joins} "
+            "WHERE d.partition_key = {p} AND {scored} AND s.input_fingerprint = {fingerprint} "
+            "AND {recency}{bucket_holds_score} "
+            "ON CONFLICT (partition_key, tenant_id) DO UPDATE SET {assignments}"
+        ).format(
+            targets=sql.SQL(", ").join(map(sql.Identifier, copied)),
+            p=sql.Literal(partition_key),
+            run=sql.Literal(run_id),
+            values=sql.SQL(", ").join(sql.SQL("s.{}").format(sql.Identifier(c)) for c in copied),
+            scoring_from=SCORING_FROM,
+            base=sql.Literal(base_partition),
+            joins=joins,
+            scored=SCORED_DECISION,
+            fingerprint=scoring_fingerprint(model_fingerprint),
+            recency=recency.condition("c.last_active_at"),
+            bucket_holds_score=bucket_holds_score,
+            assignments=sql.SQL(", ").join(
+                sql.SQL("{c} = EXCLUDED.{c}").format(c=sql.Identifier(c))
+                for c in ("run_id", "scored_at", *copied)
+            ),
+        )
+        with driver_cursor(session) as cursor:
+            cursor.execute(statement)
+            return max(cursor.rowcount, 0)
+
+    def bucket_priorities(self, session: Session, *, partition_key: str) -> dict[str, int]:
+        """Snapshots of the partition per ``bucket:priority``."""
+        t = TenantScoreSnapshot
+        rows = session.execute(
+            select(t.tenant_bucket, t.priority, func.count())
+            .where(t.partition_key == partition_key)
+            .group_by(t.tenant_bucket, t.priority)
+        )
+        return {f"{bucket}:{priority}": n for bucket, priority, n in rows}
+
+    def unscored_inputs(self, session: Session, *, partition_key: str, run_id: str) -> list[str]:
+        """The partition's scoring input this run has not scored yet, in tenant-id order."""
+        with driver_cursor(session) as cursor:
+            cursor.execute(
+                sql.SQL(
+                    "SELECT d.tenant_id FROM apac_routing_decisions d WHERE d.partition_key = {p} "
+                    "AND {scored} AND NOT EXISTS (SELECT 1 FROM apac_tenant_score_snapshots s "
+                    "WHERE s.partition_key = d.partition_key AND s.tenant_id = d.tenant_id "
+                    "AND s.run_id = {run}) ORDER BY d.tenant_id"
+                ).format(
+                    p=sql.Literal(partition_key), scored=SCORED_DECISION, run=sql.Literal(run_id)
+                )
+            )
+            return [tenant_id for (tenant_id,) in cursor]
+
     def read_scoring_input(
-        self, session: Session, *, partition_key: str, after: str | None, limit: int
+        self,
+        session: Session,
+        *,
+        partition_key: str,
+        after: str | None,
+        limit: int,
+        model_fingerprint: str = "",
+        tenant_ids: Sequence[str] | None = None,
     ) -> pd.DataFrame:
         """Up to ``limit`` of the partition's routed tenants after ``after``, with the routing
         message (bucket, override, reason) and the signals the partition read for them (its
@@ -49,17 +218,20 @@ class TenantScoreSnapshotRepository(SetBasedRepository[TenantScoreSnapshot]):
         query = sql.SQL(
             "SELECT d.tenant_id, d.tenant_bucket, d.priority_override, d.priority_reason, "
             "d.hubspot_sync_id, c.plan, c.seats, c.active_users_30d, c.last_active_at, "
-            "e.employee_count, e.country, e.industry "
-            "FROM apac_routing_decisions d "
-            "JOIN apac_tenant_candidates c "
-            "ON c.partition_key = d.partition_key AND c.tenant_id = d.tenant_id "
-            "LEFT JOIN apac_enriched_tenants e "
-            "ON e.partition_key = d.partition_key AND e.tenant_id = d.tenant_id "
-            "WHERE d.partition_key = {p} AND {scored} {after} "
+            "e.employee_count, e.country, e.industry, {fingerprint} AS input_fingerprint "
+            "FROM {scoring_from} "
+            "WHERE d.partition_key = {p} AND {scored}{only} {after} "
             "ORDER BY d.tenant_id LIMIT {n}"
         ).format(
+            fingerprint=scoring_fingerprint(model_fingerprint),
+            scoring_from=SCORING_FROM,
             p=sql.Literal(partition_key),
             scored=SCORED_DECISION,
+            only=sql.SQL("")
+            if tenant_ids is None
+            else sql.SQL(" AND d.tenant_id = ANY({}::text[])").format(
+                sql.Literal(list(tenant_ids))
+            ),
             after=keyset_after("d.tenant_id", after),
             n=sql.Literal(limit),
         )

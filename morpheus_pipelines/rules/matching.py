@@ -89,8 +89,12 @@ MATCH_COLUMNS: tuple[str, ...] = (
     "ambiguous_match",
     "ambiguous_key",
     "name_hint_company_id",
+    "name_key",
 )
 """Columns of the frame returned by :func:`match_tenants`, in order."""
+
+AMBIGUOUS = "*"
+"""What :meth:`KeyLookup.meaning` gives a key that two or more companies share."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -143,6 +147,12 @@ class KeyLookup:
         else:
             ambiguous = np.zeros(len(keys), dtype=bool)
         return companies, found, ambiguous
+
+    def meaning(self) -> dict[str, str]:
+        """What a look-up answers for every key it knows: the owning company, or
+        :data:`AMBIGUOUS`. Two lookups with the same meaning match every tenant alike, so the
+        keys whose meaning differs are exactly the tenants a snapshot change can affect."""
+        return {**self.owners, **dict.fromkeys(self.ambiguous_keys, AMBIGUOUS)}
 
 
 @dataclass(frozen=True)
@@ -290,6 +300,7 @@ def match_tenants(tenants_df: pd.DataFrame, index: SnapshotIndex) -> pd.DataFram
     ``ambiguous_key``        the first such ambiguous id or root, or ``None``
     ``name_hint_company_id`` the single company whose normalised name or alias equals the
                              tenant's normalised ``name`` — a hint for logs only, never a match
+    ``name_key``             the tenant's normalised ``name``, or ``None``
 
     Text columns are ``object`` dtype with ``None`` for missing values.
     """
@@ -331,8 +342,10 @@ def match_tenants(tenants_df: pd.DataFrame, index: SnapshotIndex) -> pd.DataFram
     if "name" in tenants_df.columns:
         name_codes, names = distinct_value_codes(tenants_df["name"], normalise_company_name)
         name_hints = index.company_names.find(names)[0][name_codes]
+        name_keys = names[name_codes]
     else:
         name_hints = np.full(row_count, None, dtype=object)
+        name_keys = name_hints
 
     def column(values: np.ndarray) -> pd.Series:
         return pd.Series(values, index=tenants_df.index, dtype=object)
@@ -348,6 +361,7 @@ def match_tenants(tenants_df: pd.DataFrame, index: SnapshotIndex) -> pd.DataFram
             "ambiguous_match": pd.Series(ambiguous_match, index=tenants_df.index, dtype=bool),
             "ambiguous_key": column(ambiguous_key),
             "name_hint_company_id": column(name_hints),
+            "name_key": column(name_keys),
         },
         index=tenants_df.index,
     )

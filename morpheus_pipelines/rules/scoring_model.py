@@ -8,6 +8,9 @@ signal. The scoring math is in :mod:`morpheus_pipelines.rules.scoring`.
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
+import json
 import math
 import tomllib
 from collections.abc import Callable, Iterable, Mapping
@@ -105,6 +108,22 @@ class ScoringModel:
     def weight_vector(self) -> np.ndarray:
         """The weights as a float array in :data:`SIGNALS` order."""
         return np.array([self.weights[signal] for signal in SIGNALS], dtype=float)
+
+    @property
+    def fingerprint(self) -> str:
+        """Everything the model computes with, as one digest: a score made with a model of
+        another fingerprint is never reused (docs/scoring.md, "Incremental scoring")."""
+        definition = {
+            f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "source"
+        }
+        text = json.dumps(definition, sort_keys=True, default=_plain)
+        return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def _plain(value: object) -> object:
+    if isinstance(value, Mapping):
+        return dict(value)
+    raise TypeError(f"not part of a model definition: {value!r}")
 
 
 # --------------------------------------------------------------------------- model loading

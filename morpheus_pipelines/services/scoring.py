@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
@@ -24,6 +25,7 @@ from morpheus_pipelines.repositories import (
     TenantScoreSnapshotRepository,
 )
 from morpheus_pipelines.repositories.keyset import iter_keyset_pages
+from morpheus_pipelines.repositories.tenant_score_snapshot import RecencyWindow
 from morpheus_pipelines.rules.scoring import (
     OUTPUT_COLUMNS,
     REJECTION_REASON_COLUMN,
@@ -52,6 +54,10 @@ class ScoringTotals:
     rows_written: dict[str, int] = field(default_factory=dict)
     seconds: float = 0.0
     live: bool = True
+    # Scores copied unchanged from the partition scored before (docs/scoring.md,
+    # "Incremental scoring"), and the partition they came from.
+    carried: int = 0
+    carried_from: str | None = None
 
 
 def as_of(partition_key: str) -> datetime:
@@ -91,20 +97,67 @@ def score_partition(
     batch_size: int = 100_000,
     log: logging.Logger | None = None,
     events: TenantEventLog | None = None,
+    incremental: bool = True,
 ) -> ScoringTotals:
-    """Score every routed tenant of the partition, one transaction per chunk."""
+    """Score every routed tenant of the partition, one transaction per chunk.
+
+    ``incremental``: first copy, in one statement, the score of every tenant whose scoring
+    input and model are those of the partition scored before and whose recency did not move
+    (docs/scoring.md, "Incremental scoring"); then score the others. The allowlists apply to
+    every tenant scored: a copied score was validated with the same routing message."""
     started = time.perf_counter()
     totals = ScoringTotals()
+    fingerprint = model.fingerprint
     with session_factory() as session:
         scope = scoring_scope(session, partition_key)
+        base = (
+            _scores.newest_scored_before(session, partition_key=partition_key)
+            if incremental
+            else None
+        )
     totals.live = scope.live
+    tenant_ids = None
+    if base is not None:
+        with session_factory() as session:
+            totals.carried = _scores.carry_forward(
+                session,
+                partition_key=partition_key,
+                run_id=run_id,
+                base_partition=base,
+                model_fingerprint=fingerprint,
+                recency=RecencyWindow(
+                    earlier=as_of(base),
+                    later=as_of(partition_key),
+                    full_credit_days=model.recency_full_credit_days,
+                    zero_credit_days=model.recency_zero_credit_days,
+                    future_tolerance_days=model.recency_future_tolerance_days,
+                ),
+                live=scope.live,
+            )
+            tenant_ids = _scores.unscored_inputs(
+                session, partition_key=partition_key, run_id=run_id
+            )
+        totals.carried_from = base
+        if log is not None:
+            log.info(
+                f"{partition_key}: carried {totals.carried:,} unchanged scores from {base}; "
+                f"scoring {len(tenant_ids):,} tenants"
+            )
 
     def read(session, after, limit):
         return _scores.read_scoring_input(
-            session, partition_key=partition_key, after=after, limit=limit
+            session,
+            partition_key=partition_key,
+            after=after,
+            limit=limit,
+            model_fingerprint=fingerprint,
         )
 
-    for chunk in iter_keyset_pages(session_factory, read, size=batch_size):
+    if tenant_ids is None:
+        chunks = iter_keyset_pages(session_factory, read, size=batch_size)
+    else:
+        chunks = _pages_of(session_factory, tenant_ids, partition_key, fingerprint, batch_size)
+    for chunk in chunks:
         if events is not None:
             events.tenants_scoring_started(
                 chunk,
@@ -116,6 +169,7 @@ def score_partition(
         scores = score_valid_rows(
             valid, model=model, as_of=as_of(partition_key), observed_at=scope.observed_at
         )
+        scores["input_fingerprint"] = chunk.loc[scores.index, "input_fingerprint"]
         with session_factory() as session:
             written = _scores.write_scores(
                 session, scores, partition_key=partition_key, run_id=run_id, live=scope.live
@@ -125,7 +179,6 @@ def score_partition(
         totals.scored += len(scores)
         totals.rejected += len(rejected)
         _add(totals.rejection_reasons, rejected[REJECTION_REASON_COLUMN])
-        _add(totals.by_bucket_priority, scores["tenant_bucket"] + ":" + scores["priority"])
         if events is not None:
             scored = scores[SCORED_EVENT_COLUMNS].assign(
                 sync_id=chunk.loc[scores.index, "hubspot_sync_id"]
@@ -139,5 +192,27 @@ def score_partition(
         totals.rows_written["orphan_snapshots"] = _scores.delete_orphans(
             session, partition_key=partition_key
         )
+        # Scored and carried alike: the partition's snapshots as they stand.
+        totals.by_bucket_priority = _scores.bucket_priorities(session, partition_key=partition_key)
     totals.seconds = time.perf_counter() - started
     return totals
+
+
+def _pages_of(
+    session_factory: SessionFactory,
+    tenant_ids: list[str],
+    partition_key: str,
+    fingerprint: str,
+    size: int,
+) -> Iterator[pd.DataFrame]:
+    for start in range(0, len(tenant_ids), size):
+        page = tenant_ids[start : start + size]
+        with session_factory() as session:
+            yield _scores.read_scoring_input(
+                session,
+                partition_key=partition_key,
+                after=None,
+                limit=len(page),
+                model_fingerprint=fingerprint,
+                tenant_ids=page,
+            )

@@ -30,10 +30,21 @@ from morpheus_pipelines.repositories import (
     TenantBucketRepository,
     TenantCandidateRepository,
 )
-from morpheus_pipelines.repositories.routing_decision import DECISION_COLUMNS, RETIRED_RULE
+from morpheus_pipelines.repositories.routing_decision import (
+    DECISION_COLUMNS,
+    RETIRED_RULE,
+    RoutingBase,
+    RoutingStateRepository,
+)
 from morpheus_pipelines.repositories.tenant_bucket import ROUTED_COLUMNS
 from morpheus_pipelines.rules.matching import SnapshotIndex, match_tenants, prepare_snapshot
-from morpheus_pipelines.rules.routing import route_tenants
+from morpheus_pipelines.rules.routing import HUBSPOT_SNAPSHOT_USABLE_STATUSES, route_tenants
+from morpheus_pipelines.rules.routing_inputs import (
+    RuleInputs,
+    changed_keys,
+    rule_inputs,
+    tenant_keys,
+)
 from morpheus_pipelines.rules.vocabulary import RoutingRule
 from morpheus_pipelines.services.hubspot_snapshot import SnapshotState, read_snapshot_state
 from morpheus_pipelines.services.tenant_events import TenantEventLog
@@ -43,6 +54,7 @@ _accounts = HubSpotTargetAccountRepository()
 _buckets = TenantBucketRepository()
 _candidates = TenantCandidateRepository()
 _decisions = RoutingDecisionRepository()
+_states = RoutingStateRepository()
 
 FORCED_PRIORITY = "P0"
 
@@ -199,6 +211,8 @@ def route_frame(
             "moved": False,
             "moved_from": None,
             "rejection_reason": None,
+            "input_fingerprint": routable.get("input_fingerprint"),
+            **tenant_keys(routable, matches),
         }
     )
     if rejected.any():
@@ -308,6 +322,10 @@ class PartitionRouting:
     summary: dict[str, dict[str, int]]
     check_violations: dict[str, int]
     missing_forced_ids: list[str]
+    # Decisions copied unchanged from the partition routed before (incremental routing), and
+    # why routing decided what it decided.
+    carried: int = 0
+    plan: str = ""
 
 
 def unrouted_decisions(
@@ -332,10 +350,56 @@ def unrouted_decisions(
         "hubspot_snapshot_synced_at": routing_context.snapshot.synced_at,
         "moved": False,
         "rejection_reason": rejection_reason,
+        "input_fingerprint": tenants.get("input_fingerprint"),
     }
     return pd.DataFrame(
         {column: values.get(column) for column in DECISION_COLUMNS}, index=tenants.index
     )
+
+
+@dataclass(frozen=True)
+class RoutingPlan:
+    """Which tenants a partition's routing decides again (docs/pipeline.md, "Incremental
+    routing"): everyone (``base`` None, with the ``reason``), or those whose inputs or keys
+    changed since ``base``."""
+
+    inputs: RuleInputs
+    base: RoutingBase | None
+    changed_keys: dict[str, frozenset[str]] | None
+    reason: str
+
+    @property
+    def incremental(self) -> bool:
+        return self.base is not None and self.changed_keys is not None
+
+
+def plan_routing(
+    session: Session,
+    routing_context: RoutingContext,
+    *,
+    incremental: bool,
+) -> RoutingPlan:
+    """Compare the run's rules' inputs with those of the partition routed before it."""
+    inputs = rule_inputs(
+        routing_context.index,
+        snapshot_usable=routing_context.snapshot.status in HUBSPOT_SNAPSHOT_USABLE_STATUSES,
+        sync_id_known=routing_context.snapshot.sync_id is not None,
+        sales_emails=routing_context.sales_emails,
+        forced_ids=routing_context.forced_ids,
+    )
+    if not incremental:
+        return RoutingPlan(inputs, None, None, "incremental routing is off")
+    if not routing_context.live:
+        return RoutingPlan(inputs, None, None, "a newer partition owns the live buckets")
+    base = _states.base_for(session, partition_key=routing_context.partition_key)
+    if base is None:
+        return RoutingPlan(inputs, None, None, "no earlier live routing to start from")
+    changed = changed_keys(base.inputs, inputs)
+    if changed is None:
+        return RoutingPlan(
+            inputs, None, None, f"the rules' regime changed since {base.partition_key}"
+        )
+    return RoutingPlan(inputs, base, changed, f"changes since {base.partition_key}")
 
 
 def route_partition(
@@ -349,11 +413,16 @@ def route_partition(
     batch_size: int,
     events: TenantEventLog | None = None,
     log: logging.Logger | None = None,
+    incremental: bool = True,
 ) -> PartitionRouting:
     """Route one partition: the forced Sales-owned ids first (straight to Sales-owned P0, no
     enrichment), then every other candidate; a live run then retires the bucket rows it no
     longer selects (not after a ``limit``-ed selection). Decisions of tenants that left the
-    partition are removed. Returns totals, the decision summary and the check figures."""
+    partition are removed. Returns totals, the decision summary and the check figures.
+
+    ``incremental``: a live partition copies, in one statement, the decision of every tenant
+    whose inputs and keys did not change since the partition routed before it, and decides
+    only the others (docs/pipeline.md, "Incremental routing")."""
     with session_factory() as session:
         routing_context = load_context(
             session,
@@ -364,18 +433,56 @@ def route_partition(
             forced_ids=forced_ids,
         )
         selection = _candidates.selection(session, partition_key=partition_key)
+        plan = plan_routing(session, routing_context, incremental=incremental)
     if log is not None and not routing_context.live:
         log.info(
             f"{partition_key}: a newer partition owns the live buckets; recording this "
             "partition's decisions only"
         )
+    carried = 0
+    undecided: dict[bool, list[str] | None] = {True: None, False: None}
+    if plan.incremental:
+        assert plan.base is not None and plan.changed_keys is not None
+        started = time.perf_counter()
+        with session_factory() as session:
+            carried = _decisions.carry_forward(
+                session,
+                partition_key=partition_key,
+                run_id=run_id,
+                base_partition=plan.base.partition_key,
+                changed_keys=plan.changed_keys,
+                evidence={
+                    "snapshot_status": routing_context.snapshot.status,
+                    "hubspot_sync_id": routing_context.snapshot.sync_id,
+                    "hubspot_snapshot_synced_at": routing_context.snapshot.synced_at,
+                },
+            )
+            undecided.update(
+                _decisions.undecided_candidates(session, partition_key=partition_key, run_id=run_id)
+            )
+        if log is not None:
+            keys = sum(len(k) for k in plan.changed_keys.values())
+            log.info(
+                f"{partition_key}: carried {carried:,} unchanged decisions from "
+                f"{plan.base.partition_key} in {time.perf_counter() - started:.2f} s "
+                f"({keys:,} rule keys changed); deciding "
+                f"{sum(len(ids or ()) for ids in undecided.values()):,} tenants"
+            )
+    elif log is not None:
+        log.info(f"{partition_key}: routing every tenant ({plan.reason})")
     totals = RoutingTotals()
     record_count = selection.candidates if selection is not None else None
     forced_tenants = 0
     # The forced ids first: straight to Sales-owned P0, without enrichment (docs/pipeline.md).
     for forced in (True, False):
         routed = route_batches(
-            candidate_chunks(session_factory, partition_key, forced=forced, size=batch_size),
+            candidate_chunks(
+                session_factory,
+                partition_key,
+                forced=forced,
+                size=batch_size,
+                tenant_ids=undecided[forced],
+            ),
             session_factory,
             routing_context,
             forced=forced,
@@ -412,6 +519,14 @@ def route_partition(
         missing = _candidates.missing_ids(
             session, partition_key=partition_key, tenant_ids=forced_ids
         )
+        _states.record(
+            session,
+            partition_key=partition_key,
+            run_id=run_id,
+            live=routing_context.live,
+            inputs=plan.inputs,
+            now=datetime.now(UTC),
+        )
     log_event(
         "routing_completed",
         run_id=run_id,
@@ -419,7 +534,10 @@ def route_partition(
         live=routing_context.live,
         sync_id=routing_context.snapshot.sync_id,
         snapshot_status=routing_context.snapshot.status,
-        tenants=totals.tenants,
+        tenants=totals.tenants + carried,
+        decided=totals.tenants,
+        carried_forward=carried,
+        plan=plan.reason,
         by_source_type=summary["by_source_type"],
         by_bucket=summary["by_bucket"],
         by_rule=summary["by_rule"],
@@ -438,6 +556,8 @@ def route_partition(
         summary=summary,
         check_violations=violations,
         missing_forced_ids=missing,
+        carried=carried,
+        plan=plan.reason,
     )
 
 
@@ -450,6 +570,7 @@ __all__ = [
     "SnapshotView",
     "load_context",
     "load_snapshot",
+    "plan_routing",
     "route_batches",
     "route_frame",
     "route_partition",

@@ -20,7 +20,7 @@ warehouse staging table, without being parsed in Python.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
 
 import pandas as pd
@@ -141,13 +141,32 @@ def select_partition(
 
 
 def candidate_chunks(
-    session_factory: SessionFactory, partition_key: str, *, forced: bool, size: int
+    session_factory: SessionFactory,
+    partition_key: str,
+    *,
+    forced: bool,
+    size: int,
+    tenant_ids: Sequence[str] | None = None,
 ) -> Iterator[pd.DataFrame]:
-    """The partition's candidates joined to their enrichment, ``size`` tenants at a time."""
+    """The partition's candidates joined to their enrichment, ``size`` tenants at a time;
+    only ``tenant_ids`` (sorted) when given."""
+    if tenant_ids is not None:
+        for start in range(0, len(tenant_ids), size):
+            page = tenant_ids[start : start + size]
+            with session_factory() as session:
+                yield _candidates.read_with_enrichment(
+                    session,
+                    partition_key=partition_key,
+                    forced=forced,
+                    after=None,
+                    limit=len(page),
+                    tenant_ids=page,
+                )
+        return
 
     def read(session: Session, after: str | None, limit: int) -> pd.DataFrame:
         return _candidates.read_with_enrichment(
             session, partition_key=partition_key, forced=forced, after=after, limit=limit
         )
 
-    return iter_keyset_pages(session_factory, read, size=size)
+    yield from iter_keyset_pages(session_factory, read, size=size)

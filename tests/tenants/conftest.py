@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -13,6 +13,7 @@ from morpheus_pipelines.devtools.emulators import (
     build_hubspot_data,
 )
 from tests.support.hubspot import TOKEN
+from tests.support.incremental import Warehouse
 from tests.support.pipeline import Pipeline
 from tests.support.tenants import COMPANIES
 
@@ -51,3 +52,18 @@ def pipeline(
         forced_ids="t-forced-1,t-forced-2,t-forced-3",
         home=str(tmp_path),
     )
+
+
+@pytest.fixture
+def warehouses(database_factory) -> Callable[[], tuple[Warehouse, Warehouse]]:
+    """Two empty warehouses, one routing and scoring incrementally, one recomputing
+    everything; calling the fixture empties them again (one call per hypothesis example)."""
+    incremental = Warehouse(database_factory(), incremental=True)
+    full = Warehouse(database_factory(), incremental=False)
+
+    def fresh() -> tuple[Warehouse, Warehouse]:
+        incremental.reset()
+        full.reset()
+        return incremental, full
+
+    return fresh

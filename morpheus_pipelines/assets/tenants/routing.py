@@ -120,6 +120,10 @@ def _day_metadata(day: PartitionRouting) -> dict:
         "forced_routed": day.forced,
         "retired": day.retired,
         "orphan_decisions_removed": day.orphans_removed,
+        # docs/pipeline.md, "Incremental routing": decided this run, copied unchanged, and why.
+        "tenants_decided": day.totals.tenants,
+        "tenants_carried_forward": day.carried,
+        "routing_plan": day.plan,
     }
 
 

@@ -59,6 +59,7 @@ def tenant_scores(
             events=TenantEventLog.for_partition(warehouse.home, partition_key),
         )
     scored = sum(r.scored for r in results.values())
+    carried = sum(r.carried for r in results.values())
     rejected = sum(r.rejected for r in results.values())
     reasons: dict[str, int] = {}
     by_priority: dict[str, int] = {}
@@ -70,8 +71,14 @@ def tenant_scores(
     return dg.MaterializeResult(
         metadata=as_metadata(
             {
-                "dagster/row_count": scored,
+                "dagster/row_count": scored + carried,
                 "score_model_version": model.version,
+                # docs/scoring.md, "Incremental scoring": computed this run, and copied from
+                # the partition scored before because nothing they depend on changed.
+                "tenants_scored": scored,
+                "tenants_carried_forward": carried,
+                "carried_from": {k: r.carried_from for k, r in results.items() if r.carried_from}
+                or None,
                 "rejected": rejected,
                 "by_bucket_and_priority": by_priority,
                 "duration_seconds": round(sum(r.seconds for r in results.values()), 3),

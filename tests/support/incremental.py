@@ -1,0 +1,251 @@
+"""Two warehouses living through the same days, one routing and scoring incrementally and
+one recomputing everything (tests/tenants/test_incremental_*.py)."""
+
+from __future__ import annotations
+
+import dataclasses
+from datetime import UTC, date, datetime, timedelta
+from typing import Any
+
+import pandas as pd
+from sqlalchemy import text
+
+from morpheus_pipelines.db.session import get_session
+from morpheus_pipelines.rules.matching import prepare_snapshot
+from morpheus_pipelines.rules.scoring_model import load_model
+from morpheus_pipelines.services.hubspot_snapshot import SnapshotState
+from morpheus_pipelines.services.scoring import ScoringTotals, score_partition
+from morpheus_pipelines.services.tenant_routing import (
+    PartitionRouting,
+    SnapshotView,
+    route_partition,
+)
+from morpheus_pipelines.services.tenant_selection import select_partition
+from tests.support.pipeline import SCHEMA, load_source
+
+FIRST_DAY = date(2026, 11, 20)
+TENANT_IDS = [f"t{n}" for n in range(9)]
+EMAILS = ["ops@alpha.com.sg", "it@beta.co.jp", "me@gmail.com", "x@shared.com.au", None]
+NAMES = ["Alpha Pte Ltd", "Beta KK", "Gamma", None]
+SALES = ["rep1@corp.example", "rep2@corp.example"]
+FORCEABLE = ["t1", "t2", "t-missing"]
+# Company id -> the values it may take (index 0 = absent from the list that day).
+COMPANY_DOMAINS = ["alpha.com.sg", "beta.co.jp", "shared.com.au", "gamma.io"]
+MODEL = load_model()
+# The same model with a different recency slope: a model change re-scores everyone once.
+OTHER_MODEL = dataclasses.replace(MODEL, version="test-other", recency_zero_credit_days=30.0)
+
+
+class Warehouse:
+    """One warehouse living through the days, routing and scoring one way."""
+
+    def __init__(self, url: str, *, incremental: bool) -> None:
+        self.url = url
+        self.incremental = incremental
+
+    def session(self):
+        return get_session(self.url)
+
+    def reset(self) -> None:
+        with self.session() as session:
+            session.execute(
+                text(
+                    "TRUNCATE apac_tenant_candidates, apac_candidate_selections, "
+                    "apac_enriched_tenants, apac_routing_decisions, apac_routing_states, "
+                    "apac_active_tenants, apac_sales_owned_tenants, apac_tenant_score_snapshots"
+                )
+            )
+
+    def live_through(
+        self, partition_key: str, day: dict[str, Any]
+    ) -> tuple[PartitionRouting, ScoringTotals]:
+        load_source(self.url, source_rows(partition_key, day))
+        forced = frozenset(day["forced"])
+        run_id = f"run-{partition_key}"
+        select_partition(
+            self.session,
+            self.session,
+            schema=SCHEMA,
+            partition_key=partition_key,
+            run_id=run_id,
+            forced_ids=forced,
+        )
+        self._enrich(partition_key, day)
+        routing = route_partition(
+            self.session,
+            snapshot=snapshot_view(partition_key, day),
+            partition_key=partition_key,
+            run_id=run_id,
+            sales_emails=frozenset(day["sales"]),
+            forced_ids=forced,
+            # Small batches: the changed tenants span several pages.
+            batch_size=3,
+            incremental=self.incremental,
+        )
+        scoring = score_partition(
+            self.session,
+            partition_key=partition_key,
+            run_id=run_id,
+            model=OTHER_MODEL if day["other_model"] else MODEL,
+            batch_size=3,
+            incremental=self.incremental,
+        )
+        return routing, scoring
+
+    def _enrich(self, partition_key: str, day: dict[str, Any]) -> None:
+        answers = {t: d for t, d in zip(TENANT_IDS, day["tenants"], strict=True)}
+        with self.session() as session:
+            candidates = session.execute(
+                text(
+                    "SELECT tenant_id FROM apac_tenant_candidates WHERE partition_key = :p "
+                    "AND NOT forced_sales_owned"
+                ),
+                {"p": partition_key},
+            ).scalars()
+            for tenant_id in candidates:
+                answer = answers.get(tenant_id)
+                session.execute(
+                    text(
+                        "INSERT INTO apac_enriched_tenants (partition_key, tenant_id, "
+                        "official_website, country, employee_count, industry, "
+                        "enrichment_status, enrichment_error_count, run_id) VALUES (:p, :t, "
+                        ":website, :country, :employees, 'software', 'enriched', 0, 'enrich')"
+                    ),
+                    {
+                        "p": partition_key,
+                        "t": tenant_id,
+                        "website": answer and answer["website"],
+                        "country": answer and answer["country"],
+                        "employees": answer and answer["employees"],
+                    },
+                )
+
+    def state(self, partition_key: str) -> dict[str, list[tuple]]:
+        """Everything a user reads, without the times each run stamps."""
+        queries = {
+            "decisions": (
+                "SELECT * FROM apac_routing_decisions WHERE partition_key = :p",
+                ("decided_at",),
+            ),
+            "active": ("SELECT * FROM apac_active_tenants", ("updated_at", "scored_at")),
+            "sales_owned": ("SELECT * FROM apac_sales_owned_tenants", ("updated_at", "scored_at")),
+            "scores": (
+                "SELECT * FROM apac_tenant_score_snapshots WHERE partition_key = :p",
+                ("scored_at",),
+            ),
+        }
+        state = {}
+        with self.session() as session:
+            for name, (query, stamped) in queries.items():
+                frame = pd.read_sql(text(query), session.connection(), params={"p": partition_key})
+                frame = frame.drop(columns=list(stamped))
+                if "retired_at" in frame:
+                    frame["retired_at"] = frame["retired_at"].notna()
+                state[name] = sorted(
+                    tuple(str(v) for v in row) for row in frame.itertuples(index=False)
+                )
+        return state
+
+
+def source_rows(partition_key: str, day: dict[str, Any]) -> list[dict[str, Any]]:
+    """The source on ``partition_key``; ``inactive_days`` count back from the end of the first
+    day, so a value kept from one day to the next is the same timestamp."""
+    end = datetime.fromisoformat(partition_key).replace(tzinfo=UTC) + timedelta(hours=16)
+    first_end = datetime.combine(FIRST_DAY, datetime.min.time(), UTC) + timedelta(hours=16)
+    rows = []
+    for tenant_id, values in zip(TENANT_IDS, day["tenants"], strict=True):
+        inactive = values["inactive_days"]
+        rows.append(
+            {
+                "id": tenant_id,
+                "custom_id": values["custom_id"],
+                "name": values["name"],
+                "email": values["email"],
+                "sales_owner_email": values["sales_owner_email"],
+                "status": "active" if values["selected"] else "closing",
+                "region": "APAC",
+                "plan": values["plan"],
+                "seats": 10,
+                "active_users_30d": 4,
+                "created_at": end - timedelta(hours=3)
+                if values["signed_up_today"]
+                else datetime(2025, 1, 1, tzinfo=UTC),
+                "last_active_at": (
+                    None if inactive is None else first_end - timedelta(days=inactive)
+                ),
+            }
+        )
+    return rows
+
+
+def snapshot_view(partition_key: str, day: dict[str, Any]) -> SnapshotView:
+    status = day["snapshot_status"]
+    synced = datetime.fromisoformat(partition_key).replace(tzinfo=UTC)
+    state = SnapshotState(
+        status=status,
+        sync_id=None if status == "unavailable" else f"sync-{partition_key}",
+        synced_at=None if status == "unavailable" else synced,
+        age_seconds=None if status == "unavailable" else 60.0,
+    )
+    if status == "unavailable":
+        return SnapshotView(state, None)
+    companies = [
+        {
+            "hubspot_company_id": str(900 + n),
+            "portal_id": c["portal_id"],
+            "account_id": c["account_id"],
+            "domain_root": c["domain"],
+            "website_domain_root": None,
+            "additional_domain_roots": None,
+            "name": c["name"],
+            "account_alias": None,
+        }
+        for n, c in enumerate(day["companies"])
+        if c["listed"]
+    ]
+    frame = pd.DataFrame(
+        companies,
+        columns=[
+            "hubspot_company_id",
+            "portal_id",
+            "account_id",
+            "domain_root",
+            "website_domain_root",
+            "additional_domain_roots",
+            "name",
+            "account_alias",
+        ],
+    )
+    return SnapshotView(state, prepare_snapshot(frame))
+
+
+def quiet_tenant(**values: Any) -> dict[str, Any]:
+    """A day's values of a selected tenant that changes nothing its score depends on."""
+    return {
+        "selected": True,
+        "custom_id": None,
+        "name": None,
+        "email": "ops@alpha.com.sg",
+        "sales_owner_email": None,
+        "plan": "team",
+        "inactive_days": 3,
+        "signed_up_today": False,
+        "website": None,
+        "country": "SG",
+        "employees": 5,
+        **values,
+    }
+
+
+def quiet_day(**values: Any) -> dict[str, Any]:
+    """Every tenant quiet, a fresh snapshot with one listed company, nothing else."""
+    company = {"listed": False, "portal_id": None, "account_id": None, "domain": None, "name": "X"}
+    return {
+        "tenants": [quiet_tenant(email=f"ops@t{n}.example.com") for n in range(len(TENANT_IDS))],
+        "companies": [dict(company, listed=True, domain="alpha.com.sg"), *[company] * 3],
+        "snapshot_status": "fresh",
+        "sales": set(),
+        "forced": set(),
+        "other_model": False,
+        **values,
+    }

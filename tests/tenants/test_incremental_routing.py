@@ -1,0 +1,143 @@
+"""What a quiet day does, and what each kind of change invalidates (docs/pipeline.md,
+"Incremental routing"; docs/scoring.md, "Incremental scoring")."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from sqlalchemy import text
+
+from morpheus_pipelines.services import tenant_routing
+from tests.support.incremental import FIRST_DAY, TENANT_IDS, quiet_day, quiet_tenant
+
+DAY_1, DAY_2, DAY_3 = ((FIRST_DAY + timedelta(days=n)).isoformat() for n in range(3))
+
+
+def live_both(warehouses, *days):
+    """Both warehouses through ``days``; the incremental side's results of the last one."""
+    incremental, full = warehouses()
+    for n, day in enumerate(days):
+        partition_key = (FIRST_DAY + timedelta(days=n)).isoformat()
+        result = incremental.live_through(partition_key, day)
+        full.live_through(partition_key, day)
+        assert incremental.state(partition_key) == full.state(partition_key), partition_key
+    return result
+
+
+def test_a_quiet_day_copies_every_decision_and_score(warehouses) -> None:
+    routing, scoring = live_both(warehouses, quiet_day(), quiet_day())
+    assert routing.carried == len(TENANT_IDS)
+    assert routing.totals.tenants == 0
+    assert scoring.carried == len(TENANT_IDS)
+    assert scoring.scored == 0
+    assert routing.plan == f"changes since {DAY_1}"
+
+
+def test_the_first_day_and_a_backfill_route_everyone(warehouses) -> None:
+    routing, scoring = live_both(warehouses, quiet_day())
+    assert (routing.carried, routing.totals.tenants) == (0, len(TENANT_IDS))
+    assert routing.plan == "no earlier live routing to start from"
+    assert scoring.carried == 0
+
+
+def test_a_snapshot_change_reroutes_only_the_tenants_whose_keys_it_touches(warehouses) -> None:
+    day_1 = quiet_day()
+    day_1["tenants"][4] = quiet_tenant(email="it@beta.co.jp")
+    day_1["tenants"][5] = quiet_tenant(email="ops@beta.co.jp", name="Gamma")
+    day_2 = quiet_day(tenants=day_1["tenants"])
+    # Beta is listed today: the two tenants with its domain become target accounts.
+    day_2["companies"][1] = {
+        "listed": True,
+        "portal_id": None,
+        "account_id": None,
+        "domain": "beta.co.jp",
+        "name": "Other",
+    }
+    routing, _ = live_both(warehouses, day_1, day_2)
+    assert routing.totals.tenants == 2
+    assert routing.carried == len(TENANT_IDS) - 2
+    assert routing.summary["by_rule"]["hubspot_target_account"] == 2
+
+
+def test_a_sales_list_or_forced_ids_change_reroutes_their_tenants_only(warehouses) -> None:
+    day_1 = quiet_day()
+    day_1["tenants"][2] = quiet_tenant(
+        email="ops@t2.example.com", sales_owner_email="rep1@corp.example"
+    )
+    day_2 = quiet_day(tenants=day_1["tenants"], sales={"rep1@corp.example"})
+    day_3 = quiet_day(tenants=day_1["tenants"], sales={"rep1@corp.example"}, forced={"t6"})
+    routing, _ = live_both(warehouses, day_1, day_2)
+    assert (routing.totals.tenants, routing.summary["by_rule"]["apac_sales_owner"]) == (1, 1)
+    routing, _ = live_both(warehouses, day_1, day_2, day_3)
+    assert routing.totals.tenants == 1
+    assert routing.summary["by_rule"]["forced_sales_owned"] == 1
+
+
+def test_a_model_change_rescores_everyone_once(warehouses) -> None:
+    quiet, other = quiet_day(), quiet_day(other_model=True)
+    _, scoring = live_both(warehouses, quiet, other)
+    assert (scoring.scored, scoring.carried) == (len(TENANT_IDS), 0)
+    _, scoring = live_both(warehouses, quiet, other, other)
+    assert (scoring.scored, scoring.carried) == (0, len(TENANT_IDS))
+
+
+def test_tenants_whose_recency_moves_are_scored_again(warehouses) -> None:
+    day = quiet_day()
+    # 20 days inactive: on the slope, one more day costs points. 200 days: no credit either
+    # day. 1 day: full credit either day.
+    for n, days in ((0, 20), (1, 200), (2, 1)):
+        day["tenants"][n] = quiet_tenant(email=f"ops@t{n}.example.com", inactive_days=days)
+    # The same timestamps a day later: only the tenant on the slope loses points.
+    _, scoring = live_both(warehouses, day, day)
+    assert scoring.scored == 1
+    assert scoring.carried == len(TENANT_IDS) - 1
+
+
+def test_the_allowlists_still_reject_on_the_incremental_path(warehouses) -> None:
+    """A routing message outside the allowlists (docs/pipeline.md) is rejected, never
+    scored, even when every other tenant's score is copied."""
+    incremental, _ = warehouses()
+    incremental.live_through(DAY_1, quiet_day())
+    day_2 = quiet_day()
+    incremental.live_through(DAY_2, day_2)
+    with incremental.session() as session:
+        session.execute(
+            text(
+                "UPDATE apac_routing_decisions SET priority_override = 'P1' "
+                "WHERE partition_key = :p AND tenant_id = 't3'"
+            ),
+            {"p": DAY_2},
+        )
+    from morpheus_pipelines.services.scoring import score_partition
+    from tests.support.incremental import MODEL
+
+    scoring = score_partition(
+        incremental.session, partition_key=DAY_2, run_id="rescore", model=MODEL, batch_size=3
+    )
+    assert scoring.rejected == 1
+    assert scoring.rejection_reasons == {"priority_override_not_allowlisted": 1}
+    assert scoring.carried == len(TENANT_IDS) - 1
+
+
+def test_ignoring_what_changed_in_the_rules_inputs_would_be_caught(warehouses, monkeypatch) -> None:
+    """The comparison can fail: an incremental path that carried every unchanged tenant
+    without looking at the snapshot's changed keys keeps two target accounts Active-default."""
+    day_1 = quiet_day()
+    day_1["tenants"][4] = quiet_tenant(email="it@beta.co.jp")
+    day_2 = quiet_day(tenants=day_1["tenants"])
+    day_2["companies"][1] = {
+        "listed": True,
+        "portal_id": None,
+        "account_id": None,
+        "domain": "beta.co.jp",
+        "name": "Other",
+    }
+    incremental, full = warehouses()
+    for partition_key, day in ((DAY_1, day_1), (DAY_2, day_2)):
+        if partition_key == DAY_2:
+            monkeypatch.setattr(
+                tenant_routing, "changed_keys", lambda before, after: {"portal_key": frozenset()}
+            )
+        incremental.live_through(partition_key, day)
+        full.live_through(partition_key, day)
+    assert incremental.state(DAY_2)["decisions"] != full.state(DAY_2)["decisions"]
