@@ -43,8 +43,11 @@ def scratch_database() -> Iterator[str]:
         yield url
     finally:
         dispose_engines()
-        with psycopg.connect(admin, autocommit=True) as conn:
-            conn.execute(sql.SQL("DROP DATABASE {} WITH (FORCE)").format(sql.Identifier(name)))
+        if os.environ.get("BENCH_KEEP_DATABASE"):  # to EXPLAIN a statement on the data after
+            print(f"kept database {url}")
+        else:
+            with psycopg.connect(admin, autocommit=True) as conn:
+                conn.execute(sql.SQL("DROP DATABASE {} WITH (FORCE)").format(sql.Identifier(name)))
 
 
 @contextlib.contextmanager

@@ -9,13 +9,17 @@ per asset: wall time, rows written, rows per second, peak resident memory, and t
 the asset's time to a bare ``COPY`` of its output rows into an unindexed table (the write
 floor), measured in the same run. For the assets that call a service, "API floor" is the
 requests they made divided by the client's rate budget: the least time those calls can take.
-``--second-day`` also runs the job for the next partition with nothing changed (the steady
-state: most tenants do not change from one day to the next).
+``--second-day`` also runs the job for the next two partitions: the second day with
+``--changed`` (default 1 %) of the tenants changed in the source (seats, and for a third of
+them the email), the third day with nothing changed. The third day is the fixed cost of a
+day; what the second day costs above it is the price of its changes, printed against the
+bare-``COPY`` floor of the rows those changes rewrote (docs/performance.md, "A quiet day").
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import threading
 import time
@@ -96,16 +100,68 @@ def copy_floor(url: str, table: str, column: str | None, partition: str) -> tupl
         return rows, time.perf_counter() - started
 
 
+def change_source(url: str, share: float) -> int:
+    """Change ``share`` of the source tenants (a deterministic hash picks them): one more seat
+    each, and for a third of them a new email address. Returns how many changed."""
+    buckets = max(1, round(share * 10_000))
+    with psycopg.connect(libpq_url(url)) as conn:
+        changed = conn.execute(
+            "UPDATE devops.tenants SET seats = coalesce(seats, 0) + 1, "
+            "email = CASE WHEN abs(hashtext(id || 'e')) %% 3 = 0 THEN 'moved.' || email "
+            "ELSE email END WHERE abs(hashtext(id)) %% 10000 < %s",
+            (buckets,),
+        ).rowcount
+        conn.commit()
+    return changed
+
+
+def metadata_of(result: dg.ExecuteInProcessResult) -> dict:
+    events = result.get_asset_materialization_events()
+    if not events:
+        return {}
+    return {k: getattr(v, "value", v) for k, v in events[0].materialization.metadata.items()}
+
+
+def changed_floor(key: str, floors: dict, meta: dict, routing_floors: dict) -> tuple[int, float]:
+    """Rows the asset actually changed and the share of its floor they stand for."""
+    if key == "routed_tenants":
+        decisions = floors["apac_routing_decisions"]
+        buckets = [floors["apac_active_tenants"], floors["apac_sales_owned_tenants"]]
+        bucket_rows = sum(n for n, _ in buckets) or 1
+        decided, written = meta.get("tenants_decided", 0), meta.get("bucket_rows_written", 0)
+        floor = decisions[1] * decided / max(decisions[0], 1)
+        floor += sum(f for _, f in buckets) * written / bucket_rows
+        return decided + written, floor
+    if key == "tenant_scores":
+        snapshots = floors["apac_tenant_score_snapshots"]
+        scored, updated = meta.get("tenants_scored", 0), meta.get("bucket_rows_updated", 0)
+        buckets = [routing_floors[t] for t in ("apac_active_tenants", "apac_sales_owned_tenants")]
+        bucket_rows = sum(n for n, _ in buckets) or 1
+        floor = snapshots[1] * scored / max(snapshots[0], 1)
+        floor += sum(f for _, f in buckets) * updated / bucket_rows
+        return scored + updated, floor
+    if key == "enriched_tenants":
+        (rows, floor) = floors["apac_enriched_tenants"]
+        asked = meta.get("tenants_asked", rows)
+        return asked, floor * asked / max(rows, 1)
+    rows = sum(n for n, _ in floors.values())
+    return rows, sum(f for _, f in floors.values())
+
+
+TENANT_ASSETS = ("tenant_candidates", "enriched_tenants", "routed_tenants", "tenant_scores")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--tenants", type=int, default=1_000_000)
     parser.add_argument("--companies", type=int, default=50_000)
     parser.add_argument("--assets", default=",".join(DAILY_ASSETS))
     parser.add_argument("--second-day", action="store_true")
+    parser.add_argument("--changed", type=float, default=0.01)
     args = parser.parse_args()
     assets = args.assets.split(",")
     memory = PeakMemory()
-    day = date(2026, 11, 29)
+    day = date(2026, 11, 28)
     started = time.perf_counter()
     dataset = generate_dataset(
         tenants=args.tenants, companies=args.companies, partition_day=day, seed=7
@@ -126,6 +182,9 @@ def main() -> None:
             emulator_process("domain-intel", dataset.domain_intel) as di,
         ):
             os.environ.update(dataset.environment())
+            # The emulators have their copies: peak memory below is the pipeline's alone.
+            del dataset
+            gc.collect()
             os.environ.update(
                 MORPHEUS_DATABASE_URL=url,
                 HUBSPOT_BASE_URL=hs,
@@ -136,14 +195,19 @@ def main() -> None:
             from morpheus_pipelines.definitions import defs
 
             days = [day.isoformat()] + (
-                [(day + timedelta(days=1)).isoformat()] if args.second_day else []
+                [(day + timedelta(days=n)).isoformat() for n in (1, 2)] if args.second_day else []
             )
-            for partition in days:
+            runs: dict[str, dict[str, dict]] = {}
+            for index, partition in enumerate(days):
+                if index == 1:
+                    changed = change_source(url, args.changed)
+                    print(f"\nchanged {changed:,} source tenants ({args.changed:.1%})")
                 print(f"\npartition {partition}")
                 print(
                     f"{'asset':<26}{'seconds':>9}{'rows':>11}{'rows/s':>10}"
                     f"{'peak MiB':>10}{'floor s':>9}{'x floor':>9}{'API floor s':>13}"
                 )
+                runs[partition] = {}
                 for key in assets:
                     asset = defs.get_assets_def(key)
                     memory.reset()
@@ -155,13 +219,21 @@ def main() -> None:
                         raise_on_error=False,
                     )
                     seconds = time.perf_counter() - t
-                    rows = floor = 0.0
-                    for table, column in OUTPUTS[key]:
-                        n, f = copy_floor(url, table, column, partition)
-                        rows += n
-                        floor += f
+                    floors = {
+                        table: copy_floor(url, table, column, partition)
+                        for table, column in OUTPUTS[key]
+                    }
+                    rows = sum(n for n, _ in floors.values())
+                    floor = sum(f for _, f in floors.values())
                     status = "" if result.success else "  FAILED"
                     api = api_floor(key, result, defs.resources) if result.success else None
+                    runs[partition][key] = {
+                        "seconds": seconds,
+                        "floors": floors,
+                        "floor": floor,
+                        "meta": metadata_of(result) if result.success else {},
+                        "peak": memory.peak,
+                    }
                     print(
                         f"{key:<26}{seconds:>9.1f}{rows:>11,.0f}{rows / seconds:>10,.0f}"
                         f"{memory.peak / 2**20:>10,.0f}{floor:>9.2f}"
@@ -169,7 +241,49 @@ def main() -> None:
                         f"{'' if api is None else f'{api:.2f}':>13}{status}",
                         flush=True,
                     )
+                total = sum(r["seconds"] for r in runs[partition].values())
+                print(f"{'the whole day':<26}{total:>9.1f}")
+            if args.second_day:
+                print_quiet_day(runs, days, assets)
     print(f"\ntotal wall time {time.perf_counter() - started:.0f} s")
+
+
+# The phases of a run that process the changed tenants; the rest is the day's fixed cost
+# (copying the unchanged tenants' rows, bookkeeping, checks).
+CHANGED_PHASES = {
+    "routed_tenants": ("decide",),
+    "tenant_scores": ("read", "score", "write"),
+}
+
+
+def print_quiet_day(runs: dict, days: list[str], assets: list[str]) -> None:
+    """Each later day's tenant assets split into the fixed cost and the work on the rows
+    that changed, that work against the bare-COPY floor of those rows."""
+    for partition in days[1:]:
+        day = runs[partition]
+        print(f"\n{partition}: fixed cost and the price of the changes, tenant assets")
+        print(
+            f"{'asset':<20}{'seconds':>9}{'fixed s':>9}{'changes s':>11}{'rows chg':>10}"
+            f"{'floor chg s':>12}{'chg/floor':>10}{'carried':>10}"
+        )
+        for key in TENANT_ASSETS:
+            if key not in assets:
+                continue
+            run = day[key]
+            meta = run["meta"]
+            rows, floor = changed_floor(
+                key, run["floors"], meta, day.get("routed_tenants", run)["floors"]
+            )
+            phases = meta.get("seconds_by_phase") or {}
+            changes = sum(phases.get(p, 0.0) for p in CHANGED_PHASES.get(key, ()))
+            carried = meta.get("tenants_carried_forward", meta.get("tenants_reused", ""))
+            ratio = f"{changes / floor:.1f}" if key in CHANGED_PHASES and floor > 0 else ""
+            print(
+                f"{key:<20}{run['seconds']:>9.1f}{run['seconds'] - changes:>9.1f}"
+                f"{changes:>11.2f}{rows:>10,}{floor:>12.3f}{ratio:>10}{carried!s:>10}"
+            )
+            if phases:
+                print(f"{'':<20}phases: {phases}")
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ from typing import Any
 
 import pandas as pd
 from psycopg import sql
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from morpheus_pipelines.models import EnrichedTenant
@@ -69,6 +70,90 @@ class EnrichedTenantRepository(SetBasedRepository[EnrichedTenant]):
                 (list(tenants), list(fingerprints), list(REUSABLE_STATUSES), answered_after),
             )
             return {row[0]: dict(zip(STORED_COLUMNS, row, strict=True)) for row in cursor}
+
+    def newest_enriched_before(self, session: Session, *, partition_key: str) -> str | None:
+        """The newest partition before ``partition_key`` with enrichment rows."""
+        return session.scalar(
+            select(func.max(EnrichedTenant.partition_key)).where(
+                EnrichedTenant.partition_key < partition_key
+            )
+        )
+
+    def carry_forward(
+        self,
+        session: Session,
+        *,
+        partition_key: str,
+        run_id: str,
+        base_partition: str,
+        answered_after: datetime,
+        fingerprint_prefix: str,
+    ) -> int:
+        """Copy ``base_partition``'s answer for every enrichable candidate of
+        ``partition_key`` asked about with the same name and email that day, when the answer
+        is reusable (``enriched``/``not_found``, given after ``answered_after``, its
+        fingerprint made with today's domain lists: ``fingerprint_prefix``). One statement;
+        a copied answer is a reused one (no errors, its original time and duration).
+        Returns rows copied."""
+        copied = [c for c in STORED_COLUMNS if c not in ("tenant_id", "enrichment_error_count")]
+        statement = sql.SQL(
+            "INSERT INTO apac_enriched_tenants AS t "
+            "(partition_key, tenant_id, run_id, enrichment_error_count, {targets}) "
+            "SELECT {p}, c.tenant_id, {run}, 0, {values} FROM apac_tenant_candidates c "
+            "JOIN apac_tenant_candidates cb "
+            "ON cb.partition_key = {base} AND cb.tenant_id = c.tenant_id "
+            "JOIN apac_enriched_tenants eb "
+            "ON eb.partition_key = {base} AND eb.tenant_id = c.tenant_id "
+            "WHERE c.partition_key = {p} AND NOT c.forced_sales_owned "
+            "AND c.rejection_reason IS NULL "
+            "AND (c.name, c.email) IS NOT DISTINCT FROM (cb.name, cb.email) "
+            "AND eb.enrichment_status = ANY({reusable}::text[]) AND eb.enriched_at > {after} "
+            "AND starts_with(eb.input_fingerprint, {prefix}) "
+            "ON CONFLICT (partition_key, tenant_id) DO UPDATE SET {assignments}"
+        ).format(
+            targets=sql.SQL(", ").join(map(sql.Identifier, copied)),
+            p=sql.Literal(partition_key),
+            run=sql.Literal(run_id),
+            values=sql.SQL(", ").join(sql.SQL("eb.{}").format(sql.Identifier(c)) for c in copied),
+            base=sql.Literal(base_partition),
+            reusable=sql.Literal(list(REUSABLE_STATUSES)),
+            after=sql.Literal(answered_after),
+            prefix=sql.Literal(fingerprint_prefix),
+            assignments=sql.SQL(", ").join(
+                sql.SQL("{c} = EXCLUDED.{c}").format(c=sql.Identifier(c))
+                for c in ("run_id", "enrichment_error_count", *copied)
+            ),
+        )
+        with driver_cursor(session) as cursor:
+            cursor.execute(statement)
+            return max(cursor.rowcount, 0)
+
+    def status_counts(self, session: Session, *, partition_key: str, run_id: str) -> dict[str, int]:
+        """The partition's answers from this run, per status."""
+        e = EnrichedTenant
+        rows = session.execute(
+            select(e.enrichment_status, func.count())
+            .where(e.partition_key == partition_key, e.run_id == run_id)
+            .group_by(e.enrichment_status)
+        )
+        return {status: n for status, n in rows}
+
+    def unanswered_candidates(
+        self, session: Session, *, partition_key: str, run_id: str
+    ) -> list[str]:
+        """The partition's enrichable candidates without an answer from this run, in
+        tenant-id order."""
+        with driver_cursor(session) as cursor:
+            cursor.execute(
+                sql.SQL(
+                    "SELECT c.tenant_id FROM apac_tenant_candidates c WHERE c.partition_key = {p} "
+                    "AND NOT c.forced_sales_owned AND c.rejection_reason IS NULL "
+                    "AND NOT EXISTS (SELECT 1 FROM apac_enriched_tenants e "
+                    "WHERE e.partition_key = c.partition_key AND e.tenant_id = c.tenant_id "
+                    "AND e.run_id = {run}) ORDER BY c.tenant_id"
+                ).format(p=sql.Literal(partition_key), run=sql.Literal(run_id))
+            )
+            return [tenant_id for (tenant_id,) in cursor]
 
     def delete_orphans(self, session: Session, *, partition_key: str) -> int:
         """Drop results of tenants that are no longer enrichable candidates of the partition."""

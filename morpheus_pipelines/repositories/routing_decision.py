@@ -96,11 +96,15 @@ class RoutingDecisionRepository(SetBasedRepository[RoutingDecision]):
         newest = session.scalar(select(func.max(RoutingDecision.partition_key)))
         return newest if newest is not None and newest > partition_key else None
 
-    def delete_orphans(self, session: Session, *, partition_key: str) -> int:
+    def delete_orphans(self, session: Session, *, partition_key: str, rerun: bool = True) -> int:
         """Delete the partition's decisions of tenants that are no longer its candidates (a
-        re-run after the source changed); retirement rows are kept."""
-        # Just bulk-written: fresh statistics keep this an anti-join (docs/performance.md).
+        re-run after the source changed); retirement rows are kept. Only a re-run can have
+        any: ``rerun`` False skips the search (the statistics are refreshed either way)."""
+        # Just bulk-written: fresh statistics keep this an anti-join, and keep the next
+        # asset's statements on good plans (docs/performance.md).
         analyze(session, "apac_routing_decisions")
+        if not rerun:
+            return 0
         result = session.execute(
             text(
                 "DELETE FROM apac_routing_decisions d WHERE d.partition_key = :p "
@@ -173,34 +177,43 @@ class RoutingDecisionRepository(SetBasedRepository[RoutingDecision]):
         )
 
     def summary(self, session: Session, *, partition_key: str) -> dict[str, dict[str, int]]:
-        """Counts per bucket, rule and match method, moves, ambiguity and free mail."""
-        d = RoutingDecision
-        where = d.partition_key == partition_key
-        summary: dict[str, dict[str, int]] = {}
-        for name, column in (
-            ("by_bucket", d.tenant_bucket),
-            ("by_source_type", d.source_type),
-            ("by_rule", d.routing_rule),
-            ("by_match_method", d.hubspot_match_method),
-            ("by_moved_from", d.moved_from),
-            ("by_email_domain_class", d.email_domain_class),
-        ):
-            rows = session.execute(select(column, func.count()).where(where).group_by(column)).all()
-            summary[name] = {str(key): n for key, n in rows if key is not None}
-        totals = session.execute(
-            select(
-                func.count(),
-                func.count().filter(d.ambiguous_match),
-                func.count().filter(d.moved),
-                func.count().filter(d.rejection_reason.is_not(None)),
-            ).where(where)
-        ).one()
-        summary["totals"] = {
-            "decisions": totals[0],
-            "ambiguous": totals[1],
-            "moved": totals[2],
-            "rejected": totals[3],
-        }
+        """Counts per bucket, rule and match method, moves, ambiguity and free mail: one scan
+        of the partition (``GROUPING SETS``)."""
+        names = (
+            ("by_bucket", "tenant_bucket"),
+            ("by_source_type", "source_type"),
+            ("by_rule", "routing_rule"),
+            ("by_match_method", "hubspot_match_method"),
+            ("by_moved_from", "moved_from"),
+            ("by_email_domain_class", "email_domain_class"),
+        )
+        columns = ", ".join(column for _, column in names)
+        sets = ", ".join(f"({column})" for _, column in names)
+        rows = session.execute(
+            text(
+                f"SELECT {columns}, {', '.join(f'GROUPING({c})' for _, c in names)}, count(*), "
+                "count(*) FILTER (WHERE ambiguous_match), count(*) FILTER (WHERE moved), "
+                "count(*) FILTER (WHERE rejection_reason IS NOT NULL) "
+                f"FROM apac_routing_decisions WHERE partition_key = :p "
+                f"GROUP BY GROUPING SETS ({sets}, ())"
+            ),
+            {"p": partition_key},
+        ).all()
+        summary: dict[str, dict[str, int]] = {name: {} for name, _ in names}
+        summary["totals"] = {"decisions": 0, "ambiguous": 0, "moved": 0, "rejected": 0}
+        width = len(names)
+        for row in rows:
+            grouped = [i for i in range(width) if row[width + i] == 0]
+            count = row[2 * width]
+            if not grouped:
+                summary["totals"] = {
+                    "decisions": count,
+                    "ambiguous": row[2 * width + 1],
+                    "moved": row[2 * width + 2],
+                    "rejected": row[2 * width + 3],
+                }
+            elif row[grouped[0]] is not None:
+                summary[names[grouped[0]][0]][str(row[grouped[0]])] = count
         return summary
 
     def carry_forward(
@@ -217,6 +230,27 @@ class RoutingDecisionRepository(SetBasedRepository[RoutingDecision]):
         inputs did not change and none of whose keys is in ``changed_keys`` (one statement);
         the copy takes the run's snapshot ``evidence`` and is not a move. Returns rows copied.
         """
+        statement = self.carry_forward_statement(
+            partition_key=partition_key,
+            run_id=run_id,
+            base_partition=base_partition,
+            changed_keys=changed_keys,
+            evidence=evidence,
+        )
+        with driver_cursor(session) as cursor:
+            cursor.execute(statement)
+            return max(cursor.rowcount, 0)
+
+    def carry_forward_statement(
+        self,
+        *,
+        partition_key: str,
+        run_id: str,
+        base_partition: str,
+        changed_keys: Mapping[str, frozenset[str]],
+        evidence: Mapping[str, object],
+    ) -> sql.Composed:
+        """The statement of :meth:`carry_forward` (to run, or to ``EXPLAIN``)."""
         copied = [
             c for c in DECISION_COLUMNS if c not in (*RUN_EVIDENCE_COLUMNS, "moved", "moved_from")
         ]
@@ -250,9 +284,7 @@ class RoutingDecisionRepository(SetBasedRepository[RoutingDecision]):
                 if c not in ("partition_key", "tenant_id")
             ),
         )
-        with driver_cursor(session) as cursor:
-            cursor.execute(statement)
-            return max(cursor.rowcount, 0)
+        return statement
 
     def undecided_candidates(
         self, session: Session, *, partition_key: str, run_id: str

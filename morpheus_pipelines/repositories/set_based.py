@@ -16,6 +16,8 @@ from typing import Any
 import pandas as pd
 from psycopg import sql
 from psycopg.types.json import Jsonb
+from sqlalchemy import exists as sql_exists
+from sqlalchemy import select as sql_select
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Session
 
@@ -99,6 +101,14 @@ def read_frame(session: Session, query: sql.Composable) -> pd.DataFrame:
 
 class SetBasedRepository(BaseRepository[ModelT]):
     """``BaseRepository`` plus COPY-based bulk methods for concrete high-volume repositories."""
+
+    def has_partition(self, session: Session, *, partition_key: str) -> bool:
+        """Whether the table has any row of the partition (a partition-keyed table)."""
+        return bool(
+            session.scalar(
+                sql_select(sql_exists().where(self.table.c.partition_key == partition_key))
+            )
+        )
 
     def copy_into_staging(
         self, session: Session, rows: Iterable[Sequence[Any]], *, columns: Sequence[str]

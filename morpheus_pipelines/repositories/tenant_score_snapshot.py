@@ -119,6 +119,29 @@ class TenantScoreSnapshotRepository(SetBasedRepository[TenantScoreSnapshot]):
         the same fingerprint and a recency that did not move (one statement). For the live
         partition only tenants whose unretired bucket row still holds that score are copied,
         so the bucket rows need no write. Returns rows copied."""
+        statement = self.carry_forward_statement(
+            partition_key=partition_key,
+            run_id=run_id,
+            base_partition=base_partition,
+            model_fingerprint=model_fingerprint,
+            recency=recency,
+            live=live,
+        )
+        with driver_cursor(session) as cursor:
+            cursor.execute(statement)
+            return max(cursor.rowcount, 0)
+
+    def carry_forward_statement(
+        self,
+        *,
+        partition_key: str,
+        run_id: str,
+        base_partition: str,
+        model_fingerprint: str,
+        recency: RecencyWindow,
+        live: bool,
+    ) -> sql.Composed:
+        """The statement of :meth:`carry_forward` (to run, or to ``EXPLAIN``)."""
         copied = [c for c in SNAPSHOT_COLUMNS if c != "tenant_id"]
         bucket_holds_score = sql.SQL("")
         joins = sql.SQL("")
@@ -171,9 +194,7 @@ class TenantScoreSnapshotRepository(SetBasedRepository[TenantScoreSnapshot]):
                 for c in ("run_id", "scored_at", *copied)
             ),
         )
-        with driver_cursor(session) as cursor:
-            cursor.execute(statement)
-            return max(cursor.rowcount, 0)
+        return statement
 
     def bucket_priorities(self, session: Session, *, partition_key: str) -> dict[str, int]:
         """Snapshots of the partition per ``bucket:priority``."""
@@ -237,12 +258,15 @@ class TenantScoreSnapshotRepository(SetBasedRepository[TenantScoreSnapshot]):
         )
         return read_frame(session, query)
 
-    def delete_orphans(self, session: Session, *, partition_key: str) -> int:
+    def delete_orphans(self, session: Session, *, partition_key: str, rerun: bool = True) -> int:
         """Delete the partition's snapshots of tenants that are no longer scoring input (they
-        left the partition, were retired or became forced)."""
+        left the partition, were retired or became forced). Only a re-run can have any:
+        ``rerun`` False skips the search (the statistics are refreshed either way)."""
         # Both tables were just bulk-written: on "empty table" estimates this anti-join became
         # a nested loop that took minutes at 190,000 tenants (docs/performance.md).
         analyze(session, "apac_tenant_score_snapshots")
+        if not rerun:
+            return 0
         analyze(session, "apac_routing_decisions")
         with driver_cursor(session) as cursor:
             cursor.execute(

@@ -23,6 +23,8 @@ harvested. Either way the domain is personal.
 
 from __future__ import annotations
 
+import functools
+import hashlib
 from collections.abc import Iterable
 from functools import lru_cache
 from pathlib import Path
@@ -109,6 +111,13 @@ DISPOSABLE_EMAIL_DOMAINS: frozenset[str] = _canonical_domains(_disposable_packag
 
 
 @lru_cache(maxsize=1 << 16)
+@functools.cache
+def classifier_version() -> str:
+    """A digest of the domain lists: a class computed under another version may differ."""
+    text = "\n".join([*sorted(FREE_EMAIL_DOMAINS), "|", *sorted(DISPOSABLE_EMAIL_DOMAINS)])
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
 def _classify_text(value: str) -> str:
     return classify_canonical_domain(normalise_domain(value))
 

@@ -22,6 +22,7 @@ at all, whether the snapshot has a sync id — is the *regime*; a new regime rou
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from collections.abc import Mapping
@@ -73,11 +74,15 @@ class RuleInputs:
     regime: str
     answers: Mapping[str, Mapping[str, str]]
 
-    @property
+    @functools.cached_property
     def digest(self) -> str:
         return hashlib.sha256(self.to_json().encode()).hexdigest()
 
     def to_json(self) -> str:
+        return self._json
+
+    @functools.cached_property
+    def _json(self) -> str:
         return json.dumps(
             {"regime": self.regime, "answers": self.answers}, sort_keys=True, ensure_ascii=False
         )

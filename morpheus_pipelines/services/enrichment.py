@@ -63,7 +63,11 @@ from morpheus_pipelines.repositories.enriched_tenant import (
     ENRICHMENT_RESULT_COLUMNS,
     REUSABLE_STATUSES,
 )
-from morpheus_pipelines.rules.email_domain_class import CORPORATE, classify_canonical_domain
+from morpheus_pipelines.rules.email_domain_class import (
+    CORPORATE,
+    classifier_version,
+    classify_canonical_domain,
+)
 from morpheus_pipelines.rules.normalise import (
     email_domains,
     map_unique_values,
@@ -422,9 +426,16 @@ class PartitionEnrichment:
     reused: int = 0  # tenants whose earlier answer still held
 
 
+def fingerprint_prefix() -> str:
+    """What every fingerprint starts with: the domain lists' version, so an answer stored
+    under other lists (whose email-domain class may differ) is never copied."""
+    return f"{classifier_version()}:"
+
+
 def input_fingerprints(candidates: pd.DataFrame) -> list[str]:
     """A hash of what the service is asked about each candidate (its id, its cleaned name,
-    its email domain when corporate): an answer is reused only while this is unchanged."""
+    its email domain when corporate), after :func:`fingerprint_prefix`: an answer is reused
+    only while this is unchanged."""
     domains = email_domains(candidates["email"])
     classes = map_unique_values(domains, classify_canonical_domain)
     keys = normalise_identifiers(candidates["tenant_id"]).tolist()
@@ -436,7 +447,8 @@ def input_fingerprints(candidates: pd.DataFrame) -> list[str]:
             [str(key), _clean_name(name) or "", domain if domain_class == CORPORATE else ""]
         )
         fingerprints.append(hashlib.sha1(asked.encode(), usedforsecurity=False).hexdigest())
-    return fingerprints
+    prefix = fingerprint_prefix()
+    return [prefix + fingerprint for fingerprint in fingerprints]
 
 
 def _reusable(
@@ -486,8 +498,41 @@ def enrich_partitions(
     when a service is configured. An ``unavailable`` tenant is always asked again."""
     now = now or datetime.now(UTC)
     totals = PartitionEnrichment()
+    reuse = max_age_days > 0 and client is not None
     for partition_key in partition_keys:
-        chunks = candidate_chunks(session_factory, partition_key, forced=False, size=chunk_size)
+        tenant_ids = None
+        if reuse:
+            # The tenants asked about with the same name and email the day before: their
+            # answers copied in one statement (docs/pipeline.md, "Enrichment reuse").
+            with session_factory() as session:
+                base = _enriched.newest_enriched_before(session, partition_key=partition_key)
+                if base is not None:
+                    carried = _enriched.carry_forward(
+                        session,
+                        partition_key=partition_key,
+                        run_id=run_id,
+                        base_partition=base,
+                        answered_after=now - timedelta(days=max_age_days),
+                        fingerprint_prefix=fingerprint_prefix(),
+                    )
+                    tenant_ids = _enriched.unanswered_candidates(
+                        session, partition_key=partition_key, run_id=run_id
+                    )
+                    totals.tenants += carried
+                    totals.reused += carried
+                    totals.rows_written += carried
+                    for status, n in _enriched.status_counts(
+                        session, partition_key=partition_key, run_id=run_id
+                    ).items():
+                        totals.status_counts[status] = totals.status_counts.get(status, 0) + n
+            if log is not None and base is not None:
+                log.info(
+                    f"enrichment: {partition_key}: copied {carried:,} answers from {base}; "
+                    f"{len(tenant_ids or ()):,} tenants left"
+                )
+        chunks = candidate_chunks(
+            session_factory, partition_key, forced=False, size=chunk_size, tenant_ids=tenant_ids
+        )
         for chunk in chunks:
             routable = chunk.loc[chunk["rejection_reason"].isna(), ["tenant_id", "name", "email"]]
             fingerprints = input_fingerprints(routable)

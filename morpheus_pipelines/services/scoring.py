@@ -18,6 +18,7 @@ import pandas as pd
 from sqlalchemy.orm import Session
 
 from morpheus_pipelines.db.session import SessionFactory
+from morpheus_pipelines.observability.phases import phase
 from morpheus_pipelines.partitions import day_bounds
 from morpheus_pipelines.repositories import (
     RoutingDecisionRepository,
@@ -58,6 +59,8 @@ class ScoringTotals:
     # "Incremental scoring"), and the partition they came from.
     carried: int = 0
     carried_from: str | None = None
+    # Wall time per phase of the run (observability.phases).
+    phases: dict[str, float] = field(default_factory=dict)
 
 
 def as_of(partition_key: str) -> datetime:
@@ -108,8 +111,11 @@ def score_partition(
     started = time.perf_counter()
     totals = ScoringTotals()
     fingerprint = model.fingerprint
-    with session_factory() as session:
+    phases = totals.phases
+    with phase(phases, "plan"), session_factory() as session:
         scope = scoring_scope(session, partition_key)
+        # Only a re-run can leave snapshots of tenants that are no longer scoring input.
+        rerun = _scores.has_partition(session, partition_key=partition_key)
         base = (
             _scores.newest_scored_before(session, partition_key=partition_key)
             if incremental
@@ -118,7 +124,7 @@ def score_partition(
     totals.live = scope.live
     tenant_ids = None
     if base is not None:
-        with session_factory() as session:
+        with phase(phases, "carry_forward"), session_factory() as session:
             totals.carried = _scores.carry_forward(
                 session,
                 partition_key=partition_key,
@@ -134,6 +140,7 @@ def score_partition(
                 ),
                 live=scope.live,
             )
+        with phase(phases, "find_changed"), session_factory() as session:
             tenant_ids = _scores.unscored_inputs(
                 session, partition_key=partition_key, run_id=run_id
             )
@@ -157,7 +164,7 @@ def score_partition(
         chunks = iter_keyset_pages(session_factory, read, size=batch_size)
     else:
         chunks = _pages_of(session_factory, tenant_ids, partition_key, fingerprint, batch_size)
-    for chunk in chunks:
+    for chunk in _timed(chunks, phases, "read"):
         if events is not None:
             events.tenants_scoring_started(
                 chunk,
@@ -165,12 +172,13 @@ def score_partition(
                 partition_key=partition_key,
                 offset=totals.scored + totals.rejected,
             )
-        valid, rejected = partition_scoring_input(chunk)
-        scores = score_valid_rows(
-            valid, model=model, as_of=as_of(partition_key), observed_at=scope.observed_at
-        )
-        scores["input_fingerprint"] = chunk.loc[scores.index, "input_fingerprint"]
-        with session_factory() as session:
+        with phase(phases, "score"):
+            valid, rejected = partition_scoring_input(chunk)
+            scores = score_valid_rows(
+                valid, model=model, as_of=as_of(partition_key), observed_at=scope.observed_at
+            )
+            scores["input_fingerprint"] = chunk.loc[scores.index, "input_fingerprint"]
+        with phase(phases, "write"), session_factory() as session:
             written = _scores.write_scores(
                 session, scores, partition_key=partition_key, run_id=run_id, live=scope.live
             )
@@ -188,14 +196,27 @@ def score_partition(
             log.info(
                 f"scored {totals.scored:,} tenants ({totals.rejected} rejected) for {partition_key}"
             )
-    with session_factory() as session:
+    with phase(phases, "bookkeeping"), session_factory() as session:
         totals.rows_written["orphan_snapshots"] = _scores.delete_orphans(
-            session, partition_key=partition_key
+            session, partition_key=partition_key, rerun=rerun
         )
         # Scored and carried alike: the partition's snapshots as they stand.
         totals.by_bucket_priority = _scores.bucket_priorities(session, partition_key=partition_key)
     totals.seconds = time.perf_counter() - started
     return totals
+
+
+def _timed(
+    chunks: Iterator[pd.DataFrame], phases: dict[str, float], name: str
+) -> Iterator[pd.DataFrame]:
+    """``chunks``, with the time spent producing each added to ``phases[name]``."""
+    iterator = iter(chunks)
+    while True:
+        with phase(phases, name):
+            chunk = next(iterator, None)
+        if chunk is None:
+            return
+        yield chunk
 
 
 def _pages_of(

@@ -24,6 +24,7 @@ from sqlalchemy.orm import Session
 from morpheus_pipelines.db.session import SessionFactory
 from morpheus_pipelines.models.tenants import ENRICHMENT_COLUMNS
 from morpheus_pipelines.observability.events import log_event
+from morpheus_pipelines.observability.phases import phase
 from morpheus_pipelines.repositories import (
     HubSpotTargetAccountRepository,
     RoutingDecisionRepository,
@@ -326,6 +327,7 @@ class PartitionRouting:
     # why routing decided what it decided.
     carried: int = 0
     plan: str = ""
+    phases: dict[str, float] = field(default_factory=dict)
 
 
 def unrouted_decisions(
@@ -423,7 +425,8 @@ def route_partition(
     ``incremental``: a live partition copies, in one statement, the decision of every tenant
     whose inputs and keys did not change since the partition routed before it, and decides
     only the others (docs/pipeline.md, "Incremental routing")."""
-    with session_factory() as session:
+    phases: dict[str, float] = {}
+    with phase(phases, "plan"), session_factory() as session:
         routing_context = load_context(
             session,
             snapshot=snapshot,
@@ -434,6 +437,8 @@ def route_partition(
         )
         selection = _candidates.selection(session, partition_key=partition_key)
         plan = plan_routing(session, routing_context, incremental=incremental)
+        # Only a re-run can leave decisions of tenants that are no longer candidates.
+        rerun = _decisions.has_partition(session, partition_key=partition_key)
     if log is not None and not routing_context.live:
         log.info(
             f"{partition_key}: a newer partition owns the live buckets; recording this "
@@ -443,8 +448,7 @@ def route_partition(
     undecided: dict[bool, list[str] | None] = {True: None, False: None}
     if plan.incremental:
         assert plan.base is not None and plan.changed_keys is not None
-        started = time.perf_counter()
-        with session_factory() as session:
+        with phase(phases, "carry_forward"), session_factory() as session:
             carried = _decisions.carry_forward(
                 session,
                 partition_key=partition_key,
@@ -457,6 +461,7 @@ def route_partition(
                     "hubspot_snapshot_synced_at": routing_context.snapshot.synced_at,
                 },
             )
+        with phase(phases, "find_changed"), session_factory() as session:
             undecided.update(
                 _decisions.undecided_candidates(session, partition_key=partition_key, run_id=run_id)
             )
@@ -464,8 +469,7 @@ def route_partition(
             keys = sum(len(k) for k in plan.changed_keys.values())
             log.info(
                 f"{partition_key}: carried {carried:,} unchanged decisions from "
-                f"{plan.base.partition_key} in {time.perf_counter() - started:.2f} s "
-                f"({keys:,} rule keys changed); deciding "
+                f"{plan.base.partition_key} ({keys:,} rule keys changed); deciding "
                 f"{sum(len(ids or ()) for ids in undecided.values()):,} tenants"
             )
     elif log is not None:
@@ -475,28 +479,29 @@ def route_partition(
     forced_tenants = 0
     # The forced ids first: straight to Sales-owned P0, without enrichment (docs/pipeline.md).
     for forced in (True, False):
-        routed = route_batches(
-            candidate_chunks(
+        with phase(phases, "decide"):
+            routed = route_batches(
+                candidate_chunks(
+                    session_factory,
+                    partition_key,
+                    forced=forced,
+                    size=batch_size,
+                    tenant_ids=undecided[forced],
+                ),
                 session_factory,
-                partition_key,
+                routing_context,
                 forced=forced,
-                size=batch_size,
-                tenant_ids=undecided[forced],
-            ),
-            session_factory,
-            routing_context,
-            forced=forced,
-            events=events,
-            log=log,
-            offset=totals.tenants,
-            record_count=record_count,
-        )
+                events=events,
+                log=log,
+                offset=totals.tenants,
+                record_count=record_count,
+            )
         if forced:
             forced_tenants = routed.tenants
         totals.add(routed)
     retired = 0
     if routing_context.live and selection is not None and selection.tenant_limit is None:
-        with session_factory() as session:
+        with phase(phases, "retire"), session_factory() as session:
             frame = _buckets.retire_unselected(session, partition_key=partition_key, run_id=run_id)
             if len(frame):
                 _decisions.record(
@@ -511,22 +516,29 @@ def route_partition(
         if log is not None and retired:
             log.info(f"{partition_key}: retired {retired:,} tenants no longer selected")
     with session_factory() as session:
-        orphans = _decisions.delete_orphans(session, partition_key=partition_key)
-        summary = _decisions.summary(session, partition_key=partition_key)
-        violations = _decisions.check_figures(
-            session, partition_key=partition_key, forced_ids=forced_ids, live=routing_context.live
-        )
-        missing = _candidates.missing_ids(
-            session, partition_key=partition_key, tenant_ids=forced_ids
-        )
-        _states.record(
-            session,
-            partition_key=partition_key,
-            run_id=run_id,
-            live=routing_context.live,
-            inputs=plan.inputs,
-            now=datetime.now(UTC),
-        )
+        with phase(phases, "remove_orphans"):
+            orphans = _decisions.delete_orphans(session, partition_key=partition_key, rerun=rerun)
+        with phase(phases, "summarise"):
+            summary = _decisions.summary(session, partition_key=partition_key)
+        with phase(phases, "check"):
+            violations = _decisions.check_figures(
+                session,
+                partition_key=partition_key,
+                forced_ids=forced_ids,
+                live=routing_context.live,
+            )
+            missing = _candidates.missing_ids(
+                session, partition_key=partition_key, tenant_ids=forced_ids
+            )
+        with phase(phases, "record_inputs"):
+            _states.record(
+                session,
+                partition_key=partition_key,
+                run_id=run_id,
+                live=routing_context.live,
+                inputs=plan.inputs,
+                now=datetime.now(UTC),
+            )
     log_event(
         "routing_completed",
         run_id=run_id,
@@ -538,6 +550,7 @@ def route_partition(
         decided=totals.tenants,
         carried_forward=carried,
         plan=plan.reason,
+        seconds_by_phase=phases,
         by_source_type=summary["by_source_type"],
         by_bucket=summary["by_bucket"],
         by_rule=summary["by_rule"],
@@ -558,6 +571,7 @@ def route_partition(
         missing_forced_ids=missing,
         carried=carried,
         plan=plan.reason,
+        phases=phases,
     )
 
 

@@ -120,3 +120,23 @@ def test_a_day_when_nothing_changed_asks_nothing_and_keeps_every_answer(
         )
     )
     assert classes == {DAY_1: "free", DAY_2: "missing"}
+
+
+def test_an_answer_stored_under_other_domain_lists_is_asked_again(
+    pipeline: Pipeline, domain_intel: DomainIntelEmulator
+) -> None:
+    """The copy of yesterday's answers checks the domain lists' version in the fingerprint:
+    an answer classified under other lists is not copied (nor reused) but asked again."""
+    load_source(pipeline.database_url, TENANTS)
+    pipeline.snapshot()
+    pipeline.route(DAY_1)
+    asked(domain_intel)
+    pipeline.execute(
+        "UPDATE apac_enriched_tenants SET input_fingerprint = "
+        "'000000000000:' || split_part(input_fingerprint, ':', 2) WHERE tenant_id = 't-2'"
+    )
+
+    second = metadata(pipeline.route(DAY_2))
+
+    assert asked(domain_intel) == ["t-2"]
+    assert (second["tenants_asked"], second["tenants_reused"]) == (1, 5)

@@ -122,8 +122,10 @@ def _day_metadata(day: PartitionRouting) -> dict:
         "orphan_decisions_removed": day.orphans_removed,
         # docs/pipeline.md, "Incremental routing": decided this run, copied unchanged, and why.
         "tenants_decided": day.totals.tenants,
+        "bucket_rows_written": day.totals.written,
         "tenants_carried_forward": day.carried,
         "routing_plan": day.plan,
+        "seconds_by_phase": day.phases,
     }
 
 

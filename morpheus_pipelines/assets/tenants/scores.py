@@ -77,11 +77,19 @@ def tenant_scores(
                 # the partition scored before because nothing they depend on changed.
                 "tenants_scored": scored,
                 "tenants_carried_forward": carried,
+                "bucket_rows_updated": sum(
+                    r.rows_written.get(bucket, 0)
+                    for r in results.values()
+                    for bucket in ("active", "sales_owned")
+                ),
                 "carried_from": {k: r.carried_from for k, r in results.items() if r.carried_from}
                 or None,
                 "rejected": rejected,
                 "by_bucket_and_priority": by_priority,
                 "duration_seconds": round(sum(r.seconds for r in results.values()), 3),
+                "seconds_by_phase": {k: r.phases for k, r in results.items()}
+                if len(results) > 1
+                else next(iter(results.values())).phases,
                 # False for a partition older than the newest routed one: its score snapshots
                 # were rewritten, the live bucket rows were not (docs/partitions.md).
                 "live_partitions": [k for k, r in results.items() if r.live],
