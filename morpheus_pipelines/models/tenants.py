@@ -245,22 +245,33 @@ class RoutingDecision(Base):
     moved_from: Mapped[str | None] = mapped_column(Text)
     rejection_reason: Mapped[str | None] = mapped_column(Text)
     decided_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
-    # What the decision was made from (docs/pipeline.md, "Incremental routing"): the tenant's
-    # own inputs as one fingerprint, and the keys through which it consults the rules'
-    # inputs. The next day carries the decision forward when neither changed.
-    input_fingerprint: Mapped[str | None] = mapped_column(Text)
-    portal_key: Mapped[str | None] = mapped_column(Text)
-    account_key: Mapped[str | None] = mapped_column(Text)
-    email_root_key: Mapped[str | None] = mapped_column(Text)
-    website_root_key: Mapped[str | None] = mapped_column(Text)
-    name_key: Mapped[str | None] = mapped_column(Text)
-    sales_key: Mapped[str | None] = mapped_column(Text)
 
     __table_args__ = (
         CheckConstraint(_in("tenant_bucket", values(Bucket)), name="tenant_bucket"),
         CheckConstraint(_in("snapshot_status", values(SnapshotStatus)), name="snapshot_status"),
         Index(None, "run_id"),
     )
+
+
+class RoutingInput(Base):
+    """What a tenant's live bucket row was last routed from (docs/pipeline.md, "Incremental
+    routing"): its own inputs as one fingerprint, and the keys through which it consults the
+    rules' inputs. Written with the bucket row, by live runs only; removed when the tenant is
+    retired. The next day copies the tenant's decision when neither changed."""
+
+    __tablename__ = "apac_routing_inputs"
+
+    tenant_id: Mapped[str] = mapped_column(Text, primary_key=True)
+    # The live partition whose run wrote the bucket row from these inputs.
+    partition_key: Mapped[str] = mapped_column(Text, nullable=False)
+    run_id: Mapped[str] = mapped_column(Text, nullable=False)
+    input_fingerprint: Mapped[str] = mapped_column(Text, nullable=False)
+    portal_key: Mapped[str | None] = mapped_column(Text)
+    account_key: Mapped[str | None] = mapped_column(Text)
+    email_root_key: Mapped[str | None] = mapped_column(Text)
+    website_root_key: Mapped[str | None] = mapped_column(Text)
+    name_key: Mapped[str | None] = mapped_column(Text)
+    sales_key: Mapped[str | None] = mapped_column(Text)
 
 
 class RoutingState(Base):

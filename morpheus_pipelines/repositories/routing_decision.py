@@ -11,7 +11,7 @@ from psycopg import sql
 from sqlalchemy import func, select, text
 from sqlalchemy.orm import Session
 
-from morpheus_pipelines.models import RoutingDecision, RoutingState
+from morpheus_pipelines.models import RoutingDecision, RoutingInput, RoutingState
 from morpheus_pipelines.repositories.base import BaseRepository
 from morpheus_pipelines.repositories.set_based import SetBasedRepository, analyze, driver_cursor
 from morpheus_pipelines.repositories.tenant_candidate import (
@@ -41,9 +41,9 @@ DECISION_COLUMNS = (
     "moved",
     "moved_from",
     "rejection_reason",
-    "input_fingerprint",
-    *TENANT_KEY_COLUMNS,
 )
+# What a live run records of each tenant it decided (apac_routing_inputs).
+INPUT_COLUMNS = ("tenant_id", "input_fingerprint", *TENANT_KEY_COLUMNS)
 # What a decision carried forward to the next day takes from the run, not from the decision
 # it copies (docs/pipeline.md, "Incremental routing").
 RUN_EVIDENCE_COLUMNS = ("snapshot_status", "hubspot_sync_id", "hubspot_snapshot_synced_at")
@@ -227,9 +227,10 @@ class RoutingDecisionRepository(SetBasedRepository[RoutingDecision]):
         evidence: Mapping[str, object],
     ) -> int:
         """Copy ``base_partition``'s decision of every candidate of ``partition_key`` whose
-        inputs did not change and none of whose keys is in ``changed_keys`` (one statement);
-        the copy takes the run's snapshot ``evidence`` and is not a move. Returns rows copied.
-        """
+        live bucket row was routed, by ``base_partition`` or before, from the inputs it has
+        now, and none of whose keys is in ``changed_keys`` (one statement; see
+        ``apac_routing_inputs``). The copy takes the run's snapshot ``evidence`` and is not a
+        move. Returns rows copied."""
         statement = self.carry_forward_statement(
             partition_key=partition_key,
             run_id=run_id,
@@ -267,9 +268,10 @@ class RoutingDecisionRepository(SetBasedRepository[RoutingDecision]):
         values += [sql.SQL("false"), sql.SQL("NULL")]
         statement = sql.SQL(
             "INSERT INTO apac_routing_decisions AS t ({targets}) SELECT {values} "
-            "FROM {candidates} JOIN apac_routing_decisions b "
+            "FROM {candidates} JOIN apac_routing_inputs r ON r.tenant_id = c.tenant_id "
+            "JOIN apac_routing_decisions b "
             "ON b.partition_key = {base} AND b.tenant_id = c.tenant_id "
-            "WHERE c.partition_key = {p} AND {unchanged} "
+            "WHERE c.partition_key = {p} AND r.partition_key <= {base} AND {unchanged} "
             "ON CONFLICT (partition_key, tenant_id) DO UPDATE SET {assignments}"
         ).format(
             targets=sql.SQL(", ").join(map(sql.Identifier, targets)),
@@ -277,7 +279,7 @@ class RoutingDecisionRepository(SetBasedRepository[RoutingDecision]):
             candidates=CANDIDATE_WITH_ENRICHMENT,
             base=sql.Literal(base_partition),
             p=sql.Literal(partition_key),
-            unchanged=unchanged_decision(changed_keys),
+            unchanged=unchanged_inputs(changed_keys),
             assignments=sql.SQL(", ").join(
                 sql.SQL("{c} = EXCLUDED.{c}").format(c=sql.Identifier(c))
                 for c in targets
@@ -306,16 +308,17 @@ class RoutingDecisionRepository(SetBasedRepository[RoutingDecision]):
         return undecided
 
 
-def unchanged_decision(changed_keys: Mapping[str, frozenset[str]]) -> sql.Composable:
-    """SQL true when decision ``b`` was made from the same inputs as candidate ``c`` with
-    enrichment ``e`` have now, and none of its keys is in ``changed_keys``."""
+def unchanged_inputs(changed_keys: Mapping[str, frozenset[str]]) -> sql.Composable:
+    """SQL true when the routing inputs ``r`` a live bucket row was written from are those
+    candidate ``c`` with enrichment ``e`` have now, none of its keys is in ``changed_keys``,
+    and decision ``b`` is not a retirement."""
     touched = [
-        sql.SQL("b.{} = ANY({}::text[])").format(sql.Identifier(column), sql.Literal(sorted(keys)))
+        sql.SQL("r.{} = ANY({}::text[])").format(sql.Identifier(column), sql.Literal(sorted(keys)))
         for column, keys in changed_keys.items()
         if keys
     ]
     condition = sql.SQL(
-        "b.routing_rule <> {retired} AND b.input_fingerprint = {fingerprint}"
+        "b.routing_rule <> {retired} AND r.input_fingerprint = {fingerprint}"
     ).format(retired=sql.Literal(RETIRED_RULE), fingerprint=ROUTING_INPUT_FINGERPRINT)
     if touched:
         # A NULL key touches nothing (NULL OR false is NULL, hence the coalesce).
@@ -323,6 +326,39 @@ def unchanged_decision(changed_keys: Mapping[str, frozenset[str]]) -> sql.Compos
             condition, sql.SQL(" OR ").join(touched)
         )
     return condition
+
+
+class RoutingInputRepository(SetBasedRepository[RoutingInput]):
+    """``apac_routing_inputs``: what each live bucket row was last routed from."""
+
+    model_class = RoutingInput
+
+    def record(
+        self, session: Session, frame: pd.DataFrame, *, partition_key: str, run_id: str
+    ) -> int:
+        """Upsert the inputs of the decided tenants of ``frame`` (``INPUT_COLUMNS``), inside
+        the caller's transaction, the one that writes their bucket rows."""
+        staging = self.copy_frame_into_staging(session, frame, columns=INPUT_COLUMNS)
+        return self.upsert_from_staging(
+            session,
+            staging,
+            columns=INPUT_COLUMNS,
+            conflict_columns=["tenant_id"],
+            # Stamped on every decision, changed or not: the partition that last wrote the
+            # bucket row is what a later day's copy checks.
+            computed={"partition_key": sql.Literal(partition_key), "run_id": sql.Literal(run_id)},
+        )
+
+    def forget(self, session: Session, tenant_ids: list[str]) -> int:
+        """Remove the inputs of tenants whose bucket row was retired: routed again, they are
+        decided again."""
+        if not tenant_ids:
+            return 0
+        with driver_cursor(session) as cursor:
+            cursor.execute(
+                "DELETE FROM apac_routing_inputs WHERE tenant_id = ANY(%s)", (tenant_ids,)
+            )
+            return max(cursor.rowcount, 0)
 
 
 @dataclass(frozen=True)

@@ -33,8 +33,10 @@ from morpheus_pipelines.repositories import (
 )
 from morpheus_pipelines.repositories.routing_decision import (
     DECISION_COLUMNS,
+    INPUT_COLUMNS,
     RETIRED_RULE,
     RoutingBase,
+    RoutingInputRepository,
     RoutingStateRepository,
 )
 from morpheus_pipelines.repositories.tenant_bucket import ROUTED_COLUMNS
@@ -56,6 +58,7 @@ _buckets = TenantBucketRepository()
 _candidates = TenantCandidateRepository()
 _decisions = RoutingDecisionRepository()
 _states = RoutingStateRepository()
+_inputs = RoutingInputRepository()
 
 FORCED_PRIORITY = "P0"
 
@@ -251,6 +254,12 @@ def write_batch(
                 forced_priority=FORCED_PRIORITY if forced else None,
             )
             written, moved_from = sum(result.written.values()), result.moved_from
+            _inputs.record(
+                session,
+                decisions[decisions["input_fingerprint"].notna()],
+                partition_key=routing_context.partition_key,
+                run_id=routing_context.run_id,
+            )
         if moved_from:
             moved = decisions["tenant_id"].map(moved_from)
             decisions = decisions.assign(moved=moved.notna(), moved_from=moved)
@@ -354,9 +363,8 @@ def unrouted_decisions(
         "rejection_reason": rejection_reason,
         "input_fingerprint": tenants.get("input_fingerprint"),
     }
-    return pd.DataFrame(
-        {column: values.get(column) for column in DECISION_COLUMNS}, index=tenants.index
-    )
+    columns = (*DECISION_COLUMNS, *INPUT_COLUMNS[1:])
+    return pd.DataFrame({column: values.get(column) for column in columns}, index=tenants.index)
 
 
 @dataclass(frozen=True)
@@ -503,6 +511,7 @@ def route_partition(
     if routing_context.live and selection is not None and selection.tenant_limit is None:
         with phase(phases, "retire"), session_factory() as session:
             frame = _buckets.retire_unselected(session, partition_key=partition_key, run_id=run_id)
+            _inputs.forget(session, frame["tenant_id"].tolist())
             if len(frame):
                 _decisions.record(
                     session,

@@ -4,6 +4,7 @@ one recomputing everything (tests/tenants/test_incremental_*.py)."""
 from __future__ import annotations
 
 import dataclasses
+import itertools
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
@@ -36,6 +37,9 @@ MODEL = load_model()
 OTHER_MODEL = dataclasses.replace(MODEL, version="test-other", recency_zero_credit_days=30.0)
 
 
+_runs = itertools.count()
+
+
 class Warehouse:
     """One warehouse living through the days, routing and scoring one way."""
 
@@ -52,6 +56,7 @@ class Warehouse:
                 text(
                     "TRUNCATE apac_tenant_candidates, apac_candidate_selections, "
                     "apac_enriched_tenants, apac_routing_decisions, apac_routing_states, "
+                    "apac_routing_inputs, "
                     "apac_active_tenants, apac_sales_owned_tenants, apac_tenant_score_snapshots"
                 )
             )
@@ -61,7 +66,8 @@ class Warehouse:
     ) -> tuple[PartitionRouting, ScoringTotals]:
         load_source(self.url, source_rows(partition_key, day))
         forced = frozenset(day["forced"])
-        run_id = f"run-{partition_key}"
+        # Every run has its own id, as in Dagster (a re-run too).
+        run_id = f"run-{partition_key}-{next(_runs)}"
         select_partition(
             self.session,
             self.session,
@@ -109,7 +115,10 @@ class Warehouse:
                         "INSERT INTO apac_enriched_tenants (partition_key, tenant_id, "
                         "official_website, country, employee_count, industry, "
                         "enrichment_status, enrichment_error_count, run_id) VALUES (:p, :t, "
-                        ":website, :country, :employees, 'software', 'enriched', 0, 'enrich')"
+                        ":website, :country, :employees, 'software', 'enriched', 0, 'enrich') "
+                        "ON CONFLICT (partition_key, tenant_id) DO UPDATE SET "
+                        "official_website = EXCLUDED.official_website, "
+                        "country = EXCLUDED.country, employee_count = EXCLUDED.employee_count"
                     ),
                     {
                         "p": partition_key,
@@ -125,20 +134,29 @@ class Warehouse:
         queries = {
             "decisions": (
                 "SELECT * FROM apac_routing_decisions WHERE partition_key = :p",
-                ("decided_at",),
+                ("decided_at", "run_id"),
             ),
-            "active": ("SELECT * FROM apac_active_tenants", ("updated_at", "scored_at")),
-            "sales_owned": ("SELECT * FROM apac_sales_owned_tenants", ("updated_at", "scored_at")),
+            "active": ("SELECT * FROM apac_active_tenants", ("updated_at", "scored_at", "run_id")),
+            "sales_owned": (
+                "SELECT * FROM apac_sales_owned_tenants",
+                ("updated_at", "scored_at", "run_id"),
+            ),
+            # What each live bucket row was routed from (not which day last wrote it).
+            "routing_inputs": (
+                "SELECT * FROM apac_routing_inputs",
+                ("partition_key", "run_id"),
+            ),
             "scores": (
                 "SELECT * FROM apac_tenant_score_snapshots WHERE partition_key = :p",
-                ("scored_at",),
+                ("scored_at", "run_id"),
             ),
         }
         state = {}
         with self.session() as session:
             for name, (query, stamped) in queries.items():
                 frame = pd.read_sql(text(query), session.connection(), params={"p": partition_key})
-                frame = frame.drop(columns=list(stamped))
+                frame = frame.drop(columns=list(stamped)).astype(object)
+                frame = frame.where(frame.notna(), None)
                 if "retired_at" in frame:
                     frame["retired_at"] = frame["retired_at"].notna()
                 state[name] = sorted(

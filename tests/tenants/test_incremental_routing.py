@@ -141,3 +141,31 @@ def test_ignoring_what_changed_in_the_rules_inputs_would_be_caught(warehouses, m
         incremental.live_through(partition_key, day)
         full.live_through(partition_key, day)
     assert incremental.state(DAY_2)["decisions"] != full.state(DAY_2)["decisions"]
+
+
+def test_a_rerun_after_a_change_was_undone_routes_back(warehouses) -> None:
+    """Re-running a day whose first run moved a tenant, after the change was undone: the
+    copy must not trust the decision of the day before, because the first run rewrote the
+    bucket row (the routing inputs record which run last wrote it)."""
+    day_1 = quiet_day()
+    day_1["tenants"][4] = quiet_tenant(email="it@beta.co.jp")
+    day_1["tenants"][5] = quiet_tenant(email="ops@t5.example.com", selected=False)
+    changed = quiet_day(tenants=[dict(t) for t in day_1["tenants"]])
+    changed["companies"][1] = {
+        "listed": True,
+        "portal_id": None,
+        "account_id": None,
+        "domain": "beta.co.jp",
+        "name": "Other",
+    }
+    changed["tenants"][3] = quiet_tenant(email="ops@t3.example.com", selected=False)
+    changed["tenants"][5] = quiet_tenant(email="ops@t5.example.com")
+    incremental, full = warehouses()
+    for partition_key, day in ((DAY_1, day_1), (DAY_2, changed), (DAY_2, day_1)):
+        incremental.live_through(partition_key, day)
+        full.live_through(partition_key, day)
+        assert incremental.state(partition_key) == full.state(partition_key), partition_key
+    routing, _ = incremental.live_through(DAY_3, day_1)
+    full.live_through(DAY_3, day_1)
+    assert incremental.state(DAY_3) == full.state(DAY_3)
+    assert routing.carried == len(TENANT_IDS) - 1  # t5 is not selected
