@@ -17,6 +17,7 @@ from morpheus_pipelines.repositories.set_based import (
     SetBasedRepository,
     analyze,
     driver_cursor,
+    write_selected,
 )
 
 ENRICHMENT_RESULT_COLUMNS = ("tenant_id", *ENRICHMENT_COLUMNS, "enrichment_ms")
@@ -88,17 +89,17 @@ class EnrichedTenantRepository(SetBasedRepository[EnrichedTenant]):
         base_partition: str,
         answered_after: datetime,
         fingerprint_prefix: str,
+        source: Session | None = None,
     ) -> int:
         """Copy ``base_partition``'s answer for every enrichable candidate of
         ``partition_key`` asked about with the same name and email that day, when the answer
         is reusable (``enriched``/``not_found``, given after ``answered_after``, its
-        fingerprint made with today's domain lists: ``fingerprint_prefix``). One statement;
-        a copied answer is a reused one (no errors, its original time and duration).
-        Returns rows copied."""
+        fingerprint made with today's domain lists: ``fingerprint_prefix``). A copied answer
+        is a reused one (no errors, its original time and duration). ``source``: a second
+        connection to stream the rows with, when the partition has no rows yet
+        (``write_selected``). Returns rows copied."""
         copied = [c for c in STORED_COLUMNS if c not in ("tenant_id", "enrichment_error_count")]
-        statement = sql.SQL(
-            "INSERT INTO apac_enriched_tenants AS t "
-            "(partition_key, tenant_id, run_id, enrichment_error_count, {targets}) "
+        select = sql.SQL(
             "SELECT {p}, c.tenant_id, {run}, 0, {values} FROM apac_tenant_candidates c "
             "JOIN apac_tenant_candidates cb "
             "ON cb.partition_key = {base} AND cb.tenant_id = c.tenant_id "
@@ -108,10 +109,8 @@ class EnrichedTenantRepository(SetBasedRepository[EnrichedTenant]):
             "AND c.rejection_reason IS NULL "
             "AND (c.name, c.email) IS NOT DISTINCT FROM (cb.name, cb.email) "
             "AND eb.enrichment_status = ANY({reusable}::text[]) AND eb.enriched_at > {after} "
-            "AND starts_with(eb.input_fingerprint, {prefix}) "
-            "ON CONFLICT (partition_key, tenant_id) DO UPDATE SET {assignments}"
+            "AND starts_with(eb.input_fingerprint, {prefix})"
         ).format(
-            targets=sql.SQL(", ").join(map(sql.Identifier, copied)),
             p=sql.Literal(partition_key),
             run=sql.Literal(run_id),
             values=sql.SQL(", ").join(sql.SQL("eb.{}").format(sql.Identifier(c)) for c in copied),
@@ -119,14 +118,15 @@ class EnrichedTenantRepository(SetBasedRepository[EnrichedTenant]):
             reusable=sql.Literal(list(REUSABLE_STATUSES)),
             after=sql.Literal(answered_after),
             prefix=sql.Literal(fingerprint_prefix),
-            assignments=sql.SQL(", ").join(
-                sql.SQL("{c} = EXCLUDED.{c}").format(c=sql.Identifier(c))
-                for c in ("run_id", "enrichment_error_count", *copied)
-            ),
         )
-        with driver_cursor(session) as cursor:
-            cursor.execute(statement)
-            return max(cursor.rowcount, 0)
+        return write_selected(
+            session,
+            table="apac_enriched_tenants",
+            columns=["partition_key", "tenant_id", "run_id", "enrichment_error_count", *copied],
+            select=select,
+            conflict_columns=["partition_key", "tenant_id"],
+            source=source,
+        )
 
     def status_counts(self, session: Session, *, partition_key: str, run_id: str) -> dict[str, int]:
         """The partition's answers from this run, per status."""

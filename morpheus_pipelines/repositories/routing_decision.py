@@ -13,7 +13,12 @@ from sqlalchemy.orm import Session
 
 from morpheus_pipelines.models import RoutingDecision, RoutingInput, RoutingState
 from morpheus_pipelines.repositories.base import BaseRepository
-from morpheus_pipelines.repositories.set_based import SetBasedRepository, analyze, driver_cursor
+from morpheus_pipelines.repositories.set_based import (
+    SetBasedRepository,
+    analyze,
+    driver_cursor,
+    write_selected,
+)
 from morpheus_pipelines.repositories.tenant_candidate import (
     CANDIDATE_WITH_ENRICHMENT,
     ROUTING_INPUT_FINGERPRINT,
@@ -225,24 +230,31 @@ class RoutingDecisionRepository(SetBasedRepository[RoutingDecision]):
         base_partition: str,
         changed_keys: Mapping[str, frozenset[str]],
         evidence: Mapping[str, object],
+        source: Session | None = None,
     ) -> int:
         """Copy ``base_partition``'s decision of every candidate of ``partition_key`` whose
         live bucket row was routed, by ``base_partition`` or before, from the inputs it has
-        now, and none of whose keys is in ``changed_keys`` (one statement; see
-        ``apac_routing_inputs``). The copy takes the run's snapshot ``evidence`` and is not a
-        move. Returns rows copied."""
-        statement = self.carry_forward_statement(
+        now, and none of whose keys is in ``changed_keys`` (see ``apac_routing_inputs``). The
+        copy takes the run's snapshot ``evidence`` and is not a move. ``source``: a second
+        connection to stream the rows with, when the partition has no decisions yet
+        (``write_selected``). Returns rows copied."""
+        columns, select = self.carry_forward_select(
             partition_key=partition_key,
             run_id=run_id,
             base_partition=base_partition,
             changed_keys=changed_keys,
             evidence=evidence,
         )
-        with driver_cursor(session) as cursor:
-            cursor.execute(statement)
-            return max(cursor.rowcount, 0)
+        return write_selected(
+            session,
+            table="apac_routing_decisions",
+            columns=columns,
+            select=select,
+            conflict_columns=["partition_key", "tenant_id"],
+            source=source,
+        )
 
-    def carry_forward_statement(
+    def carry_forward_select(
         self,
         *,
         partition_key: str,
@@ -250,8 +262,8 @@ class RoutingDecisionRepository(SetBasedRepository[RoutingDecision]):
         base_partition: str,
         changed_keys: Mapping[str, frozenset[str]],
         evidence: Mapping[str, object],
-    ) -> sql.Composed:
-        """The statement of :meth:`carry_forward` (to run, or to ``EXPLAIN``)."""
+    ) -> tuple[list[str], sql.Composed]:
+        """The columns and rows of :meth:`carry_forward` (to write, or to ``EXPLAIN``)."""
         copied = [
             c for c in DECISION_COLUMNS if c not in (*RUN_EVIDENCE_COLUMNS, "moved", "moved_from")
         ]
@@ -266,27 +278,20 @@ class RoutingDecisionRepository(SetBasedRepository[RoutingDecision]):
             values.append(sql.Literal(evidence[column]))
         targets += ["moved", "moved_from"]
         values += [sql.SQL("false"), sql.SQL("NULL")]
-        statement = sql.SQL(
-            "INSERT INTO apac_routing_decisions AS t ({targets}) SELECT {values} "
+        select = sql.SQL(
+            "SELECT {values} "
             "FROM {candidates} JOIN apac_routing_inputs r ON r.tenant_id = c.tenant_id "
             "JOIN apac_routing_decisions b "
             "ON b.partition_key = {base} AND b.tenant_id = c.tenant_id "
-            "WHERE c.partition_key = {p} AND r.partition_key <= {base} AND {unchanged} "
-            "ON CONFLICT (partition_key, tenant_id) DO UPDATE SET {assignments}"
+            "WHERE c.partition_key = {p} AND r.partition_key <= {base} AND {unchanged}"
         ).format(
-            targets=sql.SQL(", ").join(map(sql.Identifier, targets)),
             values=sql.SQL(", ").join(values),
             candidates=CANDIDATE_WITH_ENRICHMENT,
             base=sql.Literal(base_partition),
             p=sql.Literal(partition_key),
             unchanged=unchanged_inputs(changed_keys),
-            assignments=sql.SQL(", ").join(
-                sql.SQL("{c} = EXCLUDED.{c}").format(c=sql.Identifier(c))
-                for c in targets
-                if c not in ("partition_key", "tenant_id")
-            ),
         )
-        return statement
+        return targets, select
 
     def undecided_candidates(
         self, session: Session, *, partition_key: str, run_id: str

@@ -79,6 +79,57 @@ def keyset_after(column: str, after: str | None) -> sql.Composable:
     return sql.SQL("AND {} > {}").format(sql.SQL(column), sql.Literal(after))
 
 
+def write_selected(
+    session: Session,
+    *,
+    table: str,
+    columns: Sequence[str],
+    select: sql.Composable,
+    conflict_columns: Sequence[str],
+    source: Session | None = None,
+) -> int:
+    """Write the rows ``select`` gives (in ``columns`` order) into ``table``; returns rows
+    written.
+
+    With ``source`` — another connection, which reads committed rows only — the caller says
+    no row of ``table`` is in the way: the rows are streamed ``COPY … TO STDOUT`` from
+    ``source`` into ``COPY … FROM STDIN`` on ``session``, as bytes, never parsed. At a
+    million rows that is about twice as fast as ``INSERT … SELECT``, which writes its rows
+    one at a time (docs/performance.md, "A quiet day"). Without it, one
+    ``INSERT … SELECT … ON CONFLICT DO UPDATE``.
+    """
+    targets = sql.SQL(", ").join(map(sql.Identifier, columns))
+    if source is not None:
+        with (
+            driver_cursor(source) as reader,
+            reader.copy(sql.SQL("COPY ({}) TO STDOUT").format(select)) as rows_out,
+            driver_cursor(session) as writer,
+        ):
+            with writer.copy(
+                sql.SQL("COPY {} ({}) FROM STDIN").format(sql.Identifier(table), targets)
+            ) as rows_in:
+                for chunk in rows_out:
+                    rows_in.write(chunk)
+            return max(writer.rowcount, 0)
+    statement = sql.SQL(
+        "INSERT INTO {table} AS t ({targets}) {select} "
+        "ON CONFLICT ({conflict}) DO UPDATE SET {assignments}"
+    ).format(
+        table=sql.Identifier(table),
+        targets=targets,
+        select=select,
+        conflict=sql.SQL(", ").join(map(sql.Identifier, conflict_columns)),
+        assignments=sql.SQL(", ").join(
+            sql.SQL("{c} = EXCLUDED.{c}").format(c=sql.Identifier(c))
+            for c in columns
+            if c not in conflict_columns
+        ),
+    )
+    with driver_cursor(session) as cursor:
+        cursor.execute(statement)
+        return max(cursor.rowcount, 0)
+
+
 def read_frame(session: Session, query: sql.Composable) -> pd.DataFrame:
     """Run a read on the session's connection and return the rows as a DataFrame.
 

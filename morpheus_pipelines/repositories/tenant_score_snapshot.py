@@ -20,6 +20,7 @@ from morpheus_pipelines.repositories.set_based import (
     driver_cursor,
     keyset_after,
     read_frame,
+    write_selected,
 )
 from morpheus_pipelines.repositories.tenant_bucket import BUCKET_TABLES
 
@@ -114,12 +115,14 @@ class TenantScoreSnapshotRepository(SetBasedRepository[TenantScoreSnapshot]):
         model_fingerprint: str,
         recency: RecencyWindow,
         live: bool,
+        source: Session | None = None,
     ) -> int:
         """Copy ``base_partition``'s score of every scoring input of ``partition_key`` with
-        the same fingerprint and a recency that did not move (one statement). For the live
-        partition only tenants whose unretired bucket row still holds that score are copied,
-        so the bucket rows need no write. Returns rows copied."""
-        statement = self.carry_forward_statement(
+        the same fingerprint and a recency that did not move. For the live partition only
+        tenants whose unretired bucket row still holds that score are copied, so the bucket
+        rows need no write. ``source``: a second connection to stream the rows with, when the
+        partition has no snapshots yet (``write_selected``). Returns rows copied."""
+        columns, select = self.carry_forward_select(
             partition_key=partition_key,
             run_id=run_id,
             base_partition=base_partition,
@@ -127,11 +130,16 @@ class TenantScoreSnapshotRepository(SetBasedRepository[TenantScoreSnapshot]):
             recency=recency,
             live=live,
         )
-        with driver_cursor(session) as cursor:
-            cursor.execute(statement)
-            return max(cursor.rowcount, 0)
+        return write_selected(
+            session,
+            table="apac_tenant_score_snapshots",
+            columns=columns,
+            select=select,
+            conflict_columns=["partition_key", "tenant_id"],
+            source=source,
+        )
 
-    def carry_forward_statement(
+    def carry_forward_select(
         self,
         *,
         partition_key: str,
@@ -140,8 +148,8 @@ class TenantScoreSnapshotRepository(SetBasedRepository[TenantScoreSnapshot]):
         model_fingerprint: str,
         recency: RecencyWindow,
         live: bool,
-    ) -> sql.Composed:
-        """The statement of :meth:`carry_forward` (to run, or to ``EXPLAIN``)."""
+    ) -> tuple[list[str], sql.Composed]:
+        """The columns and rows of :meth:`carry_forward` (to write, or to ``EXPLAIN``)."""
         copied = [c for c in SNAPSHOT_COLUMNS if c != "tenant_id"]
         bucket_holds_score = sql.SQL("")
         joins = sql.SQL("")
@@ -168,17 +176,13 @@ class TenantScoreSnapshotRepository(SetBasedRepository[TenantScoreSnapshot]):
             bucket_holds_score = sql.SQL(
                 " AND ((a.tenant_id IS NOT NULL AND {}) OR (o.tenant_id IS NOT NULL AND {}))"
             ).format(held("a"), held("o"))
-        statement = sql.SQL(
-            "INSERT INTO apac_tenant_score_snapshots AS t "
-            "(partition_key, tenant_id, run_id, scored_at, {targets}) "
+        select = sql.SQL(
             "SELECT {p}, d.tenant_id, {run}, now(), {values} "
             "FROM {scoring_from} JOIN apac_tenant_score_snapshots s "
             "ON s.partition_key = {base} AND s.tenant_id = d.tenant_id{joins} "
             "WHERE d.partition_key = {p} AND {scored} AND s.input_fingerprint = {fingerprint} "
-            "AND {recency}{bucket_holds_score} "
-            "ON CONFLICT (partition_key, tenant_id) DO UPDATE SET {assignments}"
+            "AND {recency}{bucket_holds_score}"
         ).format(
-            targets=sql.SQL(", ").join(map(sql.Identifier, copied)),
             p=sql.Literal(partition_key),
             run=sql.Literal(run_id),
             values=sql.SQL(", ").join(sql.SQL("s.{}").format(sql.Identifier(c)) for c in copied),
@@ -189,12 +193,8 @@ class TenantScoreSnapshotRepository(SetBasedRepository[TenantScoreSnapshot]):
             fingerprint=scoring_fingerprint(model_fingerprint),
             recency=recency.condition("c.last_active_at"),
             bucket_holds_score=bucket_holds_score,
-            assignments=sql.SQL(", ").join(
-                sql.SQL("{c} = EXCLUDED.{c}").format(c=sql.Identifier(c))
-                for c in ("run_id", "scored_at", *copied)
-            ),
         )
-        return statement
+        return ["partition_key", "tenant_id", "run_id", "scored_at", *copied], select
 
     def bucket_priorities(self, session: Session, *, partition_key: str) -> dict[str, int]:
         """Snapshots of the partition per ``bucket:priority``."""

@@ -504,11 +504,13 @@ def enrich_partitions(
         if reuse:
             # The tenants asked about with the same name and email the day before: their
             # answers copied in one statement (docs/pipeline.md, "Enrichment reuse").
-            with session_factory() as session:
+            with session_factory() as session, session_factory() as source:
                 base = _enriched.newest_enriched_before(session, partition_key=partition_key)
+                first_run = not _enriched.has_partition(session, partition_key=partition_key)
                 if base is not None:
                     carried = _enriched.carry_forward(
                         session,
+                        source=source if first_run else None,
                         partition_key=partition_key,
                         run_id=run_id,
                         base_partition=base,

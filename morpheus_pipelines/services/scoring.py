@@ -124,9 +124,14 @@ def score_partition(
     totals.live = scope.live
     tenant_ids = None
     if base is not None:
-        with phase(phases, "carry_forward"), session_factory() as session:
+        with (
+            phase(phases, "carry_forward"),
+            session_factory() as session,
+            session_factory() as source,
+        ):
             totals.carried = _scores.carry_forward(
                 session,
+                source=None if rerun else source,
                 partition_key=partition_key,
                 run_id=run_id,
                 base_partition=base,

@@ -456,9 +456,14 @@ def route_partition(
     undecided: dict[bool, list[str] | None] = {True: None, False: None}
     if plan.incremental:
         assert plan.base is not None and plan.changed_keys is not None
-        with phase(phases, "carry_forward"), session_factory() as session:
+        with (
+            phase(phases, "carry_forward"),
+            session_factory() as session,
+            session_factory() as source,
+        ):
             carried = _decisions.carry_forward(
                 session,
+                source=None if rerun else source,
                 partition_key=partition_key,
                 run_id=run_id,
                 base_partition=plan.base.partition_key,

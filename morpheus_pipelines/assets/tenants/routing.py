@@ -35,7 +35,11 @@ FORCED_IDS_CHECK = "forced_ids_in_source"
 
 @dg.asset(
     metadata=tables_written(
-        "apac_active_tenants", "apac_sales_owned_tenants", "apac_routing_decisions"
+        "apac_active_tenants",
+        "apac_sales_owned_tenants",
+        "apac_routing_decisions",
+        "apac_routing_inputs",
+        "apac_routing_states",
     ),
     partitions_def=daily_partitions,
     deps=[enriched_tenants, HUBSPOT_TARGET_ACCOUNTS],
