@@ -57,7 +57,40 @@ def import_seconds() -> tuple[float, list[tuple[str, float]]]:
     return full - bare, cumulative.most_common(6)
 
 
-def run_day(tenants: int, companies: int) -> float:
+DAILY_PARTITIONED = "tenant_candidates,enriched_tenants,routed_tenants,tenant_scores,daily_summary"
+
+
+def cli_commands(day: str) -> dict[str, list[str]]:
+    """The two ways a user runs a day from the command line: the job, and the assets (what a
+    materialisation or a backfill from the UI runs: Dagster's implicit asset job)."""
+    dagster = [sys.executable, "-m", "dagster"]
+    return {
+        "`dagster job execute -j apac_daily_job`": [
+            *dagster,
+            "job",
+            "execute",
+            "-m",
+            "morpheus_pipelines.definitions",
+            "-j",
+            "apac_daily_job",
+            "--tags",
+            f'{{"dagster/partition": "{day}"}}',
+        ],
+        "`dagster asset materialize` (the five partitioned daily assets)": [
+            *dagster,
+            "asset",
+            "materialize",
+            "-m",
+            "morpheus_pipelines.definitions",
+            "--select",
+            DAILY_PARTITIONED,
+            "--partition",
+            day,
+        ],
+    }
+
+
+def run_day(tenants: int, companies: int, how: str) -> float:
     day = date(2026, 11, 29)
     dataset = generate_dataset(tenants=tenants, companies=companies, partition_day=day, seed=7)
     with scratch_database() as url:
@@ -80,20 +113,7 @@ def run_day(tenants: int, companies: int) -> float:
                     "DAGSTER_HOME": dagster_home,  # an empty instance: the CLI's own defaults
                 }
             )
-            command = [
-                sys.executable,
-                "-m",
-                "dagster",
-                "job",
-                "execute",
-                "-m",
-                "morpheus_pipelines.definitions",
-                "-j",
-                "apac_daily_job",
-                "--tags",
-                f'{{"dagster/partition": "{day.isoformat()}"}}',
-            ]
-            return _seconds(command, env)
+            return _seconds(cli_commands(day.isoformat())[how], env)
 
 
 def main() -> None:
@@ -105,11 +125,12 @@ def main() -> None:
     print(f"import morpheus_pipelines.definitions: {seconds:.2f} s (fresh interpreter)")
     for name, part in parts:
         print(f"  {name:<24}{part:6.2f} s")
-    day = run_day(args.tenants, args.companies)
-    print(
-        f"daily job, one partition of {args.tenants:,} tenants, `dagster job execute`: "
-        f"{day:.1f} s (goal: under 15 s) -> {'met' if day < 15 else 'missed'}"
-    )
+    for how in cli_commands("-"):
+        day = run_day(args.tenants, args.companies, how)
+        print(
+            f"one partition of {args.tenants:,} tenants, {how}: "
+            f"{day:.1f} s (goal: under 15 s) -> {'met' if day < 15 else 'missed'}"
+        )
 
 
 if __name__ == "__main__":

@@ -218,9 +218,9 @@ query CheckExecutions($assetKey: AssetKeyInput!, $checkName: String!) {
 """
 
 UI_TAGS = [{"key": "dagster/from_ui", "value": "true"}]
-# Launchpad run config for the snapshot run: the in-process executor saves two step
-# processes (~25 s here); the backfill keeps the project's default (multiprocess) executor.
-IN_PROCESS = "execution:\n  config:\n    in_process: {}\n"
+# The project's default executor is in-process (docs/performance.md, "Small runs"): the
+# launchpad's run config for the snapshot run, and the backfill, need no executor settings.
+NO_RUN_CONFIG = ""
 
 
 def key(name: str) -> dict[str, Any]:
@@ -287,8 +287,7 @@ def test_daily_backfill_launched_like_the_ui(dagster_ui: DagsterUI) -> None:
         assert node["isPartitioned"] is True, asset
         assert node["backfillPolicy"]["policyType"] == "SINGLE_RUN", (asset, node)
 
-    # 1. The snapshot asset with all its checks, as the asset page's Materialize button does
-    #    (the launchpad's run config picks the in-process executor: one process, not three).
+    # 1. The snapshot asset with all its checks, as the asset page's Materialize button does.
     snapshot_checks = checks_of(ui, SNAPSHOT_ASSET)
     assert {"snapshot_freshness", "snapshot_refresh_succeeded"} <= set(snapshot_checks), sorted(
         snapshot_checks
@@ -298,7 +297,7 @@ def test_daily_backfill_launched_like_the_ui(dagster_ui: DagsterUI) -> None:
         {
             "executionParams": {
                 "mode": "default",
-                "runConfigData": IN_PROCESS,
+                "runConfigData": NO_RUN_CONFIG,
                 "executionMetadata": {"tags": UI_TAGS},
                 "selector": {
                     **repository_selector,
@@ -326,7 +325,7 @@ def test_daily_backfill_launched_like_the_ui(dagster_ui: DagsterUI) -> None:
     assert freshness["evaluation"]["success"] is True, freshness
 
     # 2. The daily assets over three CST days, as the launch dialog's asset backfill does
-    #    (default run config: the project's multiprocess executor, a process per step).
+    #    (default run config: the project's in-process executor, one process per run).
     last = ui.partition_day
     partitions = [(last - timedelta(days=n)).isoformat() for n in (2, 1, 0)]
     result = ui.graphql(
