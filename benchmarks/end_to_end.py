@@ -65,10 +65,14 @@ def api_floor(key: str, result: dg.ExecuteInProcessResult, resources: dict) -> f
 
 
 class PeakMemory:
-    """Samples this process's resident memory every 50 ms; ``peak`` since the last reset."""
+    """Samples this process's resident memory every 50 ms; ``peak`` since the last reset, and
+    ``growth``: how far above the resident memory at the reset it went (memory freed by
+    earlier work — the generated dataset, earlier assets — is not returned to the system, so
+    the peak alone carries what came before)."""
 
     def __init__(self) -> None:
         self.peak = 0
+        self.base = 0
         self._stop = threading.Event()
         self._page = os.sysconf("SC_PAGE_SIZE")
         threading.Thread(target=self._run, daemon=True).start()
@@ -80,7 +84,13 @@ class PeakMemory:
             self.peak = max(self.peak, rss)
 
     def reset(self) -> None:
-        self.peak = 0
+        with open("/proc/self/statm") as handle:
+            self.base = int(handle.read().split()[1]) * self._page
+        self.peak = self.base
+
+    @property
+    def growth(self) -> int:
+        return self.peak - self.base
 
 
 def copy_floor(url: str, table: str, column: str | None, partition: str) -> tuple[int, float]:
@@ -205,7 +215,7 @@ def main() -> None:
                 print(f"\npartition {partition}")
                 print(
                     f"{'asset':<26}{'seconds':>9}{'rows':>11}{'rows/s':>10}"
-                    f"{'peak MiB':>10}{'floor s':>9}{'x floor':>9}{'API floor s':>13}"
+                    f"{'peak MiB':>10}{'+MiB':>7}{'floor s':>9}{'x floor':>9}{'API floor s':>13}"
                 )
                 runs[partition] = {}
                 for key in assets:
@@ -236,7 +246,7 @@ def main() -> None:
                     }
                     print(
                         f"{key:<26}{seconds:>9.1f}{rows:>11,.0f}{rows / seconds:>10,.0f}"
-                        f"{memory.peak / 2**20:>10,.0f}{floor:>9.2f}"
+                        f"{memory.peak / 2**20:>10,.0f}{memory.growth / 2**20:>7,.0f}{floor:>9.2f}"
                         f"{seconds / max(floor, 1e-9):>9.1f}"
                         f"{'' if api is None else f'{api:.2f}':>13}{status}",
                         flush=True,
