@@ -254,10 +254,11 @@ class RoutingDecision(Base):
 
 
 class RoutingInput(Base):
-    """What a tenant's live bucket row was last routed from (docs/pipeline.md, "Incremental
+    """What a tenant was last decided from by a live run (docs/pipeline.md, "Incremental
     routing"): its own inputs as one fingerprint, and the keys through which it consults the
-    rules' inputs. Written with the bucket row, by live runs only; removed when the tenant is
-    retired. The next day copies the tenant's decision when neither changed."""
+    rules' inputs. Written in the transaction that writes its bucket row (a rejected
+    candidate, which has none, gets a row too: its fingerprint alone); removed when the
+    tenant is retired. The next day copies the tenant's decision when neither changed."""
 
     __tablename__ = "apac_routing_inputs"
 
@@ -287,6 +288,7 @@ class RoutingState(Base):
     live: Mapped[bool] = mapped_column(Boolean, nullable=False)
     regime: Mapped[str] = mapped_column(Text, nullable=False)
     digest: Mapped[str] = mapped_column(Text, nullable=False)
-    # The answers per key; kept for the newest partition only (a later one needs no other).
+    # The answers per key; kept for the two newest partitions only (a re-run of the newest
+    # needs the one before it).
     rule_inputs: Mapped[str | None] = mapped_column(Text)
     recorded_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)

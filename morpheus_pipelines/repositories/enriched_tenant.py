@@ -99,7 +99,7 @@ class EnrichedTenantRepository(SetBasedRepository[EnrichedTenant]):
         connection to stream the rows with, when the partition has no rows yet
         (``write_selected``). Returns rows copied."""
         copied = [c for c in STORED_COLUMNS if c not in ("tenant_id", "enrichment_error_count")]
-        select = sql.SQL(
+        rows = sql.SQL(
             "SELECT {p}, c.tenant_id, {run}, 0, {values} FROM apac_tenant_candidates c "
             "JOIN apac_tenant_candidates cb "
             "ON cb.partition_key = {base} AND cb.tenant_id = c.tenant_id "
@@ -123,9 +123,10 @@ class EnrichedTenantRepository(SetBasedRepository[EnrichedTenant]):
             session,
             table="apac_enriched_tenants",
             columns=["partition_key", "tenant_id", "run_id", "enrichment_error_count", *copied],
-            select=select,
+            select=rows,
             conflict_columns=["partition_key", "tenant_id"],
             source=source,
+            partition_key=partition_key,
         )
 
     def status_counts(self, session: Session, *, partition_key: str, run_id: str) -> dict[str, int]:

@@ -238,7 +238,7 @@ class RoutingDecisionRepository(SetBasedRepository[RoutingDecision]):
         copy takes the run's snapshot ``evidence`` and is not a move. ``source``: a second
         connection to stream the rows with, when the partition has no decisions yet
         (``write_selected``). Returns rows copied."""
-        columns, select = self.carry_forward_select(
+        columns, rows = self.carry_forward_select(
             partition_key=partition_key,
             run_id=run_id,
             base_partition=base_partition,
@@ -249,9 +249,10 @@ class RoutingDecisionRepository(SetBasedRepository[RoutingDecision]):
             session,
             table="apac_routing_decisions",
             columns=columns,
-            select=select,
+            select=rows,
             conflict_columns=["partition_key", "tenant_id"],
             source=source,
+            partition_key=partition_key,
         )
 
     def carry_forward_select(
@@ -278,7 +279,7 @@ class RoutingDecisionRepository(SetBasedRepository[RoutingDecision]):
             values.append(sql.Literal(evidence[column]))
         targets += ["moved", "moved_from"]
         values += [sql.SQL("false"), sql.SQL("NULL")]
-        select = sql.SQL(
+        rows = sql.SQL(
             "SELECT {values} "
             "FROM {candidates} JOIN apac_routing_inputs r ON r.tenant_id = c.tenant_id "
             "JOIN apac_routing_decisions b "
@@ -291,7 +292,7 @@ class RoutingDecisionRepository(SetBasedRepository[RoutingDecision]):
             p=sql.Literal(partition_key),
             unchanged=unchanged_inputs(changed_keys),
         )
-        return targets, select
+        return targets, rows
 
     def undecided_candidates(
         self, session: Session, *, partition_key: str, run_id: str
@@ -380,17 +381,25 @@ class RoutingStateRepository(BaseRepository[RoutingState]):
     model_class = RoutingState
 
     def base_for(self, session: Session, *, partition_key: str) -> RoutingBase | None:
-        """The newest partition routed before ``partition_key``, when it owned the live
-        buckets and its inputs are kept; else None (route every tenant)."""
-        state = session.scalar(
-            select(RoutingState)
-            .where(RoutingState.partition_key < partition_key)
-            .order_by(RoutingState.partition_key.desc())
-            .limit(1)
+        """The newest partition routed before ``partition_key``, when its last run finished,
+        owned the live buckets and its inputs are kept; else None (route every tenant). A
+        run forgets its partition's state before it writes anything (:meth:`forget`), so a
+        partition whose last run stopped half-way has decisions but no state: None."""
+        newest = session.scalar(
+            select(func.max(RoutingDecision.partition_key)).where(
+                RoutingDecision.partition_key < partition_key
+            )
         )
+        state = session.get(RoutingState, newest) if newest is not None else None
         if state is None or not state.live or state.rule_inputs is None:
             return None
         return RoutingBase(state.partition_key, RuleInputs.from_json(state.rule_inputs))
+
+    def forget(self, session: Session, *, partition_key: str) -> None:
+        """Drop the partition's state; :meth:`record` writes it again when the run ends."""
+        session.execute(
+            text("DELETE FROM apac_routing_states WHERE partition_key = :p"), {"p": partition_key}
+        )
 
     def record(
         self,

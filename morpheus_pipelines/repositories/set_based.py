@@ -87,19 +87,26 @@ def write_selected(
     select: sql.Composable,
     conflict_columns: Sequence[str],
     source: Session | None = None,
+    partition_key: str | None = None,
 ) -> int:
     """Write the rows ``select`` gives (in ``columns`` order) into ``table``; returns rows
     written.
 
-    With ``source`` — another connection, which reads committed rows only — the caller says
-    no row of ``table`` is in the way: the rows are streamed ``COPY … TO STDOUT`` from
-    ``source`` into ``COPY … FROM STDIN`` on ``session``, as bytes, never parsed. At a
-    million rows that is about twice as fast as ``INSERT … SELECT``, which writes its rows
-    one at a time (docs/performance.md, "A quiet day"). Without it, one
+    With ``source`` — another connection, which reads committed rows only — and
+    ``partition_key``, when ``table`` has no row of that partition yet: the rows are
+    streamed ``COPY … TO STDOUT`` from ``source`` into ``COPY … FROM STDIN`` on ``session``,
+    as bytes, never parsed. At a million rows that is about twice as fast as
+    ``INSERT … SELECT``, which writes its rows one at a time (docs/performance.md, "A quiet
+    day"). A transaction-level advisory lock per table and partition makes a concurrent run
+    of the same partition wait and then take the other path. Otherwise one
     ``INSERT … SELECT … ON CONFLICT DO UPDATE``.
     """
     targets = sql.SQL(", ").join(map(sql.Identifier, columns))
-    if source is not None:
+    if (
+        source is not None
+        and partition_key is not None
+        and _claim_empty_partition(session, table, partition_key)
+    ):
         with (
             driver_cursor(source) as reader,
             reader.copy(sql.SQL("COPY ({}) TO STDOUT").format(select)) as rows_out,
@@ -128,6 +135,21 @@ def write_selected(
     with driver_cursor(session) as cursor:
         cursor.execute(statement)
         return max(cursor.rowcount, 0)
+
+
+def _claim_empty_partition(session: Session, table: str, partition_key: str) -> bool:
+    """Lock the table's partition for the rest of the transaction; True when it is empty."""
+    with driver_cursor(session) as cursor:
+        cursor.execute(
+            "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (f"{table}:{partition_key}",)
+        )
+        cursor.execute(
+            sql.SQL("SELECT NOT EXISTS (SELECT 1 FROM {} WHERE partition_key = %s)").format(
+                sql.Identifier(table)
+            ),
+            (partition_key,),
+        )
+        return bool(cursor.fetchone()[0])
 
 
 def read_frame(session: Session, query: sql.Composable) -> pd.DataFrame:

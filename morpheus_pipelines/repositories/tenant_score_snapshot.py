@@ -122,7 +122,7 @@ class TenantScoreSnapshotRepository(SetBasedRepository[TenantScoreSnapshot]):
         tenants whose unretired bucket row still holds that score are copied, so the bucket
         rows need no write. ``source``: a second connection to stream the rows with, when the
         partition has no snapshots yet (``write_selected``). Returns rows copied."""
-        columns, select = self.carry_forward_select(
+        columns, rows = self.carry_forward_select(
             partition_key=partition_key,
             run_id=run_id,
             base_partition=base_partition,
@@ -134,9 +134,10 @@ class TenantScoreSnapshotRepository(SetBasedRepository[TenantScoreSnapshot]):
             session,
             table="apac_tenant_score_snapshots",
             columns=columns,
-            select=select,
+            select=rows,
             conflict_columns=["partition_key", "tenant_id"],
             source=source,
+            partition_key=partition_key,
         )
 
     def carry_forward_select(
@@ -176,7 +177,7 @@ class TenantScoreSnapshotRepository(SetBasedRepository[TenantScoreSnapshot]):
             bucket_holds_score = sql.SQL(
                 " AND ((a.tenant_id IS NOT NULL AND {}) OR (o.tenant_id IS NOT NULL AND {}))"
             ).format(held("a"), held("o"))
-        select = sql.SQL(
+        rows = sql.SQL(
             "SELECT {p}, d.tenant_id, {run}, now(), {values} "
             "FROM {scoring_from} JOIN apac_tenant_score_snapshots s "
             "ON s.partition_key = {base} AND s.tenant_id = d.tenant_id{joins} "
@@ -194,7 +195,7 @@ class TenantScoreSnapshotRepository(SetBasedRepository[TenantScoreSnapshot]):
             recency=recency.condition("c.last_active_at"),
             bucket_holds_score=bucket_holds_score,
         )
-        return ["partition_key", "tenant_id", "run_id", "scored_at", *copied], select
+        return ["partition_key", "tenant_id", "run_id", "scored_at", *copied], rows
 
     def bucket_priorities(self, session: Session, *, partition_key: str) -> dict[str, int]:
         """Snapshots of the partition per ``bucket:priority``."""

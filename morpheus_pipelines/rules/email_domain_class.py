@@ -110,7 +110,6 @@ FREE_EMAIL_DOMAINS: frozenset[str] = _canonical_domains(
 DISPOSABLE_EMAIL_DOMAINS: frozenset[str] = _canonical_domains(_disposable_package_domains)
 
 
-@lru_cache(maxsize=1 << 16)
 @functools.cache
 def classifier_version() -> str:
     """A digest of the domain lists: a class computed under another version may differ."""
@@ -118,6 +117,7 @@ def classifier_version() -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
+@lru_cache(maxsize=1 << 16)
 def _classify_text(value: str) -> str:
     return classify_canonical_domain(normalise_domain(value))
 

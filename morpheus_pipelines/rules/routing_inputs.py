@@ -15,15 +15,17 @@ A tenant's decision is a function of two things:
 membership of the Sales list and of the forced ids). Between two days, the keys whose answer
 differs are exactly the keys through which a tenant's decision can change
 (:func:`changed_keys`); a tenant none of whose keys changed, and whose own inputs did not
-change, is decided exactly as the day before. Anything else that changes every tenant's
-decision — the rules' code (:data:`ROUTING_RULES_VERSION`), whether HubSpot matching is used
-at all, whether the snapshot has a sync id — is the *regime*; a new regime routes everyone.
+change, is decided exactly as the day before. Anything else that can change any tenant's
+decision — the rules' code (:data:`ROUTING_RULES_VERSION`), the free/disposable domain lists
+and the public-suffix list matching uses, whether HubSpot matching is used at all, whether the
+snapshot has a sync id — is the *regime*; a new regime routes everyone.
 """
 
 from __future__ import annotations
 
 import functools
 import hashlib
+import importlib.metadata
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -31,7 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from morpheus_pipelines.rules.email_domain_class import CORPORATE
+from morpheus_pipelines.rules.email_domain_class import CORPORATE, classifier_version
 from morpheus_pipelines.rules.matching import SnapshotIndex
 from morpheus_pipelines.rules.normalise import (
     normalise_email,
@@ -122,6 +124,10 @@ def rule_inputs(
     regime = json.dumps(
         {
             "rules": ROUTING_RULES_VERSION,
+            # Matching classifies email and website domains and takes their registrable
+            # roots: other domain lists or another public-suffix list may match differently.
+            "domain_lists": classifier_version(),
+            "public_suffix_list": _package_version("tldextract"),
             "hubspot_matching": usable,
             # Bucket rows are rewritten when the snapshot's sync id appears or disappears.
             "sync_id_known": sync_id_known,
@@ -129,6 +135,13 @@ def rule_inputs(
         sort_keys=True,
     )
     return RuleInputs(regime=regime, answers=answers)
+
+
+def _package_version(name: str) -> str:
+    try:
+        return importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
 
 
 def changed_keys(before: RuleInputs, after: RuleInputs) -> dict[str, frozenset[str]] | None:

@@ -506,11 +506,10 @@ def enrich_partitions(
             # answers copied in one statement (docs/pipeline.md, "Enrichment reuse").
             with session_factory() as session, session_factory() as source:
                 base = _enriched.newest_enriched_before(session, partition_key=partition_key)
-                first_run = not _enriched.has_partition(session, partition_key=partition_key)
                 if base is not None:
                     carried = _enriched.carry_forward(
                         session,
-                        source=source if first_run else None,
+                        source=source,
                         partition_key=partition_key,
                         run_id=run_id,
                         base_partition=base,

@@ -131,7 +131,7 @@ def score_partition(
         ):
             totals.carried = _scores.carry_forward(
                 session,
-                source=None if rerun else source,
+                source=source,
                 partition_key=partition_key,
                 run_id=run_id,
                 base_partition=base,

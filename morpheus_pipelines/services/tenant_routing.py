@@ -447,6 +447,8 @@ def route_partition(
         plan = plan_routing(session, routing_context, incremental=incremental)
         # Only a re-run can leave decisions of tenants that are no longer candidates.
         rerun = _decisions.has_partition(session, partition_key=partition_key)
+        # Until this run ends, no later partition may start from this one's decisions.
+        _states.forget(session, partition_key=partition_key)
     if log is not None and not routing_context.live:
         log.info(
             f"{partition_key}: a newer partition owns the live buckets; recording this "
@@ -463,7 +465,7 @@ def route_partition(
         ):
             carried = _decisions.carry_forward(
                 session,
-                source=None if rerun else source,
+                source=source,
                 partition_key=partition_key,
                 run_id=run_id,
                 base_partition=plan.base.partition_key,

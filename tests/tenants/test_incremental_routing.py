@@ -39,6 +39,19 @@ def test_the_first_day_and_a_backfill_route_everyone(warehouses) -> None:
     assert routing.plan == "no earlier live routing to start from"
     assert scoring.carried == 0
 
+    incremental, full = warehouses()
+    for partition_key in (DAY_1, DAY_2, DAY_1):  # the last one: a backfill of DAY_1
+        routing, _ = incremental.live_through(partition_key, quiet_day())
+        full.live_through(partition_key, quiet_day())
+        assert incremental.state(partition_key) == full.state(partition_key)
+    assert (routing.live, routing.carried) == (False, 0)
+    assert routing.plan == "a newer partition owns the live buckets"
+    # The backfill is history: the next re-run of DAY_2 does not start from it.
+    routing, _ = incremental.live_through(DAY_2, quiet_day())
+    full.live_through(DAY_2, quiet_day())
+    assert incremental.state(DAY_2) == full.state(DAY_2)
+    assert routing.plan == "no earlier live routing to start from"
+
 
 def test_a_snapshot_change_reroutes_only_the_tenants_whose_keys_it_touches(warehouses) -> None:
     day_1 = quiet_day()
