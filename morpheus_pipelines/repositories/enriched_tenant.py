@@ -17,7 +17,6 @@ from morpheus_pipelines.repositories.set_based import (
     SetBasedRepository,
     analyze,
     driver_cursor,
-    write_selected,
 )
 
 ENRICHMENT_RESULT_COLUMNS = ("tenant_id", *ENRICHMENT_COLUMNS, "enrichment_ms")
@@ -72,14 +71,6 @@ class EnrichedTenantRepository(SetBasedRepository[EnrichedTenant]):
             )
             return {row[0]: dict(zip(STORED_COLUMNS, row, strict=True)) for row in cursor}
 
-    def newest_enriched_before(self, session: Session, *, partition_key: str) -> str | None:
-        """The newest partition before ``partition_key`` with enrichment rows."""
-        return session.scalar(
-            select(func.max(EnrichedTenant.partition_key)).where(
-                EnrichedTenant.partition_key < partition_key
-            )
-        )
-
     def carry_forward(
         self,
         session: Session,
@@ -119,14 +110,12 @@ class EnrichedTenantRepository(SetBasedRepository[EnrichedTenant]):
             after=sql.Literal(answered_after),
             prefix=sql.Literal(fingerprint_prefix),
         )
-        return write_selected(
+        return self.write_rows(
             session,
-            table="apac_enriched_tenants",
             columns=["partition_key", "tenant_id", "run_id", "enrichment_error_count", *copied],
-            select=rows,
-            conflict_columns=["partition_key", "tenant_id"],
-            source=source,
+            rows=rows,
             partition_key=partition_key,
+            source=source,
         )
 
     def status_counts(self, session: Session, *, partition_key: str, run_id: str) -> dict[str, int]:

@@ -4,7 +4,7 @@ processed."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 
 import pandas as pd
 from sqlalchemy.orm import Session
@@ -27,3 +27,16 @@ def iter_keyset_pages(
         if len(frame) < size:
             return
         after = frame[key].iloc[-1]
+
+
+IdPageReader = Callable[[Session, Sequence[str]], pd.DataFrame]
+
+
+def iter_id_pages(
+    session_factory: SessionFactory, read: IdPageReader, ids: Sequence[str], *, size: int
+) -> Iterator[pd.DataFrame]:
+    """Call ``read(session, page)`` for ``ids`` (already in order), ``size`` ids at a time:
+    the paging of a known, usually small, set of rows (the changed tenants of a day)."""
+    for start in range(0, len(ids), size):
+        with session_factory() as session:
+            yield read(session, ids[start : start + size])

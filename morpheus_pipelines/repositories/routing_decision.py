@@ -17,7 +17,6 @@ from morpheus_pipelines.repositories.set_based import (
     SetBasedRepository,
     analyze,
     driver_cursor,
-    write_selected,
 )
 from morpheus_pipelines.repositories.tenant_candidate import (
     CANDIDATE_WITH_ENRICHMENT,
@@ -245,14 +244,8 @@ class RoutingDecisionRepository(SetBasedRepository[RoutingDecision]):
             changed_keys=changed_keys,
             evidence=evidence,
         )
-        return write_selected(
-            session,
-            table="apac_routing_decisions",
-            columns=columns,
-            select=rows,
-            conflict_columns=["partition_key", "tenant_id"],
-            source=source,
-            partition_key=partition_key,
+        return self.write_rows(
+            session, columns=columns, rows=rows, partition_key=partition_key, source=source
         )
 
     def carry_forward_select(

@@ -17,6 +17,7 @@ import pandas as pd
 from psycopg import sql
 from psycopg.types.json import Jsonb
 from sqlalchemy import exists as sql_exists
+from sqlalchemy import func
 from sqlalchemy import select as sql_select
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Session
@@ -181,6 +182,31 @@ class SetBasedRepository(BaseRepository[ModelT]):
             session.scalar(
                 sql_select(sql_exists().where(self.table.c.partition_key == partition_key))
             )
+        )
+
+    def newest_partition_before(self, session: Session, *, partition_key: str) -> str | None:
+        """The newest partition before ``partition_key`` with rows in the table."""
+        column = self.table.c.partition_key
+        return session.scalar(sql_select(func.max(column)).where(column < partition_key))
+
+    def write_rows(
+        self,
+        session: Session,
+        *,
+        columns: Sequence[str],
+        rows: sql.Composable,
+        partition_key: str,
+        source: Session | None = None,
+    ) -> int:
+        """:func:`write_selected` into this table, keyed by its primary key."""
+        return write_selected(
+            session,
+            table=self.table.name,
+            columns=columns,
+            select=rows,
+            conflict_columns=[c.name for c in self.table.primary_key.columns],
+            source=source,
+            partition_key=partition_key,
         )
 
     def copy_into_staging(

@@ -20,7 +20,6 @@ from morpheus_pipelines.repositories.set_based import (
     driver_cursor,
     keyset_after,
     read_frame,
-    write_selected,
 )
 from morpheus_pipelines.repositories.tenant_bucket import BUCKET_TABLES
 
@@ -97,14 +96,6 @@ class RecencyWindow:
 class TenantScoreSnapshotRepository(SetBasedRepository[TenantScoreSnapshot]):
     model_class = TenantScoreSnapshot
 
-    def newest_scored_before(self, session: Session, *, partition_key: str) -> str | None:
-        """The newest partition before ``partition_key`` with score snapshots."""
-        return session.scalar(
-            select(func.max(TenantScoreSnapshot.partition_key)).where(
-                TenantScoreSnapshot.partition_key < partition_key
-            )
-        )
-
     def carry_forward(
         self,
         session: Session,
@@ -130,14 +121,8 @@ class TenantScoreSnapshotRepository(SetBasedRepository[TenantScoreSnapshot]):
             recency=recency,
             live=live,
         )
-        return write_selected(
-            session,
-            table="apac_tenant_score_snapshots",
-            columns=columns,
-            select=rows,
-            conflict_columns=["partition_key", "tenant_id"],
-            source=source,
-            partition_key=partition_key,
+        return self.write_rows(
+            session, columns=columns, rows=rows, partition_key=partition_key, source=source
         )
 
     def carry_forward_select(

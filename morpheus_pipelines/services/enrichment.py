@@ -505,7 +505,7 @@ def enrich_partitions(
             # The tenants asked about with the same name and email the day before: their
             # answers copied in one statement (docs/pipeline.md, "Enrichment reuse").
             with session_factory() as session, session_factory() as source:
-                base = _enriched.newest_enriched_before(session, partition_key=partition_key)
+                base = _enriched.newest_partition_before(session, partition_key=partition_key)
                 if base is not None:
                     carried = _enriched.carry_forward(
                         session,

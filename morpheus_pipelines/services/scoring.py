@@ -25,7 +25,7 @@ from morpheus_pipelines.repositories import (
     TenantCandidateRepository,
     TenantScoreSnapshotRepository,
 )
-from morpheus_pipelines.repositories.keyset import iter_keyset_pages
+from morpheus_pipelines.repositories.keyset import iter_id_pages, iter_keyset_pages
 from morpheus_pipelines.repositories.tenant_score_snapshot import RecencyWindow
 from morpheus_pipelines.rules.scoring import (
     OUTPUT_COLUMNS,
@@ -117,7 +117,7 @@ def score_partition(
         # Only a re-run can leave snapshots of tenants that are no longer scoring input.
         rerun = _scores.has_partition(session, partition_key=partition_key)
         base = (
-            _scores.newest_scored_before(session, partition_key=partition_key)
+            _scores.newest_partition_before(session, partition_key=partition_key)
             if incremental
             else None
         )
@@ -156,19 +156,27 @@ def score_partition(
                 f"scoring {len(tenant_ids):,} tenants"
             )
 
-    def read(session, after, limit):
+    def read(
+        session: Session, after: str | None, limit: int, page: list[str] | None = None
+    ) -> pd.DataFrame:
         return _scores.read_scoring_input(
             session,
             partition_key=partition_key,
             after=after,
             limit=limit,
             model_fingerprint=fingerprint,
+            tenant_ids=page,
         )
 
     if tenant_ids is None:
         chunks = iter_keyset_pages(session_factory, read, size=batch_size)
     else:
-        chunks = _pages_of(session_factory, tenant_ids, partition_key, fingerprint, batch_size)
+        chunks = iter_id_pages(
+            session_factory,
+            lambda session, page: read(session, None, len(page), page),
+            tenant_ids,
+            size=batch_size,
+        )
     for chunk in _timed(chunks, phases, "read"):
         if events is not None:
             events.tenants_scoring_started(
@@ -222,23 +230,3 @@ def _timed(
         if chunk is None:
             return
         yield chunk
-
-
-def _pages_of(
-    session_factory: SessionFactory,
-    tenant_ids: list[str],
-    partition_key: str,
-    fingerprint: str,
-    size: int,
-) -> Iterator[pd.DataFrame]:
-    for start in range(0, len(tenant_ids), size):
-        page = tenant_ids[start : start + size]
-        with session_factory() as session:
-            yield _scores.read_scoring_input(
-                session,
-                partition_key=partition_key,
-                after=None,
-                limit=len(page),
-                model_fingerprint=fingerprint,
-                tenant_ids=page,
-            )

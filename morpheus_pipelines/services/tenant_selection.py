@@ -31,7 +31,7 @@ from morpheus_pipelines.db.session import SessionFactory
 from morpheus_pipelines.observability.events import log_event
 from morpheus_pipelines.partitions import day_bounds
 from morpheus_pipelines.repositories import TenantCandidateRepository
-from morpheus_pipelines.repositories.keyset import iter_keyset_pages
+from morpheus_pipelines.repositories.keyset import iter_id_pages, iter_keyset_pages
 from morpheus_pipelines.repositories.set_based import driver_cursor
 from morpheus_pipelines.repositories.tenant_candidate import CANDIDATE_SOURCE_COLUMNS
 
@@ -150,23 +150,24 @@ def candidate_chunks(
 ) -> Iterator[pd.DataFrame]:
     """The partition's candidates joined to their enrichment, ``size`` tenants at a time;
     only ``tenant_ids`` (sorted) when given."""
-    if tenant_ids is not None:
-        for start in range(0, len(tenant_ids), size):
-            page = tenant_ids[start : start + size]
-            with session_factory() as session:
-                yield _candidates.read_with_enrichment(
-                    session,
-                    partition_key=partition_key,
-                    forced=forced,
-                    after=None,
-                    limit=len(page),
-                    tenant_ids=page,
-                )
-        return
 
-    def read(session: Session, after: str | None, limit: int) -> pd.DataFrame:
+    def read(
+        session: Session, after: str | None, limit: int, page: Sequence[str] | None = None
+    ) -> pd.DataFrame:
         return _candidates.read_with_enrichment(
-            session, partition_key=partition_key, forced=forced, after=after, limit=limit
+            session,
+            partition_key=partition_key,
+            forced=forced,
+            after=after,
+            limit=limit,
+            tenant_ids=page,
         )
 
-    yield from iter_keyset_pages(session_factory, read, size=size)
+    if tenant_ids is None:
+        return iter_keyset_pages(session_factory, read, size=size)
+    return iter_id_pages(
+        session_factory,
+        lambda session, page: read(session, None, len(page), page),
+        tenant_ids,
+        size=size,
+    )

@@ -13,20 +13,11 @@ from morpheus_pipelines.rules.routing_inputs import (
     rule_inputs,
     tenant_keys,
 )
+from tests.support.incremental import snapshot_frame
 
 
 def snapshot(*companies: dict) -> pd.DataFrame:
-    columns = [
-        "hubspot_company_id",
-        "portal_id",
-        "account_id",
-        "domain_root",
-        "website_domain_root",
-        "additional_domain_roots",
-        "name",
-        "account_alias",
-    ]
-    return pd.DataFrame([{c: company.get(c) for c in columns} for company in companies])
+    return snapshot_frame(list(companies))
 
 
 def inputs(frame: pd.DataFrame | None, *, sales=(), forced=(), usable=True) -> RuleInputs:
@@ -86,8 +77,9 @@ def test_a_new_regime_routes_everyone(monkeypatch) -> None:
     assert changed_keys(usable, inputs(None, usable=False)) is None
     monkeypatch.setattr(routing_inputs, "classifier_version", lambda: "other-lists")
     assert changed_keys(usable, inputs(snapshot(ACME))) is None
+    before = inputs(snapshot(ACME))
     monkeypatch.setattr(routing_inputs, "ROUTING_RULES_VERSION", "next")
-    assert changed_keys(inputs(snapshot(ACME)), inputs(snapshot(ACME))) is not None
+    assert changed_keys(before, inputs(snapshot(ACME))) is None
 
 
 def test_tenant_keys_are_the_keys_matching_looks_up() -> None:

@@ -12,7 +12,7 @@ import pandas as pd
 from sqlalchemy import text
 
 from morpheus_pipelines.db.session import get_session
-from morpheus_pipelines.rules.matching import prepare_snapshot
+from morpheus_pipelines.rules.matching import SNAPSHOT_COLUMNS, prepare_snapshot
 from morpheus_pipelines.rules.scoring_model import load_model
 from morpheus_pipelines.services.hubspot_snapshot import SnapshotState
 from morpheus_pipelines.services.scoring import ScoringTotals, score_partition
@@ -221,20 +221,27 @@ def snapshot_view(partition_key: str, day: dict[str, Any]) -> SnapshotView:
         for n, c in enumerate(day["companies"])
         if c["listed"]
     ]
-    frame = pd.DataFrame(
-        companies,
-        columns=[
-            "hubspot_company_id",
-            "portal_id",
-            "account_id",
-            "domain_root",
-            "website_domain_root",
-            "additional_domain_roots",
-            "name",
-            "account_alias",
-        ],
-    )
+    frame = snapshot_frame(companies)
     return SnapshotView(state, prepare_snapshot(frame))
+
+
+SNAPSHOT_FRAME_COLUMNS = (*SNAPSHOT_COLUMNS, "name", "account_alias")
+# A company listing beta.co.jp: a tenant with that email domain becomes a target account.
+BETA_LISTED = {
+    "listed": True,
+    "portal_id": None,
+    "account_id": None,
+    "domain": "beta.co.jp",
+    "name": "Other",
+}
+
+
+def snapshot_frame(companies: list[dict[str, Any]]) -> pd.DataFrame:
+    """The snapshot rows ``prepare_snapshot`` reads; a column a company lacks is None."""
+    return pd.DataFrame(
+        [{c: company.get(c) for c in SNAPSHOT_FRAME_COLUMNS} for company in companies],
+        columns=list(SNAPSHOT_FRAME_COLUMNS),
+    )
 
 
 def quiet_tenant(**values: Any) -> dict[str, Any]:

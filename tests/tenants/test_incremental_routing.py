@@ -8,7 +8,15 @@ from datetime import timedelta
 from sqlalchemy import text
 
 from morpheus_pipelines.services import tenant_routing
-from tests.support.incremental import FIRST_DAY, TENANT_IDS, quiet_day, quiet_tenant
+from morpheus_pipelines.services.scoring import score_partition
+from tests.support.incremental import (
+    BETA_LISTED,
+    FIRST_DAY,
+    MODEL,
+    TENANT_IDS,
+    quiet_day,
+    quiet_tenant,
+)
 
 DAY_1, DAY_2, DAY_3 = ((FIRST_DAY + timedelta(days=n)).isoformat() for n in range(3))
 
@@ -59,13 +67,7 @@ def test_a_snapshot_change_reroutes_only_the_tenants_whose_keys_it_touches(wareh
     day_1["tenants"][5] = quiet_tenant(email="ops@beta.co.jp", name="Gamma")
     day_2 = quiet_day(tenants=day_1["tenants"])
     # Beta is listed today: the two tenants with its domain become target accounts.
-    day_2["companies"][1] = {
-        "listed": True,
-        "portal_id": None,
-        "account_id": None,
-        "domain": "beta.co.jp",
-        "name": "Other",
-    }
+    day_2["companies"][1] = BETA_LISTED
     routing, _ = live_both(warehouses, day_1, day_2)
     assert routing.totals.tenants == 2
     assert routing.carried == len(TENANT_IDS) - 2
@@ -121,9 +123,6 @@ def test_the_allowlists_still_reject_on_the_incremental_path(warehouses) -> None
             ),
             {"p": DAY_2},
         )
-    from morpheus_pipelines.services.scoring import score_partition
-    from tests.support.incremental import MODEL
-
     scoring = score_partition(
         incremental.session, partition_key=DAY_2, run_id="rescore", model=MODEL, batch_size=3
     )
@@ -138,13 +137,7 @@ def test_ignoring_what_changed_in_the_rules_inputs_would_be_caught(warehouses, m
     day_1 = quiet_day()
     day_1["tenants"][4] = quiet_tenant(email="it@beta.co.jp")
     day_2 = quiet_day(tenants=day_1["tenants"])
-    day_2["companies"][1] = {
-        "listed": True,
-        "portal_id": None,
-        "account_id": None,
-        "domain": "beta.co.jp",
-        "name": "Other",
-    }
+    day_2["companies"][1] = BETA_LISTED
     incremental, full = warehouses()
     for partition_key, day in ((DAY_1, day_1), (DAY_2, day_2)):
         if partition_key == DAY_2:
@@ -164,13 +157,7 @@ def test_a_rerun_after_a_change_was_undone_routes_back(warehouses) -> None:
     day_1["tenants"][4] = quiet_tenant(email="it@beta.co.jp")
     day_1["tenants"][5] = quiet_tenant(email="ops@t5.example.com", selected=False)
     changed = quiet_day(tenants=[dict(t) for t in day_1["tenants"]])
-    changed["companies"][1] = {
-        "listed": True,
-        "portal_id": None,
-        "account_id": None,
-        "domain": "beta.co.jp",
-        "name": "Other",
-    }
+    changed["companies"][1] = BETA_LISTED
     changed["tenants"][3] = quiet_tenant(email="ops@t3.example.com", selected=False)
     changed["tenants"][5] = quiet_tenant(email="ops@t5.example.com")
     incremental, full = warehouses()
