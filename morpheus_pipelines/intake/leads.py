@@ -105,7 +105,7 @@ def create_lead(
         owner = _leads.claim_owner(session, candidates)
         fallback = owner is None
         if owner is None:
-            owner = routing.fallbacks.get(pool_id) or Candidate(
+            owner = _leads.confirm_fallback(session, routing.fallbacks.get(pool_id)) or Candidate(
                 None, DIALER_FALLBACK_HUBSPOT_OWNER_ID
             )
         answer = {

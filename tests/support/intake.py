@@ -140,3 +140,10 @@ def create_lead(http: requests.Session, base: str, tenant: Tenant, submission: s
     answer = http.post(f"{base}/v1/leads", json=tenant.lead_body(submission))
     assert answer.status_code == 201, answer.text
     return answer.json()["lead_id"]
+
+
+def freeze_owner_cache(app: Any) -> None:
+    """Stop the service hearing routing changes and call its view fresh: until the TTL it
+    proposes what it last loaded, as in the moment between a change and its notification."""
+    app.state.listener.stop()
+    app.state.directory._stale = False

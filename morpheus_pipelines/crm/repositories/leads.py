@@ -258,6 +258,16 @@ class LeadRepository(BaseRepository[Lead]):
                 return Candidate(row.id, row.hubspotOwnerId)
         return None
 
+    def confirm_fallback(self, session: Session, fallback: Candidate | None) -> Candidate | None:
+        """The pool's fallback if that rep is still assignable now: the cache may be a moment
+        old, and a deactivated rep must not receive leads (docs/leads.md, "The owner cache")."""
+        if fallback is None:
+            return None
+        still = session.scalar(
+            select(SalesRep.id).where(SalesRep.id == fallback.sales_rep_id, *_ASSIGNABLE)
+        )
+        return fallback if still is not None else None
+
 
 class RoutingDirectoryRepository(BaseRepository[RoutingPool]):
     """Reads the routing configuration of every subscription at once (the intake cache)."""
