@@ -10,6 +10,7 @@ import os
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
+from typing import Any
 
 from sqlalchemy import Engine, create_engine
 from sqlalchemy.orm import Session, sessionmaker
@@ -69,3 +70,8 @@ def dispose_engines() -> None:
             engine.dispose()
         _engines.clear()
         _default_urls.clear()
+
+
+def driver_cursor(session: Session) -> Any:
+    """A psycopg cursor on the session's own connection and transaction."""
+    return session.connection().connection.driver_connection.cursor()

@@ -68,8 +68,11 @@ def format_event(event: str, level: str, fields: dict[str, Any]) -> str:
     return mask_emails(redact(line))
 
 
+_events_logger = logging.getLogger(LOGGER_NAME)
+
+
 def _logger() -> logging.Logger:
-    logger = logging.getLogger(LOGGER_NAME)
+    logger = _events_logger
     if not logger.handlers:
         handler = logging.StreamHandler(sys.stderr)
         handler.setFormatter(logging.Formatter("%(message)s"))

@@ -15,6 +15,7 @@ import threading
 from morpheus_pipelines.rules.normalise import mask_email
 
 _secrets: set[str] = set()
+_longest_first: tuple[str, ...] = ()  # what redact() walks: sorted once per new secret
 # Anything shaped like an email address that reaches a line through a free-text field.
 EMAIL_PATTERN = re.compile(
     r"[^\s\"'<>@,;:()\[\]]+@[A-Za-z0-9\-.\u00a0-\uffff]+\.[A-Za-z\u00a0-\uffff]{2,}"
@@ -24,14 +25,16 @@ _secrets_lock = threading.Lock()
 
 def register_secret(value: str | None) -> None:
     """Never let ``value`` appear in an event line (no-op for empty or very short values)."""
+    global _longest_first
     if value and len(value) >= 4:
         with _secrets_lock:
             _secrets.add(value)
+            # Longest first: no partial leftovers of a secret that contains another.
+            _longest_first = tuple(sorted(_secrets, key=len, reverse=True))
 
 
-def _registered_secrets() -> list[str]:
-    with _secrets_lock:
-        return sorted(_secrets, key=len, reverse=True)  # longest first: no partial leftovers
+def _registered_secrets() -> tuple[str, ...]:
+    return _longest_first  # replaced whole, never mutated: no lock to read it
 
 
 def redact(text: str) -> str:

@@ -22,6 +22,7 @@ from sqlalchemy import select as sql_select
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Session
 
+from morpheus_pipelines.db.session import driver_cursor
 from morpheus_pipelines.repositories.base import BaseRepository, ModelT, RepositoryError
 from morpheus_pipelines.repositories.copy_csv import (
     ARROW_TYPES,
@@ -46,11 +47,6 @@ def frame_records(frame: pd.DataFrame, columns: Sequence[str]) -> Iterator[tuple
         values = column.astype(object)
         arrays.append(values.where(column.notna(), None).to_numpy())
     return zip(*arrays, strict=True)
-
-
-def driver_cursor(session: Session) -> Any:
-    """A psycopg cursor on the session's own connection and transaction."""
-    return session.connection().connection.driver_connection.cursor()
 
 
 def write_frame(session: Session, table: str, frame: pd.DataFrame, columns: Sequence[str]) -> None:

@@ -18,6 +18,7 @@ from typing import Any
 
 from sqlalchemy import func, select, text, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.postgresql.psycopg import PGDialect_psycopg
 from sqlalchemy.orm import Session
 
 from morpheus_pipelines.crm.leads import (
@@ -31,6 +32,7 @@ from morpheus_pipelines.crm.leads import (
     RoutingPoolRule,
 )
 from morpheus_pipelines.crm.models import SalesRep
+from morpheus_pipelines.db.session import driver_cursor
 from morpheus_pipelines.repositories.base import BaseRepository
 
 
@@ -162,6 +164,14 @@ WITH owner AS (
 SELECT (SELECT id FROM owner), (SELECT "hubspotOwnerId" FROM owner), (SELECT response FROM lead)
 """
 
+# Built once: ``text()`` parses its bind parameters, a cost every lead would pay again.
+_INSERT_LEAD_STATEMENT = text(_INSERT_LEAD)
+# The hot path runs as the driver's own text on the session's connection and transaction:
+# SQLAlchemy's per-execution work (cache key, compiled-form lookup, result wrapping) was about
+# a seventh of a lead's CPU in the service (docs/performance.md, "Lead intake").
+_CLAIM_AND_INSERT_SQL = str(text(_CLAIM_AND_INSERT).compile(dialect=PGDialect_psycopg()))
+_CLAIM_STATEMENTS = {skip: text(_CLAIM.format(skip=skip)) for skip in ("SKIP LOCKED", "")}
+
 
 def _params(
     row: Mapping[str, Any], activity_external_id: str, activity_metadata: Mapping[str, Any]
@@ -190,7 +200,7 @@ class LeadRepository(BaseRepository[Lead]):
         for a duplicate (a concurrent duplicate waits for the first to commit, then gets
         ``None``)."""
         params = _params(row, activity_external_id, activity_metadata)
-        return session.execute(text(_INSERT_LEAD), params).scalar()
+        return session.execute(_INSERT_LEAD_STATEMENT, params).scalar()
 
     def claim_and_insert(
         self,
@@ -212,7 +222,8 @@ class LeadRepository(BaseRepository[Lead]):
             "created_at_text": row["createdAt"].isoformat(),
         }
         params["id"] = row["id"]
-        rep_id, owner_id, response = session.execute(text(_CLAIM_AND_INSERT), params).one()
+        with driver_cursor(session) as cursor:
+            rep_id, owner_id, response = cursor.execute(_CLAIM_AND_INSERT_SQL, params).fetchone()
         owner = None if rep_id is None else Candidate(rep_id, owner_id)
         return owner, response
 
@@ -253,7 +264,7 @@ class LeadRepository(BaseRepository[Lead]):
             "weights": [c.weight for c in candidates],
         }
         for skip in ("SKIP LOCKED", ""):  # busy rows skipped first; wait only if all busy
-            row = session.execute(text(_CLAIM.format(skip=skip)), params).first()
+            row = session.execute(_CLAIM_STATEMENTS[skip], params).first()
             if row is not None:
                 return Candidate(row.id, row.hubspotOwnerId)
         return None
