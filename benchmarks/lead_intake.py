@@ -2,7 +2,8 @@
 own process) on the embedded Postgres. 20,000 leads plus 10 % duplicate retries, 50 reps in 5
 pools. Prints latency percentiles, throughput, duplicates created, leads without an owner and
 the spread of open load across reps; then the same run with the pool members looked up by a
-live query per lead instead of the in-process cache, and the ratio.
+live query per lead instead of the in-process cache, and the ratio; and where the CPU went
+(load generator, service, PostgreSQL), per request.
 
     uv run python benchmarks/lead_intake.py [--leads 20000] [--clients 16]
 """
@@ -25,6 +26,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+import psutil
 import psycopg
 import requests
 from _common import scratch_database
@@ -71,7 +73,7 @@ def _free_port() -> int:
 
 
 @contextmanager
-def service(url: str, *, owner_cache: bool, workers: int) -> Iterator[str]:
+def service(url: str, *, owner_cache: bool, workers: int) -> Iterator[tuple[str, int]]:
     port = _free_port()
     command = [
         sys.executable,
@@ -102,7 +104,7 @@ def service(url: str, *, owner_cache: bool, workers: int) -> Iterator[str]:
             if time.monotonic() > deadline or process.poll() is not None:
                 raise SystemExit("morpheus serve did not start")
             time.sleep(0.1)
-        yield base
+        yield base, process.pid
     finally:
         process.terminate()
         process.wait(timeout=15)
@@ -183,6 +185,30 @@ def run(base: str, key: str, sequence: list[dict[str, Any]], clients: int) -> di
     }
 
 
+def cpu_seconds(processes: list[psutil.Process]) -> float:
+    total = 0.0
+    for process in processes:
+        try:
+            times = process.cpu_times()
+        except psutil.Error:  # a PostgreSQL backend that ended meanwhile
+            continue
+        total += times.user + times.system
+    return total
+
+
+def cpu_groups(service_pid: int) -> dict[str, list[psutil.Process]]:
+    """The processes whose CPU a lead costs: this one, the service's, PostgreSQL's."""
+    service = psutil.Process(service_pid)
+    postgres = [
+        p for p in psutil.process_iter(["name"]) if (p.info["name"] or "").startswith("postgres")
+    ]
+    return {
+        "load generator": [psutil.Process()],
+        "service": [service, *service.children(recursive=True)],
+        "PostgreSQL": postgres,
+    }
+
+
 def outcome(url: str, subscription_id: uuid.UUID, unique: int) -> dict[str, Any]:
     libpq = url.replace("postgresql+psycopg", "postgresql")
     with psycopg.connect(libpq) as conn:
@@ -227,9 +253,15 @@ def main() -> None:
                 body | {"source_submission_id": f"warm-up-{i}"}
                 for i, body in enumerate(sequence[:WARM_UP])
             ]
-            with service(url, owner_cache=owner_cache, workers=args.workers) as base:
+            with service(url, owner_cache=owner_cache, workers=args.workers) as (base, pid):
                 run(base, key, warm_up, args.clients)
+                groups = cpu_groups(pid)  # after the warm-up: every connection is open
+                before = {name: cpu_seconds(group) for name, group in groups.items()}
                 measured = run(base, key, sequence, args.clients)
+                cpu_us = {
+                    name: (cpu_seconds(group) - before[name]) / measured["requests"] * 1e6
+                    for name, group in groups.items()
+                }
             measured |= outcome(url, subscription_id, args.leads + len(warm_up))
         results[label] = measured
         print(
@@ -240,6 +272,10 @@ def main() -> None:
             f"created {measured['duplicates_created']}, without owner "
             f"{measured['leads_without_owner']}, max open-load spread in a pool "
             f"{measured['max_load_spread_in_a_pool']} (perfect: {measured['perfect_spread']})"
+        )
+        print(
+            f"{'':>10}  CPU per request: "
+            + ", ".join(f"{name} {us:,.0f} µs" for name, us in cpu_us.items())
         )
     cache, live = results["cache"], results["live query"]
     print(
