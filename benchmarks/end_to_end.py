@@ -2,6 +2,7 @@
 
     uv run python benchmarks/end_to_end.py [--tenants 1000000] [--companies 50000]
                                            [--assets a,b,...] [--second-day]
+    uv run --with memray python benchmarks/end_to_end.py --heap [...]
 
 Runs each asset of the daily job in turn on the embedded Postgres (a scratch database), with
 the HubSpot and Domain Intelligence emulators on loopback in their own processes, and prints
@@ -14,15 +15,25 @@ requests they made divided by the client's rate budget: the least time those cal
 them the email), the third day with nothing changed. The third day is the fixed cost of a
 day; what the second day costs above it is the price of its changes, printed against the
 bare-``COPY`` floor of the rows those changes rewrote (docs/performance.md, "A quiet day").
+
+Resident memory is what the system sees, but it also carries memory the allocator keeps
+after it was freed, so its growth during an asset depends on what ran before. ``--heap``
+records each asset's allocations with memray and prints the most it held live at once
+("heap MiB"): what the asset's own code needs. Tracking slows the run; take the seconds from a
+run without it.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
+import itertools
 import os
+import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from datetime import date, timedelta
 
 import dagster as dg
@@ -91,6 +102,32 @@ class PeakMemory:
     @property
     def growth(self) -> int:
         return self.peak - self.base
+
+
+class HeapPeak:
+    """The most memory an asset's run held allocated at once, recorded by memray (every
+    allocation, Python's and native code's alike, in every thread)."""
+
+    def __init__(self) -> None:
+        try:
+            import memray
+        except ImportError:
+            raise SystemExit(
+                "--heap records allocations with memray: "
+                "uv run --with memray python benchmarks/end_to_end.py --heap ..."
+            ) from None
+        self._memray = memray
+        self._directory = tempfile.mkdtemp(prefix="morpheus_heap_")
+        self._runs = itertools.count()
+        self.peak = 0
+
+    @contextlib.contextmanager
+    def tracking(self) -> Iterator[None]:
+        path = os.path.join(self._directory, f"{next(self._runs)}.bin")
+        with self._memray.Tracker(path, native_traces=False):
+            yield
+        self.peak = self._memray.FileReader(path).metadata.peak_memory
+        os.remove(path)
 
 
 def copy_floor(url: str, table: str, column: str | None, partition: str) -> tuple[int, float]:
@@ -168,7 +205,11 @@ def main() -> None:
     parser.add_argument("--assets", default=",".join(DAILY_ASSETS))
     parser.add_argument("--second-day", action="store_true")
     parser.add_argument("--changed", type=float, default=0.01)
+    parser.add_argument(
+        "--heap", action="store_true", help="peak live heap per asset (needs --with memray)"
+    )
     args = parser.parse_args()
+    heap = HeapPeak() if args.heap else None
     assets = args.assets.split(",")
     memory = PeakMemory()
     day = date(2026, 11, 28)
@@ -216,18 +257,20 @@ def main() -> None:
                 print(
                     f"{'asset':<26}{'seconds':>9}{'rows':>11}{'rows/s':>10}"
                     f"{'peak MiB':>10}{'+MiB':>7}{'floor s':>9}{'x floor':>9}{'API floor s':>13}"
+                    + (f"{'heap MiB':>10}" if heap else "")
                 )
                 runs[partition] = {}
                 for key in assets:
                     asset = defs.get_assets_def(key)
                     memory.reset()
                     t = time.perf_counter()
-                    result = dg.materialize(
-                        [asset],
-                        partition_key=None if asset.partitions_def is None else partition,
-                        resources=defs.resources,
-                        raise_on_error=False,
-                    )
+                    with heap.tracking() if heap else contextlib.nullcontext():
+                        result = dg.materialize(
+                            [asset],
+                            partition_key=None if asset.partitions_def is None else partition,
+                            resources=defs.resources,
+                            raise_on_error=False,
+                        )
                     seconds = time.perf_counter() - t
                     floors = {
                         table: copy_floor(url, table, column, partition)
@@ -248,7 +291,8 @@ def main() -> None:
                         f"{key:<26}{seconds:>9.1f}{rows:>11,.0f}{rows / seconds:>10,.0f}"
                         f"{memory.peak / 2**20:>10,.0f}{memory.growth / 2**20:>7,.0f}{floor:>9.2f}"
                         f"{seconds / max(floor, 1e-9):>9.1f}"
-                        f"{'' if api is None else f'{api:.2f}':>13}{status}",
+                        f"{'' if api is None else f'{api:.2f}':>13}"
+                        f"{f'{heap.peak / 2**20:>10,.0f}' if heap else ''}{status}",
                         flush=True,
                     )
                 total = sum(r["seconds"] for r in runs[partition].values())
