@@ -19,8 +19,8 @@ bare-``COPY`` floor of the rows those changes rewrote (docs/performance.md, "A q
 Resident memory is what the system sees, but it also carries memory the allocator keeps
 after it was freed, so its growth during an asset depends on what ran before. ``--heap``
 records each asset's allocations with memray and prints the most it held live at once
-("heap MiB"): what the asset's own code needs. Tracking slows the run; take the seconds from a
-run without it.
+("heap MiB"): what the asset's own code needs. Tracking slows the run and adds memray's own
+memory to the resident figures; take the seconds and "peak MiB" from a run without it.
 """
 
 from __future__ import annotations
@@ -117,17 +117,20 @@ class HeapPeak:
                 "uv run --with memray python benchmarks/end_to_end.py --heap ..."
             ) from None
         self._memray = memray
-        self._directory = tempfile.mkdtemp(prefix="morpheus_heap_")
+        self._directory = tempfile.TemporaryDirectory(prefix="morpheus_heap_")
         self._runs = itertools.count()
         self.peak = 0
 
     @contextlib.contextmanager
     def tracking(self) -> Iterator[None]:
-        path = os.path.join(self._directory, f"{next(self._runs)}.bin")
-        with self._memray.Tracker(path, native_traces=False):
-            yield
-        self.peak = self._memray.FileReader(path).metadata.peak_memory
-        os.remove(path)
+        path = os.path.join(self._directory.name, f"{next(self._runs)}.bin")
+        try:
+            with self._memray.Tracker(path, native_traces=False):
+                yield
+            self.peak = self._memray.FileReader(path).metadata.peak_memory
+        finally:
+            if os.path.exists(path):
+                os.remove(path)
 
 
 def copy_floor(url: str, table: str, column: str | None, partition: str) -> tuple[int, float]:

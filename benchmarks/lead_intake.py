@@ -22,7 +22,7 @@ import sys
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -34,6 +34,7 @@ from _common import scratch_database
 from morpheus_pipelines.crm.leads import RoutingPool, RoutingPoolMember, RoutingPoolRule
 from morpheus_pipelines.crm.models import SalesRep, Subscription
 from morpheus_pipelines.db.session import get_session
+from morpheus_pipelines.db.urls import libpq_url
 from morpheus_pipelines.intake.server import create_api_key
 
 POOLS = 5
@@ -185,32 +186,40 @@ def run(base: str, key: str, sequence: list[dict[str, Any]], clients: int) -> di
     }
 
 
-def cpu_seconds(processes: list[psutil.Process]) -> float:
-    total = 0.0
-    for process in processes:
+def own_cpu(process: psutil.Process) -> float:
+    times = process.cpu_times()
+    return times.user + times.system
+
+
+def tree_cpu(root: psutil.Process) -> float:
+    """CPU seconds of ``root``, its live descendants and the children it has reaped (a
+    PostgreSQL backend that ended during the run still counts, through its postmaster)."""
+    times = root.cpu_times()
+    total = times.user + times.system + times.children_user + times.children_system
+    for child in root.children(recursive=True):
         try:
-            times = process.cpu_times()
-        except psutil.Error:  # a PostgreSQL backend that ended meanwhile
+            total += own_cpu(child)
+        except psutil.Error:  # ended meanwhile: its parent has (or will have) reaped it
             continue
-        total += times.user + times.system
     return total
 
 
-def cpu_groups(service_pid: int) -> dict[str, list[psutil.Process]]:
-    """The processes whose CPU a lead costs: this one, the service's, PostgreSQL's."""
-    service = psutil.Process(service_pid)
-    postgres = [
-        p for p in psutil.process_iter(["name"]) if (p.info["name"] or "").startswith("postgres")
-    ]
+def cpu_meters(service_pid: int, url: str) -> dict[str, Callable[[], float]]:
+    """What a request costs in CPU, per party: this process (the load generator), the service
+    (its workers), and the scratch database's own PostgreSQL server (not other servers)."""
+    with psycopg.connect(libpq_url(url)) as conn:
+        backend = conn.execute("SELECT pg_backend_pid()").fetchone()[0]
+    postmaster = psutil.Process(backend).parent()
+    me, service = psutil.Process(), psutil.Process(service_pid)
     return {
-        "load generator": [psutil.Process()],
-        "service": [service, *service.children(recursive=True)],
-        "PostgreSQL": postgres,
+        "load generator": lambda: own_cpu(me),
+        "service": lambda: tree_cpu(service),
+        "PostgreSQL": lambda: tree_cpu(postmaster),
     }
 
 
 def outcome(url: str, subscription_id: uuid.UUID, unique: int) -> dict[str, Any]:
-    libpq = url.replace("postgresql+psycopg", "postgresql")
+    libpq = libpq_url(url)
     with psycopg.connect(libpq) as conn:
         leads = conn.execute(
             'SELECT count(*) FROM leads WHERE "subscriptionId" = %s', (subscription_id,)
@@ -255,12 +264,12 @@ def main() -> None:
             ]
             with service(url, owner_cache=owner_cache, workers=args.workers) as (base, pid):
                 run(base, key, warm_up, args.clients)
-                groups = cpu_groups(pid)  # after the warm-up: every connection is open
-                before = {name: cpu_seconds(group) for name, group in groups.items()}
+                meters = cpu_meters(pid, url)
+                before = {name: meter() for name, meter in meters.items()}
                 measured = run(base, key, sequence, args.clients)
                 cpu_us = {
-                    name: (cpu_seconds(group) - before[name]) / measured["requests"] * 1e6
-                    for name, group in groups.items()
+                    name: (meter() - before[name]) / measured["requests"] * 1e6
+                    for name, meter in meters.items()
                 }
             measured |= outcome(url, subscription_id, args.leads + len(warm_up))
         results[label] = measured

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
+import psycopg
 from sqlalchemy import Engine, create_engine
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -72,6 +73,6 @@ def dispose_engines() -> None:
         _default_urls.clear()
 
 
-def driver_cursor(session: Session) -> Any:
+def driver_cursor(session: Session) -> psycopg.Cursor[Any]:
     """A psycopg cursor on the session's own connection and transaction."""
     return session.connection().connection.driver_connection.cursor()

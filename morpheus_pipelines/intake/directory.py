@@ -1,6 +1,6 @@
 """The in-process view of who may receive leads (docs/leads.md, "The owner cache").
 
-Pools, members, rules and fallbacks change rarely and are read on every lead, so they are held
+Pools, members and rules change rarely and are read on every lead, so they are held
 in memory. A listener thread waits on ``LISTEN morpheus_routing`` (triggers on the routing
 tables and on the ``sales_reps`` columns that matter fire it) and marks the view stale; a
 short TTL covers a lost notification or a listener that is reconnecting. The view only

@@ -105,9 +105,9 @@ def create_lead(
         owner = _leads.claim_owner(session, candidates)
         fallback = owner is None
         if owner is None:
-            owner = _leads.confirm_fallback(session, routing.fallbacks.get(pool_id)) or Candidate(
-                None, DIALER_FALLBACK_HUBSPOT_OWNER_ID
-            )
+            owner = _leads.fallback_owner(session, pool_id)
+        if owner is None:
+            owner = Candidate(None, DIALER_FALLBACK_HUBSPOT_OWNER_ID)
         answer = {
             "lead_id": str(lead_id),
             "owner": {

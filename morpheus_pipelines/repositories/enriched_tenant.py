@@ -11,12 +11,12 @@ from psycopg import sql
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from morpheus_pipelines.db.session import driver_cursor
 from morpheus_pipelines.models import EnrichedTenant
 from morpheus_pipelines.models.tenants import ENRICHMENT_COLUMNS
 from morpheus_pipelines.repositories.set_based import (
     SetBasedRepository,
     analyze,
-    driver_cursor,
 )
 
 ENRICHMENT_RESULT_COLUMNS = ("tenant_id", *ENRICHMENT_COLUMNS, "enrichment_ms")

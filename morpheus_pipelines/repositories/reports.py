@@ -21,11 +21,11 @@ from psycopg import sql
 from sqlalchemy import bindparam, text
 from sqlalchemy.orm import Session
 
+from morpheus_pipelines.db.session import driver_cursor
 from morpheus_pipelines.models import DailySummaryMetric, DailySummaryTenant, WeeklyMetric
 from morpheus_pipelines.reports.figures import SUMMARY_TENANT_COLUMNS
 from morpheus_pipelines.repositories.set_based import (
     SetBasedRepository,
-    driver_cursor,
     frame_records,
 )
 

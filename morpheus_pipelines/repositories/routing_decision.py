@@ -11,12 +11,12 @@ from psycopg import sql
 from sqlalchemy import func, select, text
 from sqlalchemy.orm import Session
 
+from morpheus_pipelines.db.session import driver_cursor
 from morpheus_pipelines.models import RoutingDecision, RoutingInput, RoutingState
 from morpheus_pipelines.repositories.base import BaseRepository
 from morpheus_pipelines.repositories.set_based import (
     SetBasedRepository,
     analyze,
-    driver_cursor,
 )
 from morpheus_pipelines.repositories.tenant_candidate import (
     CANDIDATE_WITH_ENRICHMENT,

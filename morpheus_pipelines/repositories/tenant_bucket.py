@@ -24,11 +24,11 @@ from psycopg import sql
 from sqlalchemy import func, select, text
 from sqlalchemy.orm import Session
 
+from morpheus_pipelines.db.session import driver_cursor
 from morpheus_pipelines.models import ActiveTenant, SalesOwnedTenant
 from morpheus_pipelines.models.tenants import ENRICHMENT_COLUMNS
 from morpheus_pipelines.repositories.set_based import (
     SetBasedRepository,
-    driver_cursor,
 )
 
 ROUTING_LOCK_KEY = 0x726F757465  # "route"

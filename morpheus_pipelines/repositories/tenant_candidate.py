@@ -9,12 +9,12 @@ from psycopg import sql
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from morpheus_pipelines.db.session import driver_cursor
 from morpheus_pipelines.models import CandidateSelection, TenantCandidate
 from morpheus_pipelines.repositories.base import BaseRepository
 from morpheus_pipelines.repositories.set_based import (
     SetBasedRepository,
     analyze,
-    driver_cursor,
     keyset_after,
     read_frame,
 )

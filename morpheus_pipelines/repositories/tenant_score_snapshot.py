@@ -12,12 +12,12 @@ from psycopg import sql
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from morpheus_pipelines.db.session import driver_cursor
 from morpheus_pipelines.models import TenantScoreSnapshot
 from morpheus_pipelines.repositories.routing_decision import FORCED_RULE, RETIRED_RULE
 from morpheus_pipelines.repositories.set_based import (
     SetBasedRepository,
     analyze,
-    driver_cursor,
     keyset_after,
     read_frame,
 )

@@ -27,12 +27,11 @@ import pandas as pd
 from psycopg import sql
 from sqlalchemy.orm import Session
 
-from morpheus_pipelines.db.session import SessionFactory
+from morpheus_pipelines.db.session import SessionFactory, driver_cursor
 from morpheus_pipelines.observability.events import log_event
 from morpheus_pipelines.partitions import day_bounds
 from morpheus_pipelines.repositories import TenantCandidateRepository
 from morpheus_pipelines.repositories.keyset import iter_id_pages, iter_keyset_pages
-from morpheus_pipelines.repositories.set_based import driver_cursor
 from morpheus_pipelines.repositories.tenant_candidate import CANDIDATE_SOURCE_COLUMNS
 
 _candidates = TenantCandidateRepository()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 import uuid
+from datetime import UTC, datetime
 
 import psycopg
 from sqlalchemy import select, text
@@ -12,6 +13,7 @@ from sqlalchemy import select, text
 from morpheus_pipelines.crm.leads import Lead
 from morpheus_pipelines.crm.models import Activity, ActivityType
 from morpheus_pipelines.crm.ownership import DIALER_FALLBACK_HUBSPOT_OWNER_ID
+from morpheus_pipelines.crm.repositories.leads import LeadRepository
 from morpheus_pipelines.db.session import get_session
 from morpheus_pipelines.db.urls import libpq_url
 from tests.support.intake import Tenant, client, freeze_owner_cache
@@ -85,7 +87,7 @@ def test_a_pool_with_nobody_assignable_uses_its_fallback_then_the_ai_owner(
     first = session.post(f"{base}/v1/leads", json=tenant.lead_body("n-1")).json()
     assert first["owner"]["hubspot_owner_id"] == "302" and first["owner_is_fallback"] is True
 
-    freeze_owner_cache(app)  # the cache still names backup as the fallback
+    refreshes = freeze_owner_cache(app)  # what the cache holds no longer decides
     tenant.set_active(backup, False)
     second = session.post(f"{base}/v1/leads", json=tenant.lead_body("n-2")).json()
     assert second["owner"] == {
@@ -93,6 +95,27 @@ def test_a_pool_with_nobody_assignable_uses_its_fallback_then_the_ai_owner(
         "hubspot_owner_id": DIALER_FALLBACK_HUBSPOT_OWNER_ID,
     }
     assert second["owner_is_fallback"] is True
+    assert app.state.directory.refreshes == refreshes
+
+
+def test_closing_a_fallback_lead_gives_no_load_back(tenant: Tenant, service) -> None:
+    # A fallback lead is not charged to its rep, so closing it must not lower the rep's load.
+    base, _ = service
+    gone = tenant.add_rep("gone@acme.test", "401", active=False)
+    backup = tenant.add_rep("backup@acme.test", "402")
+    tenant.add_pool("night", {gone: 1}, default=True, fallback=backup)
+    tenant.add_pool("day", {backup: 1}, rules=[{"source": "ads"}])
+    session = client(tenant.key)
+    session.post(f"{base}/v1/leads", json=tenant.lead_body("charged", source="ads"))
+    fallback = session.post(f"{base}/v1/leads", json=tenant.lead_body("fallback")).json()
+    assert fallback["owner_is_fallback"] is True and tenant.open_leads()[backup] == 1
+
+    with get_session(tenant.url) as db:
+        assert LeadRepository().close(
+            db, uuid.UUID(fallback["lead_id"]), status="lost", at=datetime.now(UTC)
+        )
+
+    assert tenant.open_leads()[backup] == 1  # the lead it was charged for is still open
 
 
 def test_a_deactivated_rep_gets_no_further_lead_even_before_the_cache_refreshes(
@@ -103,7 +126,7 @@ def test_a_deactivated_rep_gets_no_further_lead_even_before_the_cache_refreshes(
     ben = tenant.add_rep("ben@acme.test", "102")
     session = client(tenant.key)
     session.post(f"{base}/v1/leads", json=tenant.lead_body("warm-up"))
-    freeze_owner_cache(app)  # the cache still lists ana (no refresh, no TTL yet)
+    refreshes = freeze_owner_cache(app)  # the cache still lists ana (no refresh, no TTL yet)
     tenant.set_active(ana, False)
 
     owners = {
@@ -113,6 +136,7 @@ def test_a_deactivated_rep_gets_no_further_lead_even_before_the_cache_refreshes(
         for i in range(6)
     }
     assert owners == {ben}
+    assert app.state.directory.refreshes == refreshes
 
 
 def test_a_new_member_is_seen_through_listen_notify(tenant: Tenant, service) -> None:

@@ -142,8 +142,13 @@ def create_lead(http: requests.Session, base: str, tenant: Tenant, submission: s
     return answer.json()["lead_id"]
 
 
-def freeze_owner_cache(app: Any) -> None:
-    """Stop the service hearing routing changes and call its view fresh: until the TTL it
-    proposes what it last loaded, as in the moment between a change and its notification."""
-    app.state.listener.stop()
+def freeze_owner_cache(app: Any) -> int:
+    """Stop the service hearing routing changes and mark its view fresh: until the TTL it
+    proposes what it last loaded, as in the moment between a change and its notification.
+    Returns the view's refresh count; a test asserts it unchanged at the end, so it cannot
+    pass on a reload instead of on the guard it is about."""
+    listener = app.state.listener
+    listener.stop()
+    assert not listener._thread.is_alive(), "the routing listener did not stop"
     app.state.directory._stale = False
+    return app.state.directory.refreshes

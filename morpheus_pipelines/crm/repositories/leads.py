@@ -32,7 +32,6 @@ from morpheus_pipelines.crm.leads import (
     RoutingPoolRule,
 )
 from morpheus_pipelines.crm.models import SalesRep
-from morpheus_pipelines.db.session import driver_cursor
 from morpheus_pipelines.repositories.base import BaseRepository
 
 
@@ -49,12 +48,12 @@ class Candidate:
 @dataclass
 class SubscriptionRouting:
     """What intake needs to route one subscription's leads: pools with their assignable
-    members, the rules, the default pool, fallbacks. ``None`` as a pool id is the implicit
-    default pool (every active rep with a HubSpot owner id) of a subscription without one."""
+    members, the rules, the default pool (a pool's fallback rep is read in the lead's
+    transaction instead). ``None`` as a pool id is the implicit default pool (every active
+    rep with a HubSpot owner id) of a subscription without one."""
 
     pools: dict[int | None, list[Candidate]] = field(default_factory=dict)
     pool_names: dict[int | None, str] = field(default_factory=dict)
-    fallbacks: dict[int | None, Candidate] = field(default_factory=dict)
     rules: list[tuple[int, int, str | None, str | None, int]] = field(default_factory=list)
     default_pool: int | None = None
 
@@ -166,9 +165,9 @@ SELECT (SELECT id FROM owner), (SELECT "hubspotOwnerId" FROM owner), (SELECT res
 
 # Built once: ``text()`` parses its bind parameters, a cost every lead would pay again.
 _INSERT_LEAD_STATEMENT = text(_INSERT_LEAD)
-# The hot path runs as the driver's own text on the session's connection and transaction:
-# SQLAlchemy's per-execution work (cache key, compiled-form lookup, result wrapping) was about
-# a seventh of a lead's CPU in the service (docs/performance.md, "Lead intake").
+# The hot path is compiled once and run as the driver's own text on the session's connection
+# (``exec_driver_sql``: no cache key, no compiled-form lookup, but SQLAlchemy's error handling
+# and connection invalidation as for any statement); see docs/performance.md, "Lead intake".
 _CLAIM_AND_INSERT_SQL = str(text(_CLAIM_AND_INSERT).compile(dialect=PGDialect_psycopg()))
 _CLAIM_STATEMENTS = {skip: text(_CLAIM.format(skip=skip)) for skip in ("SKIP LOCKED", "")}
 
@@ -222,8 +221,9 @@ class LeadRepository(BaseRepository[Lead]):
             "created_at_text": row["createdAt"].isoformat(),
         }
         params["id"] = row["id"]
-        with driver_cursor(session) as cursor:
-            rep_id, owner_id, response = cursor.execute(_CLAIM_AND_INSERT_SQL, params).fetchone()
+        rep_id, owner_id, response = (
+            session.connection().exec_driver_sql(_CLAIM_AND_INSERT_SQL, params).one()
+        )
         owner = None if rep_id is None else Candidate(rep_id, owner_id)
         return owner, response
 
@@ -234,11 +234,12 @@ class LeadRepository(BaseRepository[Lead]):
             update(Lead)
             .where(Lead.id == lead_id, Lead.status == "open")
             .values(status=status, closedAt=at)
-            .returning(Lead.ownerSalesRepId)
+            .returning(Lead.ownerSalesRepId, Lead.ownerIsFallback)
         ).first()
         if closed is None:
             return False
-        if closed.ownerSalesRepId is not None:
+        # A fallback lead was never charged to its rep's load, so closing it gives none back.
+        if closed.ownerSalesRepId is not None and not closed.ownerIsFallback:
             session.execute(
                 update(SalesRep)
                 .where(SalesRep.id == closed.ownerSalesRepId, SalesRep.openLeads > 0)
@@ -269,15 +270,19 @@ class LeadRepository(BaseRepository[Lead]):
                 return Candidate(row.id, row.hubspotOwnerId)
         return None
 
-    def confirm_fallback(self, session: Session, fallback: Candidate | None) -> Candidate | None:
-        """The pool's fallback if that rep is still assignable now: the cache may be a moment
-        old, and a deactivated rep must not receive leads (docs/leads.md, "The owner cache")."""
-        if fallback is None:
+    def fallback_owner(self, session: Session, pool_id: int | None) -> Candidate | None:
+        """The pool's fallback rep as the database holds it now, if assignable; the row is
+        share-locked until commit, so a deactivation cannot slip in between (docs/leads.md,
+        "POST /v1/leads"). Rare (nobody in the pool is assignable), so never cached."""
+        if pool_id is None:
             return None
-        still = session.scalar(
-            select(SalesRep.id).where(SalesRep.id == fallback.sales_rep_id, *_ASSIGNABLE)
-        )
-        return fallback if still is not None else None
+        row = session.execute(
+            select(SalesRep.id, SalesRep.hubspotOwnerId)
+            .join(RoutingPool, RoutingPool.fallbackSalesRepId == SalesRep.id)
+            .where(RoutingPool.id == pool_id, *_ASSIGNABLE)
+            .with_for_update(read=True, of=SalesRep)
+        ).first()
+        return None if row is None else Candidate(row.id, row.hubspotOwnerId)
 
 
 class RoutingDirectoryRepository(BaseRepository[RoutingPool]):
@@ -308,13 +313,6 @@ class RoutingDirectoryRepository(BaseRepository[RoutingPool]):
         )
         for subscription_id, pool_id, rep_id, owner_id, weight in members:
             directory[subscription_id].pools[pool_id].append(Candidate(rep_id, owner_id, weight))
-        fallbacks = session.execute(
-            select(RoutingPool.subscriptionId, RoutingPool.id, SalesRep.id, SalesRep.hubspotOwnerId)
-            .join(SalesRep, SalesRep.id == RoutingPool.fallbackSalesRepId)
-            .where(*_ASSIGNABLE)
-        )
-        for subscription_id, pool_id, rep_id, owner_id in fallbacks:
-            directory[subscription_id].fallbacks[pool_id] = Candidate(rep_id, owner_id)
         rules = session.execute(
             select(
                 RoutingPoolRule.subscriptionId,
