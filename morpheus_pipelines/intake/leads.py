@@ -104,10 +104,9 @@ def create_lead(
     if owner is None:  # every candidate busy (wait for one) or none at all (fall back)
         owner = _leads.claim_owner(session, candidates)
         fallback = owner is None
-        if owner is None:
-            owner = _leads.fallback_owner(session, pool_id)
-        if owner is None:
-            owner = Candidate(None, DIALER_FALLBACK_HUBSPOT_OWNER_ID)
+        if owner is None:  # the pool's fallback rep if assignable now, else the AI owner
+            ai_owner = Candidate(None, DIALER_FALLBACK_HUBSPOT_OWNER_ID)
+            owner = _leads.fallback_owner(session, pool_id) or ai_owner
         answer = {
             "lead_id": str(lead_id),
             "owner": {

@@ -40,3 +40,29 @@ def iter_id_pages(
     for start in range(0, len(ids), size):
         with session_factory() as session:
             yield read(session, ids[start : start + size])
+
+
+PageOrIdsReader = Callable[[Session, str | None, int, Sequence[str] | None], pd.DataFrame]
+
+
+def iter_pages(
+    session_factory: SessionFactory,
+    read: PageOrIdsReader,
+    *,
+    size: int,
+    ids: Sequence[str] | None = None,
+) -> Iterator[pd.DataFrame]:
+    """Every row by keyset when ``ids`` is ``None``, else only the rows of ``ids``:
+    ``read(session, after, limit, page)`` serves both (``page`` ``None`` for the keyset)."""
+    if ids is None:
+        return iter_keyset_pages(
+            session_factory,
+            lambda session, after, limit: read(session, after, limit, None),
+            size=size,
+        )
+    return iter_id_pages(
+        session_factory,
+        lambda session, page: read(session, None, len(page), page),
+        ids,
+        size=size,
+    )

@@ -25,7 +25,7 @@ from morpheus_pipelines.repositories import (
     TenantCandidateRepository,
     TenantScoreSnapshotRepository,
 )
-from morpheus_pipelines.repositories.keyset import iter_id_pages, iter_keyset_pages
+from morpheus_pipelines.repositories.keyset import iter_pages
 from morpheus_pipelines.repositories.tenant_score_snapshot import RecencyWindow
 from morpheus_pipelines.rules.scoring import (
     OUTPUT_COLUMNS,
@@ -168,15 +168,7 @@ def score_partition(
             tenant_ids=page,
         )
 
-    if tenant_ids is None:
-        chunks = iter_keyset_pages(session_factory, read, size=batch_size)
-    else:
-        chunks = iter_id_pages(
-            session_factory,
-            lambda session, page: read(session, None, len(page), page),
-            tenant_ids,
-            size=batch_size,
-        )
+    chunks = iter_pages(session_factory, read, size=batch_size, ids=tenant_ids)
     for chunk in _timed(chunks, phases, "read"):
         if events is not None:
             events.tenants_scoring_started(

@@ -31,7 +31,7 @@ from morpheus_pipelines.db.session import SessionFactory, driver_cursor
 from morpheus_pipelines.observability.events import log_event
 from morpheus_pipelines.partitions import day_bounds
 from morpheus_pipelines.repositories import TenantCandidateRepository
-from morpheus_pipelines.repositories.keyset import iter_id_pages, iter_keyset_pages
+from morpheus_pipelines.repositories.keyset import iter_pages
 from morpheus_pipelines.repositories.tenant_candidate import CANDIDATE_SOURCE_COLUMNS
 
 _candidates = TenantCandidateRepository()
@@ -162,11 +162,4 @@ def candidate_chunks(
             tenant_ids=page,
         )
 
-    if tenant_ids is None:
-        return iter_keyset_pages(session_factory, read, size=size)
-    return iter_id_pages(
-        session_factory,
-        lambda session, page: read(session, None, len(page), page),
-        tenant_ids,
-        size=size,
-    )
+    return iter_pages(session_factory, read, size=size, ids=tenant_ids)
