@@ -14,8 +14,9 @@ import threading
 
 from morpheus_pipelines.rules.normalise import mask_email
 
-_secrets: set[str] = set()
-_longest_first: tuple[str, ...] = ()  # what redact() walks: sorted once per new secret
+# Every registered secret, longest first (no partial leftovers of a secret that contains
+# another); sorted once per new secret, replaced whole so that readers need no lock.
+_longest_first: tuple[str, ...] = ()
 # Anything shaped like an email address that reaches a line through a free-text field.
 EMAIL_PATTERN = re.compile(
     r"[^\s\"'<>@,;:()\[\]]+@[A-Za-z0-9\-.\u00a0-\uffff]+\.[A-Za-z\u00a0-\uffff]{2,}"
@@ -28,13 +29,11 @@ def register_secret(value: str | None) -> None:
     global _longest_first
     if value and len(value) >= 4:
         with _secrets_lock:
-            _secrets.add(value)
-            # Longest first: no partial leftovers of a secret that contains another.
-            _longest_first = tuple(sorted(_secrets, key=len, reverse=True))
+            _longest_first = tuple(sorted({*_longest_first, value}, key=len, reverse=True))
 
 
 def _registered_secrets() -> tuple[str, ...]:
-    return _longest_first  # replaced whole, never mutated: no lock to read it
+    return _longest_first
 
 
 def redact(text: str) -> str:
