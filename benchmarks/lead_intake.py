@@ -209,7 +209,8 @@ def cpu_meters(service_pid: int, url: str) -> dict[str, Callable[[], float]]:
     (its workers), and the scratch database's own PostgreSQL server (not other servers)."""
     with psycopg.connect(libpq_url(url)) as conn:
         backend = conn.execute("SELECT pg_backend_pid()").fetchone()[0]
-    postmaster = psutil.Process(backend).parent()
+        # While the connection is open: its backend exits when it closes.
+        postmaster = psutil.Process(backend).parent()
     me, service = psutil.Process(), psutil.Process(service_pid)
     return {
         "load generator": lambda: own_cpu(me),
