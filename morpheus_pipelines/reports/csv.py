@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import pandas as pd
 
@@ -30,10 +30,11 @@ DAILY_CSV_HEADER = (
 )
 
 
-def _csv_text(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
+def _csv_text(header: Sequence[str] | None, rows: Iterable[Sequence[object]]) -> str:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(header)
+    if header is not None:
+        writer.writerow(header)
     for row in rows:
         writer.writerow([csv_cell("" if v is None else v) for v in row])
     return buffer.getvalue()
@@ -47,11 +48,18 @@ def _csv_value(value: object) -> object:
     return value
 
 
-def render_daily_csv(summary: DailySummary) -> str:
-    """One row per new/changed P0/P1 tenant (every row, not only the first)."""
-    rows = [
+def daily_csv_header() -> str:
+    """The first line of ``summary.csv``."""
+    return _csv_text(DAILY_CSV_HEADER, ())
+
+
+def daily_csv_rows(partition_key: str, tenants: pd.DataFrame) -> str:
+    """The ``summary.csv`` lines of some listed tenants (rows of
+    :class:`~.daily.ListedTenants`): the file is written chunk by chunk, every listed tenant
+    in it, not only the first."""
+    rows = (
         (
-            summary.partition_key,
+            partition_key,
             r.priority,
             r.change,
             r.previous_priority,
@@ -63,9 +71,9 @@ def render_daily_csv(summary: DailySummary) -> str:
             r.hubspot_company_id,
             None if r.total_score is None else format_score(r.total_score),
         )
-        for r in summary.tenants.itertuples(index=False)
-    ]
-    return _csv_text(DAILY_CSV_HEADER, rows)
+        for r in tenants.itertuples(index=False)
+    )
+    return _csv_text(None, rows)
 
 
 def render_daily_metrics_csv(summary: DailySummary) -> str:

@@ -6,6 +6,7 @@ from ``apac_active_tenants``, and the sentences every rendering of it shares (do
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 import pandas as pd
@@ -23,12 +24,14 @@ from morpheus_pipelines.reports.figures import (
     ENTERED_LABELS,
     ENTERED_TOP,
     MATCH_DIMENSIONS,
+    MAX_SHOWN_TENANTS,
     NEW_TOP,
     PRIORITY_DIMENSIONS,
     REASON_DIMENSIONS,
     RETIRED,
     SNAPSHOT_STATUS,
     SNAPSHOT_STATUSES,
+    SUMMARY_TENANT_COLUMNS,
     TOP_PRIORITIES,
     TRANSITIONS,
     ActiveTenantFigures,
@@ -65,32 +68,73 @@ def summary_tenants(changed: pd.DataFrame) -> pd.DataFrame:
     return frame
 
 
+LISTED_CHANGES = ("new", "changed", "entered")  # counted per priority; "downgraded" apart
+
+
+def _add(counts: dict[str, int], values: pd.Series) -> None:
+    for key, n in values.value_counts().items():
+        counts[str(key)] = counts.get(str(key), 0) + int(n)
+
+
+@dataclass
+class ListedTenants:
+    """The tenants a Daily Summary lists, gathered chunk by chunk as they stream past
+    (:meth:`add`): how many, how many per change and priority, and the first ``keep`` in
+    report order — all that any rendering shows. The caller writes every chunk on to the table
+    and the CSV, so memory does not grow with the list (docs/reports.md)."""
+
+    keep: int = MAX_SHOWN_TENANTS
+    count: int = 0
+    by_change: dict[str, dict[str, int]] = field(
+        default_factory=lambda: {change: {} for change in LISTED_CHANGES}
+    )
+    downgraded: dict[str, int] = field(default_factory=dict)  # by the priority left
+    _shown: list[pd.DataFrame] = field(default_factory=list)
+    _shown_count: int = 0
+
+    def add(self, chunk: pd.DataFrame) -> pd.DataFrame:
+        """Count the chunk (``SUMMARY_TENANT_COLUMNS``, report order) and return its rows as
+        stored and shown (:func:`summary_tenants`)."""
+        rows = summary_tenants(chunk)
+        self.count += len(rows)
+        for change, counts in self.by_change.items():
+            _add(counts, rows.loc[rows["change"] == change, "priority"])
+        _add(self.downgraded, rows.loc[rows["change"] == "downgraded", "previous_priority"])
+        if self._shown_count < self.keep:
+            head = rows.head(self.keep - self._shown_count)
+            self._shown.append(head)
+            self._shown_count += len(head)
+        return rows
+
+    def shown(self) -> pd.DataFrame:
+        """The first ``keep`` rows added."""
+        if not self._shown:
+            return summary_tenants(pd.DataFrame(columns=list(SUMMARY_TENANT_COLUMNS)))
+        return pd.concat(self._shown, ignore_index=True)
+
+
 def build_daily_summary(
     partition_key: str,
     figures: ActiveTenantFigures,
+    listed: ListedTenants,
     snapshot: SnapshotHealth,
     *,
     generated_at: datetime | None = None,
 ) -> DailySummary:
-    """The Daily Summary of one partition from the figures read for it."""
+    """The Daily Summary of one partition from the figures read for it and the tenants it
+    lists (every chunk already added)."""
     check_key(partition_key)
-    tenants = summary_tenants(figures.changed)
-    by_change = {
-        change: tenants.loc[tenants["change"] == change, "priority"].value_counts().to_dict()
-        for change in ("new", "changed", "entered")
-    }
-    downgraded = tenants.loc[tenants["change"] == "downgraded", "previous_priority"]
     priority_counts = _filled(figures.priority_counts, PRIORITY_DIMENSIONS)
     metrics: dict[str, dict[str, float]] = {
         ACTIVE_TENANTS: {"all": sum(priority_counts.values())},
         BY_PRIORITY: priority_counts,
         BY_REASON: _filled(figures.reason_counts, REASON_DIMENSIONS),
         BY_MATCH_METHOD: _filled(figures.match_method_counts, MATCH_DIMENSIONS),
-        NEW_TOP: _filled(by_change["new"], TOP_PRIORITIES),
-        CHANGED_TOP: _filled(by_change["changed"], TOP_PRIORITIES),
+        NEW_TOP: _filled(listed.by_change["new"], TOP_PRIORITIES),
+        CHANGED_TOP: _filled(listed.by_change["changed"], TOP_PRIORITIES),
         ENTERED: _filled(figures.entered_counts, ENTERED_DIMENSIONS),
-        ENTERED_TOP: _filled(by_change["entered"], TOP_PRIORITIES),
-        DOWNGRADED_TOP: _filled(downgraded.value_counts().to_dict(), TOP_PRIORITIES),
+        ENTERED_TOP: _filled(listed.by_change["entered"], TOP_PRIORITIES),
+        DOWNGRADED_TOP: _filled(listed.downgraded, TOP_PRIORITIES),
         RETIRED: _filled(figures.retired, ("all",)),
         TRANSITIONS: _filled(figures.transitions, ()),
         SNAPSHOT_STATUS: {s: int(s == snapshot.status) for s in SNAPSHOT_STATUSES},
@@ -99,7 +143,8 @@ def build_daily_summary(
         partition_key=partition_key,
         generated_at=generated_at or datetime.now(UTC),
         snapshot=snapshot,
-        tenants=tenants,
+        tenants=listed.shown(),
+        tenant_count=listed.count,
         metrics=metrics,
         state_partition=figures.state_partition,
     )

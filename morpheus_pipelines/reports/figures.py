@@ -75,6 +75,10 @@ SUMMARY_TENANT_COLUMNS = (
     "total_score",
 )
 
+# The most tenants any rendering of a Daily Summary shows (the HTML page); the table and the
+# CSV have every listed tenant, written as they stream past (docs/reports.md).
+MAX_SHOWN_TENANTS = 2000
+
 _KEY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 
@@ -116,9 +120,10 @@ class SnapshotHealth(Protocol):
 
 @dataclass(frozen=True)
 class ActiveTenantFigures:
-    """What the Daily Summary reads from ``apac_active_tenants`` (see ``repositories.reports``)."""
+    """The counts the Daily Summary reads from ``apac_active_tenants`` (see
+    ``repositories.reports``); the listed tenants stream past separately
+    (:class:`~.daily.ListedTenants`)."""
 
-    changed: pd.DataFrame  # SUMMARY_TENANT_COLUMNS
     priority_counts: Mapping[str, int]
     reason_counts: Mapping[str, int]
     match_method_counts: Mapping[str, int]
@@ -133,7 +138,11 @@ class DailySummary:
     partition_key: str
     generated_at: datetime
     snapshot: SnapshotHealth
-    tenants: pd.DataFrame  # SUMMARY_TENANT_COLUMNS + why (names masked)
+    # The first MAX_SHOWN_TENANTS listed tenants in report order (SUMMARY_TENANT_COLUMNS + why,
+    # names masked): all that any rendering shows. The whole list is in
+    # apac_daily_summary_tenants and summary.csv.
+    tenants: pd.DataFrame
+    tenant_count: int  # how many tenants the summary lists
     metrics: dict[str, dict[str, float]]
     state_partition: str | None = None
 
@@ -144,10 +153,6 @@ class DailySummary:
 
     def metrics_rows(self) -> pd.DataFrame:
         return metrics_frame(self.metrics)
-
-    def tenant_rows(self) -> pd.DataFrame:
-        """Rows for ``apac_daily_summary_tenants`` (``SUMMARY_TENANT_COLUMNS``)."""
-        return self.tenants[list(SUMMARY_TENANT_COLUMNS)]
 
     def counts(self) -> dict[str, Any]:
         """The figures for Dagster metadata."""

@@ -11,6 +11,7 @@ from datetime import UTC
 from morpheus_pipelines.reports.daily import entered_sentence, late_warning, priority_table_rows
 from morpheus_pipelines.reports.figures import (
     ENTERED,
+    MAX_SHOWN_TENANTS,
     SNAPSHOT_STATUSES,
     DailySummary,
     SnapshotHealth,
@@ -25,7 +26,7 @@ from morpheus_pipelines.reports.text import (
 )
 from morpheus_pipelines.reports.weekly import week_headline, weekly_table
 
-MAX_HTML_ROWS = 2000
+MAX_HTML_ROWS = MAX_SHOWN_TENANTS
 
 _CSS = """
 body{font-family:-apple-system,"Segoe UI",Roboto,"Noto Sans","Noto Sans CJK SC",sans-serif;
@@ -97,9 +98,9 @@ def render_daily_html(summary: DailySummary) -> str:
             numeric=(1, 2, 3),
         ),
         f"<p>{e(entered_sentence(summary.metrics[ENTERED]))}</p>",
-        f"<h2>New and changed P0/P1 tenants ({len(summary.tenants):,})</h2>",
+        f"<h2>New and changed P0/P1 tenants ({summary.tenant_count:,})</h2>",
     ]
-    if len(summary.tenants):
+    if summary.tenant_count:
         rows = [
             (
                 f'<span class="p-{e(r.priority)}">{e(r.priority)}</span>',
@@ -116,9 +117,9 @@ def render_daily_html(summary: DailySummary) -> str:
                 ["Priority", "Change", "Tenant", "Tenant ID", "Why", "Score"], rows, numeric=(5,)
             )
         )
-        if len(summary.tenants) > MAX_HTML_ROWS:
+        if summary.tenant_count > MAX_HTML_ROWS:
             body.append(
-                f"<p>…and {len(summary.tenants) - MAX_HTML_ROWS:,} more: see summary.csv.</p>"
+                f"<p>…and {summary.tenant_count - MAX_HTML_ROWS:,} more: see summary.csv.</p>"
             )
     else:
         body.append("<p>No P0/P1 tenant is new or changed on this day.</p>")

@@ -37,10 +37,10 @@ def render_daily_markdown(summary: DailySummary, *, files: Mapping[str, Path] | 
         "",
         md_escape(entered_sentence(summary.metrics[ENTERED])),
         "",
-        f"**New and changed P0/P1 tenants: {len(summary.tenants)}**",
+        f"**New and changed P0/P1 tenants: {summary.tenant_count}**",
         "",
     ]
-    if len(summary.tenants):
+    if summary.tenant_count:
         lines += ["| priority | change | tenant | tenant id | why |", "|---|---|---|---|---|"]
         for row in summary.tenants.head(MAX_MARKDOWN_ROWS).itertuples(index=False):
             change = change_label(row.change, row.previous_priority, row.priority)
@@ -49,9 +49,9 @@ def render_daily_markdown(summary: DailySummary, *, files: Mapping[str, Path] | 
                 f"| {md_escape(display_name(row.name))} | {md_escape(row.tenant_id)} "
                 f"| {md_escape(row.why)} |"
             )
-        if len(summary.tenants) > MAX_MARKDOWN_ROWS:
+        if summary.tenant_count > MAX_MARKDOWN_ROWS:
             lines.append(
-                f"\n_…and {len(summary.tenants) - MAX_MARKDOWN_ROWS:,} more in summary.html / "
+                f"\n_…and {summary.tenant_count - MAX_MARKDOWN_ROWS:,} more in summary.html / "
                 "summary.csv._"
             )
     else:

@@ -14,7 +14,8 @@ input therefore leaves the rows identical, ``run_id`` included.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
 
 import pandas as pd
 from psycopg import sql
@@ -120,7 +121,7 @@ def _counts(session: Session, statement: str, **params: object) -> dict[str, int
 def _replace(
     repository: SetBasedRepository,
     session: Session,
-    frame: pd.DataFrame,
+    records: Iterable[Sequence[Any]],
     *,
     columns: Sequence[str],
     scope_column: str,
@@ -128,11 +129,10 @@ def _replace(
     row_key: Sequence[str],
     run_id: str,
 ) -> int:
-    """Make the rows of ``scope_column = scope_value`` exactly ``frame``; returns rows
-    inserted, updated or deleted (0 on a re-run over unchanged input)."""
-    staging, _ = repository.copy_into_staging(
-        session, frame_records(frame, columns), columns=columns
-    )
+    """Make the rows of ``scope_column = scope_value`` exactly ``records`` (tuples in
+    ``columns`` order, consumed as they come); returns rows inserted, updated or deleted (0 on
+    a re-run over unchanged input)."""
+    staging, _ = repository.copy_into_staging(session, records, columns=columns)
     written = repository.upsert_from_staging(
         session,
         staging,
@@ -178,11 +178,20 @@ class DailySummaryRepository(SetBasedRepository[DailySummaryTenant]):
         first statement."""
         session.execute(text("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY"))
 
-    def changed_top_priorities(self, session: Session, *, partition_key: str) -> pd.DataFrame:
+    def changed_top_priorities(
+        self, session: Session, *, partition_key: str, chunk_size: int = 10_000
+    ) -> Iterator[pd.DataFrame]:
         """Active P0/P1 tenants that are new or changed priority on the partition's day, with
-        the evidence of why (``SUMMARY_TENANT_COLUMNS``), highest priority and score first."""
-        result = session.execute(text(CHANGED_TOP_PRIORITIES_SQL), {"partition_key": partition_key})
-        return pd.DataFrame(result.fetchall(), columns=list(SUMMARY_TENANT_COLUMNS))
+        the evidence of why (``SUMMARY_TENANT_COLUMNS``), highest priority and score first:
+        chunks of ``chunk_size`` rows from a server-side cursor, so a day that lists every
+        tenant (the first) is read in bounded memory."""
+        result = session.execute(
+            text(CHANGED_TOP_PRIORITIES_SQL),
+            {"partition_key": partition_key},
+            execution_options={"stream_results": True, "max_row_buffer": chunk_size},
+        )
+        for rows in result.partitions(chunk_size):
+            yield pd.DataFrame(rows, columns=list(SUMMARY_TENANT_COLUMNS))
 
     def priority_counts(self, session: Session) -> dict[str, int]:
         """Active tenants per final priority now (``unscored`` for no priority yet)."""
@@ -228,13 +237,19 @@ class DailySummaryRepository(SetBasedRepository[DailySummaryTenant]):
     # -- report tables ------------------------------------------------------------------------
 
     def replace_partition(
-        self, session: Session, rows: pd.DataFrame, *, partition_key: str, run_id: str
+        self,
+        session: Session,
+        records: Iterable[Sequence[Any]],
+        *,
+        partition_key: str,
+        run_id: str,
     ) -> int:
-        """Make the partition's summary tenants exactly ``rows`` (``SUMMARY_TENANT_COLUMNS``)."""
+        """Make the partition's summary tenants exactly ``records`` (tuples in
+        ``SUMMARY_TENANT_COLUMNS`` order, streamed into staging as they come)."""
         return _replace(
             self,
             session,
-            rows,
+            records,
             columns=SUMMARY_TENANT_COLUMNS,
             scope_column="partition_key",
             scope_value=partition_key,
@@ -249,7 +264,7 @@ class DailySummaryRepository(SetBasedRepository[DailySummaryTenant]):
         return _replace(
             self.metrics,
             session,
-            rows,
+            frame_records(rows, METRIC_COLUMNS),
             columns=METRIC_COLUMNS,
             scope_column="partition_key",
             scope_value=partition_key,
@@ -301,7 +316,7 @@ class WeeklyMetricsRepository(SetBasedRepository[WeeklyMetric]):
         return _replace(
             self,
             session,
-            rows,
+            frame_records(rows, WEEKLY_COLUMNS),
             columns=WEEKLY_COLUMNS,
             scope_column="week_key",
             scope_value=week_key,

@@ -7,20 +7,34 @@ Sales-owned tenants never appear in a report, whatever their priority.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from morpheus_pipelines.db.session import SessionFactory
-from morpheus_pipelines.reports.daily import build_daily_summary
-from morpheus_pipelines.reports.figures import ActiveTenantFigures, DailySummary, WeeklyMetrics
-from morpheus_pipelines.reports.files import write_daily_report, write_weekly_report
+from morpheus_pipelines.reports.csv import daily_csv_header, daily_csv_rows
+from morpheus_pipelines.reports.daily import ListedTenants, build_daily_summary
+from morpheus_pipelines.reports.figures import (
+    SUMMARY_TENANT_COLUMNS,
+    ActiveTenantFigures,
+    DailySummary,
+    WeeklyMetrics,
+)
+from morpheus_pipelines.reports.files import (
+    atomic_text_file,
+    daily_tenants_csv_path,
+    write_daily_report,
+    write_weekly_report,
+)
 from morpheus_pipelines.reports.weekly import build_weekly_metrics, week_days
 from morpheus_pipelines.repositories import (
     DailySummaryRepository,
     RoutingDecisionRepository,
     WeeklyMetricsRepository,
 )
+from morpheus_pipelines.repositories.set_based import frame_records
 from morpheus_pipelines.services.hubspot_snapshot import read_snapshot_state
 
 _daily = DailySummaryRepository()
@@ -52,28 +66,6 @@ class WeeklyPublication:
     rows_written: int
 
 
-def read_daily_summary(
-    session_factory: SessionFactory, *, list_id: str, partition_key: str
-) -> DailySummary:
-    """The Daily Summary of the partition from the Active table as it is now, read in one
-    consistent snapshot of the database."""
-    generated_at = datetime.now(UTC)
-    with session_factory() as session:
-        _daily.begin_consistent_read(session)
-        figures = ActiveTenantFigures(
-            changed=_daily.changed_top_priorities(session, partition_key=partition_key),
-            priority_counts=_daily.priority_counts(session),
-            reason_counts=_daily.priority_reason_counts(session),
-            match_method_counts=_daily.match_method_counts(session),
-            entered_counts=_daily.entered_counts(session, partition_key=partition_key),
-            transitions=_daily.priority_transitions(session, partition_key=partition_key),
-            retired=_daily.retired_count(session, partition_key=partition_key),
-            state_partition=_daily.state_partition(session),
-        )
-        snapshot = read_snapshot_state(session, list_id, now=generated_at)
-    return build_daily_summary(partition_key, figures, snapshot, generated_at=generated_at)
-
-
 def publish_daily_summary(
     session_factory: SessionFactory,
     *,
@@ -81,8 +73,14 @@ def publish_daily_summary(
     partition_key: str,
     run_id: str,
     home: str | Path,
+    chunk_size: int = 10_000,
 ) -> DailyPublication:
     """Build, store (rows replaced, unchanged rows kept) and write the day's Daily Summary.
+
+    The figures come from one consistent snapshot of the Active table. The listed tenants
+    stream from it in chunks of ``chunk_size`` straight into the table's staging and
+    ``summary.csv``; only their counts and the first rows that the HTML shows stay in memory,
+    so a first day that lists every tenant costs no more memory than an ordinary one.
 
     A day older than the newest routed partition whose summary is already stored is kept as
     it is: the Active table no longer shows that day, and what Sales was told stays
@@ -92,13 +90,43 @@ def publish_daily_summary(
         newer = _decisions.superseding_partition(session, partition_key=partition_key)
         if newer is not None and _daily.has_partition(session, partition_key=partition_key):
             return DailyPublication(partition_key, None, {}, live_partition=newer)
-    summary = read_daily_summary(session_factory, list_id=list_id, partition_key=partition_key)
-    with session_factory() as session:
+    generated_at = datetime.now(UTC)
+    listed = ListedTenants()
+    with (
+        atomic_text_file(daily_tenants_csv_path(home, partition_key)) as csv_file,
+        session_factory() as read,
+        session_factory() as write,
+    ):
+        _daily.begin_consistent_read(read)
+        figures = ActiveTenantFigures(
+            priority_counts=_daily.priority_counts(read),
+            reason_counts=_daily.priority_reason_counts(read),
+            match_method_counts=_daily.match_method_counts(read),
+            entered_counts=_daily.entered_counts(read, partition_key=partition_key),
+            transitions=_daily.priority_transitions(read, partition_key=partition_key),
+            retired=_daily.retired_count(read, partition_key=partition_key),
+            state_partition=_daily.state_partition(read),
+        )
+        snapshot = read_snapshot_state(read, list_id, now=generated_at)
+        csv_file.write(daily_csv_header())
+
+        def listed_records() -> Iterator[tuple[Any, ...]]:
+            chunks = _daily.changed_top_priorities(
+                read, partition_key=partition_key, chunk_size=chunk_size
+            )
+            for chunk in chunks:
+                rows = listed.add(chunk)
+                csv_file.write(daily_csv_rows(partition_key, rows))
+                yield from frame_records(rows, SUMMARY_TENANT_COLUMNS)
+
         written = _daily.replace_partition(
-            session, summary.tenant_rows(), partition_key=partition_key, run_id=run_id
+            write, listed_records(), partition_key=partition_key, run_id=run_id
+        )
+        summary = build_daily_summary(
+            partition_key, figures, listed, snapshot, generated_at=generated_at
         )
         written += _daily.replace_metrics(
-            session, summary.metrics_rows(), partition_key=partition_key, run_id=run_id
+            write, summary.metrics_rows(), partition_key=partition_key, run_id=run_id
         )
     files = write_daily_report(summary, home)
     return DailyPublication(partition_key, summary, files, written, live_partition=newer)

@@ -6,10 +6,20 @@ import csv
 import io
 from datetime import UTC, datetime
 from decimal import Decimal
+from functools import partial
 from pathlib import Path
 
+import psycopg
+import pytest
+from sqlalchemy import text
+
+from morpheus_pipelines.db.session import get_session
+from morpheus_pipelines.reports.figures import MAX_SHOWN_TENANTS
+from morpheus_pipelines.repositories import DailySummaryRepository
+from morpheus_pipelines.services.report_publishing import publish_daily_summary
 from tests.support.reports import (
     DAY,
+    LIST_ID,
     bucket_row,
     execute,
     insert_rows,
@@ -359,3 +369,106 @@ def test_snapshot_health_line_stale_and_unavailable(
         "unavailable": 0,
     }
     assert materialization_metadata(result, "daily_summary")["snapshot_status"] == "stale"
+
+
+def _long_list(count: int) -> list[dict]:
+    """``count`` tenants new at P1 on DAY, scores all different (the report order is the score,
+    highest first), every seventh with an email in its name."""
+    return [
+        bucket_row(
+            f"t-{i:05d}",
+            name=f"Owner{i}@mail.example's shop" if i % 7 == 0 else f"Shop {i}",
+            priority="P1",
+            calculated_priority="P1",
+            total_score=Decimal(90_000 - i) / 1000,
+            priority_changed_partition=DAY,
+            bucket_entered_partition=DAY,
+        )
+        for i in range(count)
+    ]
+
+
+def _publish(database_url: str, home: Path, *, chunk_size: int, run_id: str = "run-1"):
+    return publish_daily_summary(
+        partial(get_session, database_url),
+        list_id=LIST_ID,
+        partition_key=DAY,
+        run_id=run_id,
+        home=home,
+        chunk_size=chunk_size,
+    )
+
+
+def test_a_long_list_streams_whole_into_the_table_and_the_csv_and_is_shown_in_part(
+    database_url: str, home: Path, tmp_path: Path
+) -> None:
+    """The listed tenants pass in chunks: the table and summary.csv get every one, in report
+    order, exactly as when the list is read in one chunk; memory keeps only the rows the HTML
+    shows (docs/reports.md)."""
+    count = MAX_SHOWN_TENANTS + 57
+    with get_session(database_url) as session:  # one executemany: the rows share their columns
+        rows = _long_list(count)
+        columns = list(rows[0])
+        session.execute(
+            text(
+                f"INSERT INTO {ACTIVE} ({', '.join(columns)}) "
+                f"VALUES ({', '.join(':' + c for c in columns)})"
+            ),
+            rows,
+        )
+    record_sync(database_url)
+    with get_session(database_url) as session:  # the read really is chunked
+        chunks = DailySummaryRepository().changed_top_priorities(
+            session, partition_key=DAY, chunk_size=300
+        )
+        assert [len(chunk) for chunk in chunks] == [300] * 6 + [count - 1800]
+
+    chunked = _publish(database_url, home, chunk_size=300)
+    assert chunked.summary.tenant_count == count
+    assert len(chunked.summary.tenants) == MAX_SHOWN_TENANTS
+    assert chunked.summary.metrics["new_top_priority"] == {"P0": 0, "P1": count}
+    stored = query(
+        database_url,
+        "SELECT tenant_id, name FROM apac_daily_summary_tenants WHERE partition_key = :p "
+        "ORDER BY total_score DESC",
+        p=DAY,
+    )
+    assert [t for t, _ in stored] == [f"t-{i:05d}" for i in range(count)]
+    assert stored[7][1] == "o***@mail.example's shop"  # masked in every chunk
+    lines = (home / "reports" / "daily" / DAY / "summary.csv").read_text().splitlines()
+    assert len(lines) == 1 + count
+    assert [line.split(",")[4] for line in lines[1:]] == [t for t, _ in stored]
+    page = (home / "reports" / "daily" / DAY / "summary.html").read_text()
+    assert f"({count:,})" in page and "…and 57 more: see summary.csv." in page
+    assert f"t-{MAX_SHOWN_TENANTS - 1:05d}" in page and f"t-{MAX_SHOWN_TENANTS:05d}" not in page
+
+    whole_home = tmp_path / "whole"
+    whole = _publish(database_url, whole_home, chunk_size=count)  # a re-run: nothing changes
+    assert whole.rows_written == 0
+    csv_path = Path("reports") / "daily" / DAY / "summary.csv"
+    assert (whole_home / csv_path).read_bytes() == (home / csv_path).read_bytes()
+    assert whole.summary.tenants.equals(chunked.summary.tenants)
+
+
+def test_a_summary_that_fails_late_leaves_the_published_one_whole(
+    database_url: str, home: Path
+) -> None:
+    """summary.csv is streamed while the rows are written; when the write fails after the
+    last chunk, neither the file nor the table of the earlier publication changes."""
+    insert_rows(database_url, ACTIVE, scenario())
+    record_sync(database_url)
+    _publish(database_url, home, chunk_size=2)
+    csv_path = home / "reports" / "daily" / DAY / "summary.csv"
+    published, rows = csv_path.read_bytes(), table_hash(database_url, "apac_daily_summary_tenants")
+
+    execute(database_url, f"UPDATE {ACTIVE} SET total_score = total_score + 1")
+    # The metrics are written after every tenant chunk: make that write fail.
+    execute(
+        database_url,
+        "ALTER TABLE apac_daily_summary_metrics ADD CONSTRAINT refuse CHECK (value < 0) NOT VALID",
+    )
+    with pytest.raises(psycopg.errors.CheckViolation):
+        _publish(database_url, home, chunk_size=2, run_id="run-2")
+    assert csv_path.read_bytes() == published
+    assert table_hash(database_url, "apac_daily_summary_tenants") == rows
+    assert not [p.name for p in csv_path.parent.iterdir() if p.name.startswith(".")]

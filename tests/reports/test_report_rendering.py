@@ -10,8 +10,8 @@ from decimal import Decimal
 import pandas as pd
 import pytest
 
-from morpheus_pipelines.reports.csv import render_daily_csv
-from morpheus_pipelines.reports.daily import build_daily_summary
+from morpheus_pipelines.reports.csv import daily_csv_header, daily_csv_rows
+from morpheus_pipelines.reports.daily import ListedTenants, build_daily_summary
 from morpheus_pipelines.reports.figures import (
     SUMMARY_TENANT_COLUMNS,
     ActiveTenantFigures,
@@ -83,8 +83,9 @@ def test_daily_summary_from_figures_with_pandas_missing_values() -> None:
         ],
         columns=list(SUMMARY_TENANT_COLUMNS),
     )
+    listed = ListedTenants()
+    listed.add(changed)
     figures = ActiveTenantFigures(
-        changed=changed,
         priority_counts={"P0": 1, "P1": 1, "P9": 2},
         reason_counts={},
         match_method_counts={"portal_id": 1},
@@ -92,7 +93,7 @@ def test_daily_summary_from_figures_with_pandas_missing_values() -> None:
         transitions={"P3->P1": 1},
     )
     summary = build_daily_summary(
-        "2026-11-18", figures, SnapshotState("unavailable", None, None, None)
+        "2026-11-18", figures, listed, SnapshotState("unavailable", None, None, None)
     )
     assert summary.metrics["tenants_by_priority"] == {
         "P0": 1,
@@ -112,7 +113,8 @@ def test_daily_summary_from_figures_with_pandas_missing_values() -> None:
     markdown = render_daily_markdown(summary)
     assert "| P1 | P3 → P1 | Beta | t2 | score 71 |" in markdown
     assert "| P0 | new | (no name) | t1 |" in markdown
-    cells = [c for row in csv.reader(io.StringIO(render_daily_csv(summary))) for c in row]
+    text = daily_csv_header() + daily_csv_rows("2026-11-18", summary.tenants)
+    cells = [c for row in csv.reader(io.StringIO(text)) for c in row]
     assert not {"nan", "NaN", "None", "<NA>"} & set(cells)
     assert cells.count("") >= 4  # missing values are empty cells
 

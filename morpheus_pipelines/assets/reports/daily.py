@@ -93,7 +93,7 @@ def _daily_metadata(days: list[DailyPublication]) -> dict:
         "summary": dg.MetadataValue.md(render_daily_markdown(last.summary, files=last.files)),
         **as_metadata(
             {
-                "dagster/row_count": sum(len(d.summary.tenants) for d in published),
+                "dagster/row_count": sum(d.summary.tenant_count for d in published),
                 **last.summary.counts(),
                 "snapshot_sync_id": last.summary.snapshot.sync_id,
                 "state_partition": last.summary.state_partition,
