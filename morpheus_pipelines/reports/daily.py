@@ -90,7 +90,6 @@ class ListedTenants:
     )
     downgraded: dict[str, int] = field(default_factory=dict)  # by the priority left
     _shown: list[pd.DataFrame] = field(default_factory=list)
-    _shown_count: int = 0
 
     def add(self, chunk: pd.DataFrame) -> pd.DataFrame:
         """Count the chunk (``SUMMARY_TENANT_COLUMNS``, report order) and return its rows as
@@ -100,10 +99,9 @@ class ListedTenants:
         for change, counts in self.by_change.items():
             _add(counts, rows.loc[rows["change"] == change, "priority"])
         _add(self.downgraded, rows.loc[rows["change"] == "downgraded", "previous_priority"])
-        if self._shown_count < self.keep:
-            head = rows.head(self.keep - self._shown_count)
-            self._shown.append(head)
-            self._shown_count += len(head)
+        room = self.keep - sum(len(shown) for shown in self._shown)
+        if room > 0:
+            self._shown.append(rows.head(room))
         return rows
 
     def shown(self) -> pd.DataFrame:
