@@ -98,23 +98,18 @@ def write_selected(
     of the same partition wait and then take the other path. Otherwise one
     ``INSERT … SELECT … ON CONFLICT DO UPDATE``.
     """
+    if source is not None and partition_key is not None:
+        copied = copy_into_empty_partition(
+            session,
+            table=table,
+            columns=columns,
+            select=select,
+            source=source,
+            partition_key=partition_key,
+        )
+        if copied is not None:
+            return copied
     targets = sql.SQL(", ").join(map(sql.Identifier, columns))
-    if (
-        source is not None
-        and partition_key is not None
-        and _claim_empty_partition(session, table, partition_key)
-    ):
-        with (
-            driver_cursor(source) as reader,
-            reader.copy(sql.SQL("COPY ({}) TO STDOUT").format(select)) as rows_out,
-            driver_cursor(session) as writer,
-        ):
-            with writer.copy(
-                sql.SQL("COPY {} ({}) FROM STDIN").format(sql.Identifier(table), targets)
-            ) as rows_in:
-                for chunk in rows_out:
-                    rows_in.write(chunk)
-            return max(writer.rowcount, 0)
     statement = sql.SQL(
         "INSERT INTO {table} AS t ({targets}) {select} "
         "ON CONFLICT ({conflict}) DO UPDATE SET {assignments}"
@@ -132,6 +127,37 @@ def write_selected(
     with driver_cursor(session) as cursor:
         cursor.execute(statement)
         return max(cursor.rowcount, 0)
+
+
+def copy_into_empty_partition(
+    session: Session,
+    *,
+    table: str,
+    columns: Sequence[str],
+    select: sql.Composable,
+    source: Session,
+    partition_key: str,
+) -> int | None:
+    """When ``table`` has no row of ``partition_key`` yet, stream the rows ``select`` gives
+    on ``source`` (``COPY … TO STDOUT``, in ``columns`` order) into it with ``COPY … FROM
+    STDIN`` on ``session``, as bytes, never parsed, and return rows written; otherwise None
+    and nothing written. ``source`` may be another database. The partition stays locked
+    (an advisory lock) until ``session``'s transaction ends, so a concurrent run of the same
+    partition waits and then finds it written."""
+    if not _claim_empty_partition(session, table, partition_key):
+        return None
+    targets = sql.SQL(", ").join(map(sql.Identifier, columns))
+    with (
+        driver_cursor(source) as reader,
+        reader.copy(sql.SQL("COPY ({}) TO STDOUT").format(select)) as rows_out,
+        driver_cursor(session) as writer,
+    ):
+        with writer.copy(
+            sql.SQL("COPY {} ({}) FROM STDIN").format(sql.Identifier(table), targets)
+        ) as rows_in:
+            for chunk in rows_out:
+                rows_in.write(chunk)
+        return max(writer.rowcount, 0)
 
 
 def _claim_empty_partition(session: Session, table: str, partition_key: str) -> bool:

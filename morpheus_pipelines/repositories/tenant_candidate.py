@@ -15,11 +15,12 @@ from morpheus_pipelines.repositories.base import BaseRepository
 from morpheus_pipelines.repositories.set_based import (
     SetBasedRepository,
     analyze,
+    copy_into_empty_partition,
     keyset_after,
     read_frame,
 )
 
-# What the source selection streams into staging, in this order.
+# What the source selection gives, in this order.
 CANDIDATE_SOURCE_COLUMNS = (
     "tenant_id",
     "source_type",
@@ -60,6 +61,20 @@ INTEGER_COLUMNS = (
 )
 
 
+def _computed_columns(
+    partition_key: str, run_id: str, forced_ids: Iterable[str]
+) -> dict[str, sql.Composable]:
+    """The candidate columns the pipeline adds to a source row ``s``."""
+    forced = sql.Literal(sorted(forced_ids))
+    return {
+        "partition_key": sql.Literal(partition_key),
+        "forced_sales_owned": sql.SQL("s.tenant_id = ANY({}::text[])").format(forced),
+        # A blank id cannot be routed or joined on; it is kept with its reason.
+        "rejection_reason": sql.SQL("CASE WHEN btrim(s.tenant_id) = '' THEN 'blank tenant id' END"),
+        "run_id": sql.Literal(run_id),
+    }
+
+
 class CandidateSelectionRepository(BaseRepository[CandidateSelection]):
     model_class = CandidateSelection
 
@@ -84,22 +99,13 @@ class TenantCandidateRepository(SetBasedRepository[TenantCandidate]):
         Unchanged rows are left as they were (their ``run_id`` included), so re-running a
         partition over unchanged source data leaves the table byte-identical.
         """
-        forced = sql.Literal(sorted(forced_ids))
         written = self.upsert_from_staging(
             session,
             staging,
             columns=CANDIDATE_SOURCE_COLUMNS,
             conflict_columns=["partition_key", "tenant_id"],
             touch_columns=["run_id"],
-            computed={
-                "partition_key": sql.Literal(partition_key),
-                "forced_sales_owned": sql.SQL("s.tenant_id = ANY({}::text[])").format(forced),
-                # A blank id cannot be routed or joined on; it is kept with its reason.
-                "rejection_reason": sql.SQL(
-                    "CASE WHEN btrim(s.tenant_id) = '' THEN 'blank tenant id' END"
-                ),
-                "run_id": sql.Literal(run_id),
-            },
+            computed=_computed_columns(partition_key, run_id, forced_ids),
         )
         with driver_cursor(session) as cursor:
             cursor.execute(
@@ -110,6 +116,42 @@ class TenantCandidateRepository(SetBasedRepository[TenantCandidate]):
             )
             written += max(cursor.rowcount, 0)
         analyze(session, "apac_tenant_candidates")
+        return written
+
+    def load_new_partition(
+        self,
+        session: Session,
+        *,
+        source: Session,
+        query: sql.Composable,
+        partition_key: str,
+        run_id: str,
+        forced_ids: Iterable[str],
+    ) -> int | None:
+        """When the partition has no candidates yet (its first run, every day's case), stream
+        the rows of ``query`` — run on ``source``, columns in ``CANDIDATE_SOURCE_COLUMNS``
+        order — straight into the table, with the columns :meth:`replace_partition` computes
+        computed by the same expressions; returns rows written. Otherwise None, nothing
+        written: the caller stages the rows and calls :meth:`replace_partition`."""
+        computed = _computed_columns(partition_key, run_id, forced_ids)
+        rows = sql.SQL("SELECT {columns}, {computed} FROM ({query}) AS s ({names})").format(
+            columns=sql.SQL(", ").join(
+                sql.SQL("s.{}").format(sql.Identifier(c)) for c in CANDIDATE_SOURCE_COLUMNS
+            ),
+            computed=sql.SQL(", ").join(computed.values()),
+            query=query,
+            names=sql.SQL(", ").join(map(sql.Identifier, CANDIDATE_SOURCE_COLUMNS)),
+        )
+        written = copy_into_empty_partition(
+            session,
+            table=self.table.name,
+            columns=[*CANDIDATE_SOURCE_COLUMNS, *computed],
+            select=rows,
+            source=source,
+            partition_key=partition_key,
+        )
+        if written is not None:
+            analyze(session, self.table.name)
         return written
 
     def record_selection(

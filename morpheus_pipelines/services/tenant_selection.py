@@ -14,8 +14,9 @@ selected whatever their status or region (they are written to Sales-owned direct
 ``active`` unless they signed up that day. A ``limit`` keeps the first tenants by id (the
 rollout's small first invocation, docs/partitions.md).
 
-The rows are streamed with ``COPY … TO STDOUT`` from the source database straight into a
-warehouse staging table, without being parsed in Python.
+The rows are streamed with ``COPY … TO STDOUT`` from the source database, without being parsed
+in Python: on a partition's first run straight into ``apac_tenant_candidates``, on a re-run
+into a warehouse staging table that is upserted.
 """
 
 from __future__ import annotations
@@ -109,14 +110,31 @@ def select_partition(
     if limit is not None and limit < 1:
         raise ValueError(f"limit must be a positive number of tenants, got {limit}")
     with source_factory() as source, session_factory() as session:
-        staging = _candidates.stream_into_staging(
+        # A partition's first run (every day's) copies the rows straight in; a re-run stages
+        # them and upserts, leaving unchanged rows as they were (docs/pipeline.md).
+        written = _candidates.load_new_partition(
             session,
-            stream_candidates(source, schema, partition_key, forced_ids=forced_ids, limit=limit),
-            columns=CANDIDATE_SOURCE_COLUMNS,
+            source=source,
+            query=candidate_query(schema, partition_key, forced_ids=forced_ids, limit=limit),
+            partition_key=partition_key,
+            run_id=run_id,
+            forced_ids=forced_ids,
         )
-        written = _candidates.replace_partition(
-            session, staging, partition_key=partition_key, run_id=run_id, forced_ids=forced_ids
-        )
+        if written is None:
+            staging = _candidates.stream_into_staging(
+                session,
+                stream_candidates(
+                    source, schema, partition_key, forced_ids=forced_ids, limit=limit
+                ),
+                columns=CANDIDATE_SOURCE_COLUMNS,
+            )
+            written = _candidates.replace_partition(
+                session,
+                staging,
+                partition_key=partition_key,
+                run_id=run_id,
+                forced_ids=forced_ids,
+            )
         counts = _candidates.partition_counts(session, partition_key=partition_key)
         _candidates.record_selection(
             session,

@@ -1,0 +1,102 @@
+"""Selecting a partition's candidates: the first run copies the source rows straight into
+``apac_tenant_candidates``; a re-run stages and upserts them. Both must write the same rows."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from functools import partial
+
+from morpheus_pipelines.db.session import get_session
+from morpheus_pipelines.repositories import TenantCandidateRepository
+from morpheus_pipelines.services.tenant_selection import candidate_query, select_partition
+from tests.support.pipeline import SCHEMA, load_source, tenant
+
+FIRST, SECOND = "2026-11-27", "2026-11-28"
+FORCED = frozenset({"t-forced"})
+# Every column but the run's own (which partition, which run, when).
+COMPARED = (
+    "tenant_id, source_type, custom_id, name, email, sales_owner_email, status, plan, seats, "
+    "active_users_30d, signup_at, last_active_at, forced_sales_owned, rejection_reason"
+)
+
+
+def _rows(database_url: str, partition_key: str) -> list[tuple]:
+    with get_session(database_url) as session:
+        return [
+            tuple(row)
+            for row in session.connection().exec_driver_sql(
+                f"SELECT {COMPARED} FROM apac_tenant_candidates "
+                "WHERE partition_key = %(p)s ORDER BY tenant_id",
+                {"p": partition_key},
+            )
+        ]
+
+
+def _select(database_url: str, partition_key: str, run_id: str) -> dict[str, int]:
+    factory = partial(get_session, database_url)
+    return select_partition(
+        factory,
+        factory,
+        schema=SCHEMA,
+        partition_key=partition_key,
+        run_id=run_id,
+        forced_ids=FORCED,
+    )
+
+
+def _load_new(database_url: str, partition_key: str, run_id: str) -> int | None:
+    with get_session(database_url) as session, get_session(database_url) as source:
+        return TenantCandidateRepository().load_new_partition(
+            session,
+            source=source,
+            query=candidate_query(SCHEMA, partition_key, forced_ids=FORCED),
+            partition_key=partition_key,
+            run_id=run_id,
+            forced_ids=FORCED,
+        )
+
+
+def test_a_first_run_copies_what_a_rerun_would_upsert(database_url: str) -> None:
+    load_source(
+        database_url,
+        [
+            tenant("t-active"),
+            tenant("t-forced", status="closing", region="EMEA"),
+            tenant("   ", email="blank@id.example.com"),
+            tenant(
+                "t-signup",
+                created_at=datetime.fromisoformat("2026-11-27T03:00:00+00:00"),
+                status="new_user",
+            ),
+            tenant("t-trial", status="free_trial"),
+        ],
+    )
+    # An empty partition: the rows are copied straight in.
+    assert _load_new(database_url, FIRST, "run-1") == 4
+    copied = _rows(database_url, FIRST)
+    assert [(r[0], r[1], r[-2], r[-1]) for r in copied] == [
+        ("   ", "active", False, "blank tenant id"),
+        ("t-active", "active", False, None),
+        ("t-forced", "active", True, None),
+        ("t-signup", "signup", False, None),
+    ]
+    # Not empty any more: the copy declines and writes nothing, and a re-run over the
+    # unchanged source upserts nothing (any column the copy computed differently would be
+    # rewritten and counted).
+    assert _load_new(database_url, FIRST, "run-2") is None
+    assert _select(database_url, FIRST, "run-2")["rows_written"] == 0
+    assert _rows(database_url, FIRST) == copied
+
+    # The upsert path writes what the copy wrote: another day's first run copies its rows,
+    # they are spoiled, and a re-run of that day upserts them back.
+    _select(database_url, SECOND, "run-3")
+    with get_session(database_url) as session:
+        session.connection().exec_driver_sql(
+            "UPDATE apac_tenant_candidates SET name = 'stale', forced_sales_owned = NOT "
+            "forced_sales_owned, rejection_reason = 'stale' WHERE partition_key = %(p)s",
+            {"p": SECOND},
+        )
+    # The signup of the 27th is not a candidate of the 28th (status new_user).
+    expected = [r for r in copied if r[0] != "t-signup"]
+    assert _select(database_url, SECOND, "run-4")["rows_written"] == len(expected) == 3
+    assert _rows(database_url, SECOND) == expected
