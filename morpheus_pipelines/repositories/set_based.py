@@ -147,17 +147,22 @@ def copy_into_empty_partition(
     if not _claim_empty_partition(session, table, partition_key):
         return None
     targets = sql.SQL(", ").join(map(sql.Identifier, columns))
-    with (
-        driver_cursor(source) as reader,
-        reader.copy(sql.SQL("COPY ({}) TO STDOUT").format(select)) as rows_out,
-        driver_cursor(session) as writer,
-    ):
+    with driver_cursor(session) as writer:
         with writer.copy(
             sql.SQL("COPY {} ({}) FROM STDIN").format(sql.Identifier(table), targets)
         ) as rows_in:
-            for chunk in rows_out:
+            for chunk in copy_out(source, select):
                 rows_in.write(chunk)
         return max(writer.rowcount, 0)
+
+
+def copy_out(source: Session, select: sql.Composable) -> Iterator[bytes]:
+    """The rows of ``select`` on ``source`` as ``COPY … TO STDOUT`` text-format chunks."""
+    with (
+        driver_cursor(source) as reader,
+        reader.copy(sql.SQL("COPY ({}) TO STDOUT").format(select)) as rows_out,
+    ):
+        yield from rows_out
 
 
 def _claim_empty_partition(session: Session, table: str, partition_key: str) -> bool:

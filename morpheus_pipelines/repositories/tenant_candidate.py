@@ -16,6 +16,7 @@ from morpheus_pipelines.repositories.set_based import (
     SetBasedRepository,
     analyze,
     copy_into_empty_partition,
+    copy_out,
     keyset_after,
     read_frame,
 )
@@ -118,6 +119,37 @@ class TenantCandidateRepository(SetBasedRepository[TenantCandidate]):
         analyze(session, "apac_tenant_candidates")
         return written
 
+    def write_partition(
+        self,
+        session: Session,
+        *,
+        source: Session,
+        query: sql.Composable,
+        partition_key: str,
+        run_id: str,
+        forced_ids: Iterable[str],
+    ) -> int:
+        """Make the partition's candidates exactly the rows of ``query`` (run on ``source``,
+        columns in ``CANDIDATE_SOURCE_COLUMNS`` order); returns rows written. A first run
+        copies them straight in (:meth:`load_new_partition`); a re-run stages them and
+        upserts (:meth:`replace_partition`)."""
+        written = self.load_new_partition(
+            session,
+            source=source,
+            query=query,
+            partition_key=partition_key,
+            run_id=run_id,
+            forced_ids=forced_ids,
+        )
+        if written is not None:
+            return written
+        staging = self.stream_into_staging(
+            session, copy_out(source, query), columns=CANDIDATE_SOURCE_COLUMNS
+        )
+        return self.replace_partition(
+            session, staging, partition_key=partition_key, run_id=run_id, forced_ids=forced_ids
+        )
+
     def load_new_partition(
         self,
         session: Session,
@@ -132,7 +164,7 @@ class TenantCandidateRepository(SetBasedRepository[TenantCandidate]):
         the rows of ``query`` — run on ``source``, columns in ``CANDIDATE_SOURCE_COLUMNS``
         order — straight into the table, with the columns :meth:`replace_partition` computes
         computed by the same expressions; returns rows written. Otherwise None, nothing
-        written: the caller stages the rows and calls :meth:`replace_partition`."""
+        written (:meth:`write_partition` then stages and upserts them)."""
         computed = _computed_columns(partition_key, run_id, forced_ids)
         rows = sql.SQL("SELECT {columns}, {computed} FROM ({query}) AS s ({names})").format(
             columns=sql.SQL(", ").join(

@@ -28,12 +28,11 @@ import pandas as pd
 from psycopg import sql
 from sqlalchemy.orm import Session
 
-from morpheus_pipelines.db.session import SessionFactory, driver_cursor
+from morpheus_pipelines.db.session import SessionFactory
 from morpheus_pipelines.observability.events import log_event
 from morpheus_pipelines.partitions import day_bounds
 from morpheus_pipelines.repositories import TenantCandidateRepository
 from morpheus_pipelines.repositories.keyset import iter_pages
-from morpheus_pipelines.repositories.tenant_candidate import CANDIDATE_SOURCE_COLUMNS
 
 _candidates = TenantCandidateRepository()
 
@@ -78,23 +77,6 @@ def candidate_query(
     )
 
 
-def stream_candidates(
-    source: Session,
-    schema: str,
-    partition_key: str,
-    *,
-    forced_ids: Iterable[str] = (),
-    limit: int | None = None,
-) -> Iterator[bytes]:
-    """The partition's candidates as ``COPY`` text-format chunks from the source database."""
-    query = candidate_query(schema, partition_key, forced_ids=forced_ids, limit=limit)
-    with (
-        driver_cursor(source) as cursor,
-        cursor.copy(sql.SQL("COPY ({}) TO STDOUT").format(query)) as copy,
-    ):
-        yield from copy
-
-
 def select_partition(
     source_factory: SessionFactory,
     session_factory: SessionFactory,
@@ -112,7 +94,7 @@ def select_partition(
     with source_factory() as source, session_factory() as session:
         # A partition's first run (every day's) copies the rows straight in; a re-run stages
         # them and upserts, leaving unchanged rows as they were (docs/pipeline.md).
-        written = _candidates.load_new_partition(
+        written = _candidates.write_partition(
             session,
             source=source,
             query=candidate_query(schema, partition_key, forced_ids=forced_ids, limit=limit),
@@ -120,21 +102,6 @@ def select_partition(
             run_id=run_id,
             forced_ids=forced_ids,
         )
-        if written is None:
-            staging = _candidates.stream_into_staging(
-                session,
-                stream_candidates(
-                    source, schema, partition_key, forced_ids=forced_ids, limit=limit
-                ),
-                columns=CANDIDATE_SOURCE_COLUMNS,
-            )
-            written = _candidates.replace_partition(
-                session,
-                staging,
-                partition_key=partition_key,
-                run_id=run_id,
-                forced_ids=forced_ids,
-            )
         counts = _candidates.partition_counts(session, partition_key=partition_key)
         _candidates.record_selection(
             session,
