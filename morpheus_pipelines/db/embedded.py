@@ -36,7 +36,10 @@ DAGSTER_DATABASE = "dagster"
 SYSTEM_USER = "embedded_postgres"
 
 # Settings for a local analytical workload: bigger buffers for 1M-row batches and fewer
-# checkpoints during bulk loads. Durability settings stay at PostgreSQL's defaults.
+# checkpoints during bulk loads. Durability settings stay at PostgreSQL's defaults. The data
+# directory is on a local disk, mostly in the page cache: at the default random_page_cost (4)
+# the planner read every stored day of a table to find one day's rows rather than use the
+# primary key (docs/performance.md, "A quiet day").
 SERVER_OPTIONS: dict[str, str] = {
     "listen_addresses": "127.0.0.1",
     "unix_socket_directories": "",
@@ -46,6 +49,7 @@ SERVER_OPTIONS: dict[str, str] = {
     "maintenance_work_mem": "256MB",
     "max_wal_size": "4GB",
     "synchronous_commit": "off",
+    "random_page_cost": "1.1",
 }
 
 

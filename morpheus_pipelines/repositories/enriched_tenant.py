@@ -145,9 +145,13 @@ class EnrichedTenantRepository(SetBasedRepository[EnrichedTenant]):
             )
             return [tenant_id for (tenant_id,) in cursor]
 
-    def delete_orphans(self, session: Session, *, partition_key: str) -> int:
-        """Drop results of tenants that are no longer enrichable candidates of the partition."""
+    def delete_orphans(self, session: Session, *, partition_key: str, rerun: bool = True) -> int:
+        """Drop results of tenants that are no longer enrichable candidates of the partition.
+        Only a re-run can leave any: ``rerun`` False skips the search (the statistics are
+        refreshed either way)."""
         analyze(session, "apac_enriched_tenants")
+        if not rerun:
+            return 0
         with driver_cursor(session) as cursor:
             cursor.execute(
                 sql.SQL(

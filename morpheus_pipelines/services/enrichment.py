@@ -501,6 +501,9 @@ def enrich_partitions(
     reuse = max_age_days > 0 and client is not None
     for partition_key in partition_keys:
         tenant_ids = None
+        with session_factory() as session:
+            # Only a re-run can leave answers of tenants that are no longer candidates.
+            rerun = _enriched.has_partition(session, partition_key=partition_key)
         if reuse:
             # The tenants asked about with the same name and email the day before: their
             # answers copied in one statement (docs/pipeline.md, "Enrichment reuse").
@@ -575,5 +578,7 @@ def enrich_partitions(
             for status, n in frame["enrichment_status"].value_counts().items():
                 totals.status_counts[status] = totals.status_counts.get(status, 0) + int(n)
         with session_factory() as session:
-            totals.rows_written += _enriched.delete_orphans(session, partition_key=partition_key)
+            totals.rows_written += _enriched.delete_orphans(
+                session, partition_key=partition_key, rerun=rerun
+            )
     return totals

@@ -207,7 +207,7 @@ def test_a_rerun_after_the_source_changed_leaves_no_orphans(pipeline: Pipeline) 
     load_source(pipeline.database_url, [r for r in rows if r["id"] != "t-quiet"])
     result = pipeline.materialize(DAILY_ASSETS, D)
     assert result.success
-    for table in ("apac_routing_decisions", "apac_tenant_score_snapshots"):
+    for table in ("apac_enriched_tenants", "apac_routing_decisions", "apac_tenant_score_snapshots"):
         assert pipeline.query(
             f"SELECT count(*) FROM {table} WHERE partition_key = :p AND tenant_id = 't-quiet'",
             p=D,
