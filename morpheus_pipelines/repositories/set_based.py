@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import pandas as pd
@@ -99,14 +100,15 @@ def write_selected(
     ``INSERT … SELECT … ON CONFLICT DO UPDATE``.
     """
     if source is not None and partition_key is not None:
-        copied = copy_into_empty_partition(
-            session,
-            table=table,
-            columns=columns,
-            select=select,
-            source=source,
-            partition_key=partition_key,
-        )
+        with merge_joins(source):
+            copied = copy_into_empty_partition(
+                session,
+                table=table,
+                columns=columns,
+                select=select,
+                source=source,
+                partition_key=partition_key,
+            )
         if copied is not None:
             return copied
     targets = sql.SQL(", ").join(map(sql.Identifier, columns))
@@ -124,9 +126,30 @@ def write_selected(
             if c not in conflict_columns
         ),
     )
-    with driver_cursor(session) as cursor:
+    with merge_joins(session), driver_cursor(session) as cursor:
         cursor.execute(statement)
         return max(cursor.rowcount, 0)
+
+
+@contextmanager
+def merge_joins(session: Session) -> Iterator[None]:
+    """Plan the session's statements inside the block with merge joins only, then restore the
+    planner's settings. For a select that joins one partition of each partition-keyed table on
+    their primary keys: every input is read once, in key order, where the planner's own
+    choice (index lookups per row, parallel hash joins competing with the writer for the
+    cores) took 1.4-1.8 times as long (docs/performance.md, "A quiet day")."""
+    names = ("enable_hashjoin", "enable_nestloop")
+    with driver_cursor(session) as cursor:
+        cursor.execute("SELECT " + ", ".join(f"current_setting('{name}')" for name in names))
+        previous = cursor.fetchone()
+        for name in names:
+            cursor.execute("SELECT set_config(%s, 'off', true)", (name,))
+    yield
+    # Transaction-local: on an error the rollback undoes them (and the aborted transaction
+    # would refuse the restore).
+    with driver_cursor(session) as cursor:
+        for name, value in zip(names, previous, strict=True):
+            cursor.execute("SELECT set_config(%s, %s, true)", (name, value))
 
 
 def copy_into_empty_partition(

@@ -12,7 +12,7 @@ from psycopg import sql
 from sqlalchemy import text
 
 from morpheus_pipelines.db.session import get_session
-from morpheus_pipelines.repositories.set_based import read_frame, write_frame
+from morpheus_pipelines.repositories.set_based import merge_joins, read_frame, write_frame
 
 AWKWARD = ["plain", "", None, "\\N", 'q"uo,te\nnew\tline\\back', "例え.jp ünïcode", "=SUM(A1)"]
 
@@ -86,3 +86,26 @@ def test_read_frame_of_no_rows_has_the_columns(database_url: str) -> None:
     with get_session(database_url) as session:
         frame = read_frame(session, sql.SQL("SELECT 'x'::text AS t, 1 AS i WHERE false"))
     assert list(frame.columns) == ["t", "i"] and frame.empty
+
+
+def test_merge_joins_plans_the_block_with_merge_joins_and_restores_the_planner(
+    database_url: str,
+) -> None:
+    join = "EXPLAIN SELECT * FROM left_side l JOIN right_side r ON r.k = l.k"
+    with get_session(database_url) as session:
+        session.execute(text("CREATE TABLE left_side (k int)"))
+        session.execute(text("CREATE TABLE right_side (k int)"))
+        session.execute(text("INSERT INTO left_side SELECT generate_series(1, 20000)"))
+        session.execute(text("INSERT INTO right_side SELECT generate_series(1, 20000)"))
+        session.execute(text("ANALYZE left_side; ANALYZE right_side"))
+
+        def plan() -> str:
+            return "\n".join(row[0] for row in session.execute(text(join)))
+
+        before = plan()
+        assert "Hash Join" in before  # the planner's own choice for two unindexed tables
+        with merge_joins(session):
+            assert "Merge Join" in plan()
+        assert plan() == before
+        assert session.scalar(text("SHOW enable_hashjoin")) == "on"
+        assert session.scalar(text("SHOW enable_nestloop")) == "on"
