@@ -25,14 +25,15 @@ from a driver or a hand-built frame, and UTC is what such values carry in this p
 
 from __future__ import annotations
 
-import gc
+import json
 import math
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from morpheus_pipelines.rules.normalise import normalise_identifier
 from morpheus_pipelines.rules.routing import (
@@ -179,7 +180,8 @@ def score_tenants(
     ``priority``             ``P0`` for a row with override ``P0`` and reason
                              ``hubspot_target_account``, else ``calculated_priority``
     ``priority_reason``      ``hubspot_target_account`` for those rows, else ``score``
-    ``contributions``        dict signal → points (2 decimals), in :data:`SIGNALS` order
+    ``contributions``        the JSON object text signal → points (2 decimals), in
+                             :data:`SIGNALS` order (what the snapshot stores)
     ``score_model_version``  ``model.version``
 
     Vectorised: a million rows take one to two seconds. Raises ``ValueError`` for a naive ``as_of``
@@ -232,7 +234,7 @@ def score_valid_rows(
             "calculated_priority": column(calculated),
             "priority": column(final),
             "priority_reason": column(reasons),
-            "contributions": column(_contribution_dicts(cents)),
+            "contributions": column(_contributions_json(cents)),
             "score_model_version": column(np.full(len(index), model.version, dtype=object)),
         },
         index=index,
@@ -247,54 +249,19 @@ def _as_of_seconds(as_of: datetime) -> float:
     return as_of.timestamp()
 
 
-def _contribution_dicts(cents: np.ndarray) -> np.ndarray:
-    """One ``{signal: cents / 100}`` dict per row of the 2-D ``cents`` array, in SIGNALS order.
-
-    Built for speed at a million rows (about 4x faster than ``dict(zip(SIGNALS, row))`` over
-    ``points.tolist()``): every point value is one of a few thousand shared float objects instead
-    of a new float per cell; the dicts come from a dict display over columns; and the cyclic
-    garbage collector is paused, or it would rescan the growing list hundreds of times. The keys
-    are spelled out, so this function changes together with :data:`SIGNALS` (a test checks it).
-    """
-    values = _point_values(int(cents.max(initial=0)))
-    with _gc_paused():
-        columns = [values[cents[:, position]].tolist() for position in range(len(SIGNALS))]
-        dicts = [
-            {
-                "plan": plan,
-                "seats": seats,
-                "active_users": active_users,
-                "recency": recency,
-                "company_size": company_size,
-                "country": country,
-                "industry": industry,
-            }
-            for plan, seats, active_users, recency, company_size, country, industry in zip(
-                *columns, strict=True
-            )
-        ]
-        result = np.empty(len(dicts), dtype=object)
-        result[:] = dicts
-    return result
-
-
-def _point_values(max_cents: int) -> np.ndarray:
-    """Object array whose item ``k`` is the float ``k / 100``, for ``k`` up to ``max_cents``."""
-    values = np.empty(max_cents + 1, dtype=object)
-    values[:] = [k / 100 for k in range(max_cents + 1)]
-    return values
-
-
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    """Disable the cyclic garbage collector for the block, restoring its previous state."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
+def _contributions_json(cents: np.ndarray) -> np.ndarray:
+    """One JSON object ``{"signal": points, ...}`` per row of the 2-D ``cents`` array, in
+    :data:`SIGNALS` order, as the text the snapshot stores: each point value is ``cents / 100``
+    written as ``json`` writes that float. The texts are joined a column at a time in Arrow
+    from one text per distinct value: about fifteen times faster at a million rows than a
+    dict per tenant encoded afterwards (docs/performance.md)."""
+    numbers = pa.array([json.dumps(k / 100) for k in range(int(cents.max(initial=0)) + 1)])
+    parts: list[pa.Array | pa.Scalar] = []
+    for position, signal in enumerate(SIGNALS):
+        parts.append(pa.scalar(("{" if position == 0 else ", ") + json.dumps(signal) + ": "))
+        parts.append(pc.take(numbers, pa.array(cents[:, position], type=pa.int64())))
+    parts.append(pa.scalar("}"))
+    return pc.binary_join_element_wise(*parts, "").to_numpy(zero_copy_only=False)
 
 
 def _signal_fractions(

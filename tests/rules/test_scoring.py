@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import decimal
+import json
 import math
 import tomllib
 from datetime import UTC, datetime, timedelta, timezone
@@ -81,8 +82,8 @@ def score(*rows: dict[str, object], model: ScoringModel = MODEL, **kwargs: Any) 
 
 
 def points(rows: pd.DataFrame) -> pd.DataFrame:
-    """The contributions column as a frame of signal columns."""
-    return pd.DataFrame(rows["contributions"].tolist(), index=rows.index)
+    """The contributions column (JSON object texts) as a frame of signal columns."""
+    return pd.DataFrame([json.loads(c) for c in rows["contributions"]], index=rows.index)
 
 
 def model_with(**changes: Any) -> ScoringModel:
@@ -247,14 +248,14 @@ def test_each_signal_in_isolation(changes: dict[str, object], signal: str, expec
     if signal == "active_users" and "seats" in changes:
         signal_points["seats"] = seat_points(float(changes["seats"]))  # type: ignore[arg-type]
     signal_points[signal] = expected
-    assert row["contributions"] == pytest.approx(signal_points, abs=1e-9)
+    assert json.loads(row["contributions"]) == pytest.approx(signal_points, abs=1e-9)
     assert row["total_score"] == pytest.approx(sum(signal_points.values()), abs=1e-9)
 
 
 def test_a_tenant_without_any_signal_scores_zero_and_p3() -> None:
     (row,) = score({}).to_dict("records")
     assert row["total_score"] == 0.0
-    assert set(row["contributions"].values()) == {0.0}
+    assert set(json.loads(row["contributions"]).values()) == {0.0}
     assert (row["calculated_priority"], row["priority"], row["priority_reason"]) == (
         "P3",
         "P3",
@@ -265,7 +266,7 @@ def test_a_tenant_without_any_signal_scores_zero_and_p3() -> None:
 def test_a_perfect_tenant_scores_100_and_only_p1() -> None:
     perfect = {**STRONG_ROW, "seats": 500, "active_users_30d": 500}
     (row,) = score(perfect).to_dict("records")
-    assert row["contributions"] == dict(MODEL.weights)
+    assert json.loads(row["contributions"]) == dict(MODEL.weights)
     assert row["total_score"] == 100.0
     assert row["priority"] == "P1"
 
@@ -695,7 +696,7 @@ def test_contributions_sum_to_the_total_and_respect_the_weights() -> None:
     scored = score_tenants(random_frame(2_000, seed=11), model=MODEL, as_of=AS_OF)
     contributions = points(scored)
     assert list(contributions.columns) == list(SIGNALS)
-    assert all(list(c) == list(SIGNALS) for c in scored["contributions"])
+    assert all(list(json.loads(c)) == list(SIGNALS) for c in scored["contributions"])
     sums = contributions.sum(axis=1).to_numpy()
     assert np.allclose(sums, scored["total_score"].to_numpy(), atol=1e-9)
     assert (scored["total_score"] == scored["total_score"].round(2)).all()
@@ -725,3 +726,13 @@ def test_activity_seen_by_a_late_read_is_recent_not_corrupt() -> None:
     assert late == [MODEL.weights["recency"], 0.0]  # still corrupt past the read + tolerance
     # a read before as_of (the normal daily run is later, never earlier) changes nothing
     assert points(score(later, observed_at=AS_OF - timedelta(days=2)))["recency"].tolist() == [0.0]
+
+
+def test_contributions_are_the_text_json_writes_for_the_points() -> None:
+    scored = score_tenants(random_frame(2_000, seed=5), model=MODEL, as_of=AS_OF)
+    texts = scored["contributions"].tolist()
+    # Encoded from the decoded points by json itself: same keys, order, spacing and numbers
+    # ("6.0", not "6" or "6.00").
+    assert texts == [json.dumps(json.loads(text)) for text in texts]
+    assert all(isinstance(v, float) for text in texts for v in json.loads(text).values())
+    assert len({text for text in texts}) > 1_000  # not one constant text
