@@ -201,6 +201,17 @@ def changed_floor(key: str, floors: dict, meta: dict, routing_floors: dict) -> t
 TENANT_ASSETS = ("tenant_candidates", "enriched_tenants", "routed_tenants", "tenant_scores")
 
 
+def python_yardstick() -> float:
+    """Seconds for a Python loop of 10 million additions: how fast this machine is right now
+    (the same 2-core machine has measured 0.59 to 0.99 s within a day), to read seconds from
+    different runs against."""
+    started = time.perf_counter()
+    total = 0
+    for n in range(10_000_000):
+        total += n
+    return time.perf_counter() - started
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--tenants", type=int, default=1_000_000)
@@ -213,6 +224,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     heap = HeapPeak() if args.heap else None
+    print(f"machine: a Python loop of 10 million additions took {python_yardstick():.2f} s")
     assets = args.assets.split(",")
     memory = PeakMemory()
     day = date(2026, 11, 28)
@@ -303,6 +315,7 @@ def main() -> None:
             if args.second_day:
                 print_quiet_day(runs, days, assets)
     print(f"\ntotal wall time {time.perf_counter() - started:.0f} s")
+    print(f"machine: the same loop at the end took {python_yardstick():.2f} s")
 
 
 # The phases of a run that process the changed tenants; the rest is the day's fixed cost

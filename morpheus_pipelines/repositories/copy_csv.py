@@ -98,6 +98,9 @@ def csv_frame(data: bytes, columns: Sequence[tuple[str, int]]) -> pd.DataFrame:
     table = pa_csv.read_csv(
         io.BytesIO(data),
         read_options=pa_csv.ReadOptions(column_names=schema.names),
+        # Quoted values may hold line breaks (tenant and company names do): without this,
+        # Arrow splits the text into blocks at a line break inside a value and fails.
+        parse_options=pa_csv.ParseOptions(newlines_in_values=True),
         convert_options=pa_csv.ConvertOptions(
             column_types=schema,
             null_values=[""],

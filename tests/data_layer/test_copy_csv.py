@@ -109,3 +109,20 @@ def test_merge_joins_plans_the_block_with_merge_joins_and_restores_the_planner(
         assert plan() == before
         assert session.scalar(text("SHOW enable_hashjoin")) == "on"
         assert session.scalar(text("SHOW enable_nestloop")) == "on"
+
+
+def test_read_frame_reads_values_with_newlines_across_arrow_blocks(database_url: str) -> None:
+    """Arrow parses CSV in blocks of about 1 MB; a quoted value with a line break that
+    straddles a block boundary must not desynchronise it (tenant names do contain them)."""
+    names = [f'Acme {n}\nBranch office {n}, "HQ"\r\n' * (n % 3) for n in range(60_000)]
+    with get_session(database_url) as session:
+        session.execute(text("CREATE TABLE multiline (n int, name text)"))
+        session.execute(
+            text(
+                "INSERT INTO multiline SELECT n, v "
+                "FROM unnest(CAST(:v AS text[])) WITH ORDINALITY AS t(v, n)"
+            ),
+            {"v": names},
+        )
+        frame = read_frame(session, sql.SQL("SELECT name FROM multiline ORDER BY n"))
+    assert frame["name"].tolist() == names
