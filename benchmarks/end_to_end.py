@@ -202,9 +202,9 @@ TENANT_ASSETS = ("tenant_candidates", "enriched_tenants", "routed_tenants", "ten
 
 
 def python_yardstick() -> float:
-    """Seconds for a Python loop of 10 million additions: how fast this machine is right now
-    (the same 2-core machine has measured 0.59 to 0.99 s within a day), to read seconds from
-    different runs against."""
+    """Seconds for a Python loop of 10 million additions: how fast this machine is right now,
+    to read seconds from different runs against (0.23 to 0.47 s in the runs of
+    docs/performance.md, "2026-12-02")."""
     started = time.perf_counter()
     total = 0
     for n in range(10_000_000):

@@ -97,7 +97,8 @@ def write_selected(
     ``INSERT … SELECT``, which writes its rows one at a time (docs/performance.md, "A quiet
     day"). A transaction-level advisory lock per table and partition makes a concurrent run
     of the same partition wait and then take the other path. Otherwise one
-    ``INSERT … SELECT … ON CONFLICT DO UPDATE``.
+    ``INSERT … SELECT … ON CONFLICT DO UPDATE``. Either way ``select`` is planned with
+    :func:`merge_joins`: its callers join one partition of each table on the primary key.
     """
     if source is not None and partition_key is not None:
         with merge_joins(source):
@@ -139,17 +140,22 @@ def merge_joins(session: Session) -> Iterator[None]:
     choice (index lookups per row, parallel hash joins competing with the writer for the
     cores) took 1.4-1.8 times as long (docs/performance.md, "A quiet day")."""
     names = ("enable_hashjoin", "enable_nestloop")
+
+    def set_all(values: Sequence[str]) -> None:
+        cursor.execute(
+            "SELECT " + ", ".join("set_config(%s, %s, true)" for _ in names),
+            [item for pair in zip(names, values, strict=True) for item in pair],
+        )
+
     with driver_cursor(session) as cursor:
         cursor.execute("SELECT " + ", ".join(f"current_setting('{name}')" for name in names))
         previous = cursor.fetchone()
-        for name in names:
-            cursor.execute("SELECT set_config(%s, 'off', true)", (name,))
+        set_all(["off"] * len(names))
     yield
     # Transaction-local: on an error the rollback undoes them (and the aborted transaction
     # would refuse the restore).
     with driver_cursor(session) as cursor:
-        for name, value in zip(names, previous, strict=True):
-            cursor.execute("SELECT set_config(%s, %s, true)", (name, value))
+        set_all(previous)
 
 
 def copy_into_empty_partition(

@@ -253,8 +253,8 @@ def _contributions_json(cents: np.ndarray) -> np.ndarray:
     """One JSON object ``{"signal": points, ...}`` per row of the 2-D ``cents`` array, in
     :data:`SIGNALS` order, as the text the snapshot stores: each point value is ``cents / 100``
     written as ``json`` writes that float. The texts are joined a column at a time in Arrow
-    from one text per distinct value: about fifteen times faster at a million rows than a
-    dict per tenant encoded afterwards (docs/performance.md)."""
+    from one text per distinct value: 216,000 rows in 0.07 s, against 1.0 s for a dict per
+    tenant encoded afterwards (docs/performance.md)."""
     numbers = pa.array([json.dumps(k / 100) for k in range(int(cents.max(initial=0)) + 1)])
     parts: list[pa.Array | pa.Scalar] = []
     for position, signal in enumerate(SIGNALS):
