@@ -289,6 +289,7 @@ class RoutingState(Base):
     regime: Mapped[str] = mapped_column(Text, nullable=False)
     digest: Mapped[str] = mapped_column(Text, nullable=False)
     # The answers per key; kept for the two newest partitions only (a re-run of the newest
-    # needs the one before it).
+    # needs the one before it). Stored uncompressed (STORAGE EXTERNAL, migration 0010):
+    # compressing tens of MiB each day cost more than the space it saves on two rows.
     rule_inputs: Mapped[str | None] = mapped_column(Text)
     recorded_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
-from sqlalchemy import create_engine
+from sqlalchemy import create_engine, text
 
 from morpheus_pipelines.crm import automations as _automations  # noqa: F401  (its tables)
 from morpheus_pipelines.db.migrate import MIGRATIONS, alembic_config, current_revision
@@ -26,3 +26,29 @@ def test_database_is_at_the_single_head(database_url: str) -> None:
     assert len(script.get_heads()) == 1
     assert current_revision(database_url) == script.get_current_head()
     assert (MIGRATIONS / "env.py").exists()
+
+
+def test_rule_inputs_are_stored_uncompressed(database_url: str) -> None:
+    """Tens of MiB of JSON a day, kept for two rows: pglz cost about two thirds of the write
+    (docs/performance.md), so the column is stored out of line without compression."""
+    engine = create_engine(database_url)
+    with engine.begin() as connection:
+        storage = connection.scalar(
+            text(
+                "SELECT attstorage FROM pg_attribute WHERE attrelid = "
+                "'apac_routing_states'::regclass AND attname = 'rule_inputs'"
+            )
+        )
+        connection.execute(
+            text(
+                "INSERT INTO apac_routing_states (partition_key, run_id, live, regime, digest, "
+                "rule_inputs, recorded_at) VALUES ('2026-12-01', 'r', true, 'full', 'd', "
+                "repeat('{\"k\": 1}', 100000), now())"
+            )
+        )
+        stored = connection.scalar(
+            text("SELECT pg_column_compression(rule_inputs) FROM apac_routing_states")
+        )
+    engine.dispose()
+    assert storage == "e"
+    assert stored is None  # not compressed (a compressed value names its method)
