@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
 import pandas as pd
@@ -74,17 +74,11 @@ def analyze(session: Session, table: str, *, statistics_target: int | None = Non
     plan made on "empty table" estimates turns an anti-join over 100,000 rows into
     minutes of nested loops. ``statistics_target``: the sample size for this ``ANALYZE``
     only (PostgreSQL's ``default_statistics_target``; None keeps the server's)."""
-    with driver_cursor(session) as cursor:
-        if statistics_target is None:
-            cursor.execute(sql.SQL("ANALYZE {}").format(sql.Identifier(table)))
-            return
-        cursor.execute("SELECT current_setting('default_statistics_target')")
-        (previous,) = cursor.fetchone()
-        cursor.execute(
-            "SELECT set_config('default_statistics_target', %s, true)", (str(statistics_target),)
-        )
+    settings = (
+        {} if statistics_target is None else {"default_statistics_target": str(statistics_target)}
+    )
+    with local_settings(session, settings), driver_cursor(session) as cursor:
         cursor.execute(sql.SQL("ANALYZE {}").format(sql.Identifier(table)))
-        cursor.execute("SELECT set_config('default_statistics_target', %s, true)", (previous,))
 
 
 def keyset_after(column: str, after: str | None) -> sql.Composable:
@@ -150,13 +144,14 @@ def write_selected(
 
 
 @contextmanager
-def merge_joins(session: Session) -> Iterator[None]:
-    """Plan the session's statements inside the block with merge joins only, then restore the
-    planner's settings. For a select that joins one partition of each partition-keyed table on
-    their primary keys: every input is read once, in key order, where the planner's own
-    choice (index lookups per row, parallel hash joins competing with the writer for the
-    cores) took 1.4-1.8 times as long (docs/performance.md, "A quiet day")."""
-    names = ("enable_hashjoin", "enable_nestloop")
+def local_settings(session: Session, settings: Mapping[str, str]) -> Iterator[None]:
+    """Run the block with the server ``settings`` set for the session's transaction, then put
+    back the values they had. Read and set in one statement each. Transaction-local: on an
+    error the rollback undoes them (and the aborted transaction would refuse the restore)."""
+    names = list(settings)
+    if not names:
+        yield
+        return
 
     def set_all(values: Sequence[str]) -> None:
         cursor.execute(
@@ -165,14 +160,21 @@ def merge_joins(session: Session) -> Iterator[None]:
         )
 
     with driver_cursor(session) as cursor:
-        cursor.execute("SELECT " + ", ".join(f"current_setting('{name}')" for name in names))
+        cursor.execute("SELECT " + ", ".join("current_setting(%s)" for _ in names), names)
         previous = cursor.fetchone()
-        set_all(["off"] * len(names))
+        set_all([settings[name] for name in names])
     yield
-    # Transaction-local: on an error the rollback undoes them (and the aborted transaction
-    # would refuse the restore).
     with driver_cursor(session) as cursor:
         set_all(previous)
+
+
+def merge_joins(session: Session) -> AbstractContextManager[None]:
+    """Plan the session's statements inside the block with merge joins only, then restore the
+    planner's settings. For a select that joins one partition of each partition-keyed table on
+    their primary keys: every input is read once, in key order, where the planner's own
+    choice (index lookups per row, parallel hash joins competing with the writer for the
+    cores) took 1.4-1.8 times as long (docs/performance.md, "A quiet day")."""
+    return local_settings(session, {"enable_hashjoin": "off", "enable_nestloop": "off"})
 
 
 def copy_into_empty_partition(
