@@ -24,7 +24,7 @@ from sqlalchemy.orm import Session
 
 from morpheus_pipelines.db.session import driver_cursor
 from morpheus_pipelines.models import DailySummaryMetric, DailySummaryTenant, WeeklyMetric
-from morpheus_pipelines.reports.figures import SUMMARY_TENANT_COLUMNS
+from morpheus_pipelines.reports.figures import SUMMARY_TENANT_COLUMNS, ActiveTenantFigures
 from morpheus_pipelines.repositories.set_based import (
     SetBasedRepository,
     frame_records,
@@ -56,66 +56,49 @@ WHERE retired_at IS NULL AND priority IS NOT NULL AND (
 ORDER BY priority, total_score DESC NULLS LAST, tenant_id
 """
 
-PRIORITY_COUNTS_SQL = """
-SELECT COALESCE(priority, 'unscored') AS dimension, count(*) AS n
-FROM apac_active_tenants WHERE retired_at IS NULL GROUP BY 1
-"""
-
-PRIORITY_REASON_COUNTS_SQL = """
-SELECT COALESCE(priority_reason, 'unscored') AS dimension, count(*) AS n
-FROM apac_active_tenants WHERE retired_at IS NULL GROUP BY 1
-"""
-
-# How the Active HubSpot target accounts were matched (docs/pipeline.md); 'none' for the rest.
-MATCH_METHOD_COUNTS_SQL = """
-SELECT COALESCE(hubspot_match_method, 'none') AS dimension, count(*) AS n
-FROM apac_active_tenants WHERE retired_at IS NULL GROUP BY 1
-"""
-
-# Tenants that entered the Active table on the day: 'new' or moved from 'sales_owned'.
-ENTERED_COUNTS_SQL = """
-SELECT COALESCE(entered_from, 'unknown') AS dimension, count(*) AS n
-FROM apac_active_tenants
-WHERE bucket_entered_partition = :partition_key AND retired_at IS NULL GROUP BY 1
-"""
-
-PRIORITY_TRANSITIONS_SQL = """
-SELECT previous_priority || '->' || COALESCE(priority, 'unscored') AS dimension, count(*) AS n
-FROM apac_active_tenants
-WHERE priority_changed_partition = :partition_key AND previous_priority IS NOT NULL
-AND retired_at IS NULL
-GROUP BY 1
-"""
-
-# Active tenants retired on the day (no longer selected): they leave every count above.
-RETIRED_COUNT_SQL = """
-SELECT 'all' AS dimension, count(*) AS n FROM apac_active_tenants
-WHERE retired_at IS NOT NULL AND partition_key = :partition_key GROUP BY 1
-"""
-
-# The latest partition that changed the table: when it is later than the partition being
-# reported, the table no longer shows that day's state (a late re-run).
-STATE_PARTITION_SQL = """
-SELECT GREATEST(max(partition_key), max(priority_changed_partition)) FROM apac_active_tenants
-"""
-
-ACTIVE_TENANT_QUERIES = (
-    CHANGED_TOP_PRIORITIES_SQL,
-    PRIORITY_COUNTS_SQL,
-    PRIORITY_REASON_COUNTS_SQL,
-    MATCH_METHOD_COUNTS_SQL,
-    ENTERED_COUNTS_SQL,
-    PRIORITY_TRANSITIONS_SQL,
-    RETIRED_COUNT_SQL,
-    STATE_PARTITION_SQL,
+# Every count of the Daily Summary in one scan of the table (one statement per figure took
+# seven scans; docs/performance.md). Each grouping set counts one figure; a row outside that
+# figure's condition is NULL there and falls into the set's NULL group, which is dropped:
+#   priority         Active tenants per final priority now ('unscored' for no priority yet)
+#   reason           per priority reason (hubspot_target_account, score)
+#   match_method     how the HubSpot target accounts were matched ('none' for the rest)
+#   entered          tenants that entered the table on the day: 'new' or 'sales_owned'
+#   priority_change  priority changes of the day, 'P2->P1' (new priorities excluded)
+#   retired          tenants retired on the day (no longer selected): they leave the others
+# The empty set gives the latest partition that changed the table: when it is later than the
+# partition reported, the table no longer shows that day's state (a late re-run).
+ACTIVE_FIGURES_SQL = """
+SELECT CASE GROUPING(priority, reason, match_method, entered, priority_change, retired)
+         WHEN 31 THEN 'priority' WHEN 47 THEN 'reason' WHEN 55 THEN 'match_method'
+         WHEN 59 THEN 'entered' WHEN 61 THEN 'priority_change' WHEN 62 THEN 'retired'
+         ELSE 'state' END AS figure,
+       COALESCE(priority, reason, match_method, entered, priority_change, retired) AS dimension,
+       count(*) AS n,
+       GREATEST(max(partition_key), max(priority_changed_partition)) AS state_partition
+FROM (
+  SELECT partition_key, priority_changed_partition,
+    CASE WHEN retired_at IS NULL THEN COALESCE(priority, 'unscored') END AS priority,
+    CASE WHEN retired_at IS NULL THEN COALESCE(priority_reason, 'unscored') END AS reason,
+    CASE WHEN retired_at IS NULL THEN COALESCE(hubspot_match_method, 'none') END
+      AS match_method,
+    CASE WHEN retired_at IS NULL AND bucket_entered_partition = :partition_key
+         THEN COALESCE(entered_from, 'unknown') END AS entered,
+    CASE WHEN retired_at IS NULL AND priority_changed_partition = :partition_key
+         AND previous_priority IS NOT NULL
+         THEN previous_priority || '->' || COALESCE(priority, 'unscored') END AS priority_change,
+    CASE WHEN retired_at IS NOT NULL AND partition_key = :partition_key
+         THEN 'all' END AS retired
+  FROM apac_active_tenants
+) AS active
+GROUP BY GROUPING SETS (
+  (priority), (reason), (match_method), (entered), (priority_change), (retired), ()
 )
+"""
+
+ACTIVE_TENANT_QUERIES = (CHANGED_TOP_PRIORITIES_SQL, ACTIVE_FIGURES_SQL)
 
 METRIC_COLUMNS = ("metric", "dimension", "value")
 WEEKLY_COLUMNS = ("day", "metric", "dimension", "value", "days_with_data")
-
-
-def _counts(session: Session, statement: str, **params: object) -> dict[str, int]:
-    return {str(key): int(n) for key, n in session.execute(text(statement), params).all()}
 
 
 def _replace(
@@ -193,30 +176,38 @@ class DailySummaryRepository(SetBasedRepository[DailySummaryTenant]):
         for rows in result.partitions(chunk_size):
             yield pd.DataFrame(rows, columns=list(SUMMARY_TENANT_COLUMNS))
 
-    def priority_counts(self, session: Session) -> dict[str, int]:
-        """Active tenants per final priority now (``unscored`` for no priority yet)."""
-        return _counts(session, PRIORITY_COUNTS_SQL)
-
-    def priority_reason_counts(self, session: Session) -> dict[str, int]:
-        """Active tenants per ``priority_reason`` (``hubspot_target_account``, ``score``)."""
-        return _counts(session, PRIORITY_REASON_COUNTS_SQL)
-
-    def match_method_counts(self, session: Session) -> dict[str, int]:
-        """Active tenants per HubSpot match method (``none`` when not a target account)."""
-        return _counts(session, MATCH_METHOD_COUNTS_SQL)
-
-    def entered_counts(self, session: Session, *, partition_key: str) -> dict[str, int]:
-        """Tenants that entered the Active table on the day, by origin (``new``,
-        ``sales_owned``)."""
-        return _counts(session, ENTERED_COUNTS_SQL, partition_key=partition_key)
-
-    def priority_transitions(self, session: Session, *, partition_key: str) -> dict[str, int]:
-        """Priority changes of the day, as ``"P2->P1"`` → count (new priorities excluded)."""
-        return _counts(session, PRIORITY_TRANSITIONS_SQL, partition_key=partition_key)
-
-    def retired_count(self, session: Session, *, partition_key: str) -> dict[str, int]:
-        """Active tenants retired on the partition's day (``{"all": n}``, empty when none)."""
-        return _counts(session, RETIRED_COUNT_SQL, partition_key=partition_key)
+    def active_figures(self, session: Session, *, partition_key: str) -> ActiveTenantFigures:
+        """The counts of the Daily Summary of ``partition_key`` as the table stands now, from
+        one scan (``ACTIVE_FIGURES_SQL``): per priority, reason and match method; what
+        entered, changed priority and retired on the day; and the latest partition that
+        changed the table (None when it is empty)."""
+        counts: dict[str, dict[str, int]] = {
+            figure: {}
+            for figure in (
+                "priority",
+                "reason",
+                "match_method",
+                "entered",
+                "priority_change",
+                "retired",
+            )
+        }
+        state_partition = None
+        rows = session.execute(text(ACTIVE_FIGURES_SQL), {"partition_key": partition_key})
+        for figure, dimension, n, latest in rows:
+            if figure == "state":
+                state_partition = latest
+            elif dimension is not None:  # the rows outside the figure's condition
+                counts[figure][str(dimension)] = int(n)
+        return ActiveTenantFigures(
+            priority_counts=counts["priority"],
+            reason_counts=counts["reason"],
+            match_method_counts=counts["match_method"],
+            entered_counts=counts["entered"],
+            transitions=counts["priority_change"],
+            retired=counts["retired"],
+            state_partition=state_partition,
+        )
 
     def has_partition(self, session: Session, *, partition_key: str) -> bool:
         """Whether a Daily Summary of the partition is stored."""
@@ -229,10 +220,6 @@ class DailySummaryRepository(SetBasedRepository[DailySummaryTenant]):
                 {"p": partition_key},
             )
         )
-
-    def state_partition(self, session: Session) -> str | None:
-        """The latest partition that changed ``apac_active_tenants`` (None when empty)."""
-        return session.scalar(text(STATE_PARTITION_SQL))
 
     # -- report tables ------------------------------------------------------------------------
 

@@ -18,7 +18,6 @@ from morpheus_pipelines.reports.csv import daily_csv_header, daily_csv_rows
 from morpheus_pipelines.reports.daily import ListedTenants, build_daily_summary
 from morpheus_pipelines.reports.figures import (
     SUMMARY_TENANT_COLUMNS,
-    ActiveTenantFigures,
     DailySummary,
     WeeklyMetrics,
 )
@@ -98,15 +97,7 @@ def publish_daily_summary(
         session_factory() as write,
     ):
         _daily.begin_consistent_read(read)
-        figures = ActiveTenantFigures(
-            priority_counts=_daily.priority_counts(read),
-            reason_counts=_daily.priority_reason_counts(read),
-            match_method_counts=_daily.match_method_counts(read),
-            entered_counts=_daily.entered_counts(read, partition_key=partition_key),
-            transitions=_daily.priority_transitions(read, partition_key=partition_key),
-            retired=_daily.retired_count(read, partition_key=partition_key),
-            state_partition=_daily.state_partition(read),
-        )
+        figures = _daily.active_figures(read, partition_key=partition_key)
         snapshot = read_snapshot_state(read, list_id, now=generated_at)
         csv_file.write(daily_csv_header())
 

@@ -80,12 +80,20 @@ def scenario() -> list[dict]:
         # changed on another day, new but only P2: not listed
         bucket_row("t-yesterday", priority="P1", priority_changed_partition="2026-11-17"),
         bucket_row("t-new-p2", priority="P2", priority_changed_partition=DAY),
-        # retired today (no longer selected): in no list and no count
+        # retired today (no longer selected): in no list and no count but the day's retired
         bucket_row(
             "t-retired",
             priority="P0",
             priority_changed_partition=DAY,
+            partition_key=DAY,
             retired_at=datetime(2026, 11, 18, tzinfo=UTC),
+        ),
+        # retired on an earlier day: not one of the day's retired
+        bucket_row(
+            "t-retired-before",
+            priority="P1",
+            partition_key="2026-11-17",
+            retired_at=datetime(2026, 11, 17, tzinfo=UTC),
         ),
         bucket_row("t-unscored", priority=None, calculated_priority=None, priority_reason=None),
     ]
@@ -170,6 +178,7 @@ def test_lists_new_and_changed_top_priorities_with_why(
     assert metric_values(database_url, "downgraded_from_top_priority") == {"P0": 0, "P1": 1}
     assert metric_values(database_url, "priority_transitions") == {"P1->P2": 1, "P2->P1": 1}
     assert metric_values(database_url, "tenants_by_match_method")["email_domain"] == 1
+    assert metric_values(database_url, "retired_active") == {"all": 1}
     assert metric_values(database_url, "snapshot_status") == {
         "fresh": 1,
         "stale": 0,

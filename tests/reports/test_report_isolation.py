@@ -14,14 +14,18 @@ import psycopg
 import pytest
 
 from morpheus_pipelines.db.urls import libpq_url
-from morpheus_pipelines.repositories.reports import ACTIVE_TENANT_QUERIES
+from morpheus_pipelines.repositories.reports import (
+    ACTIVE_FIGURES_SQL,
+    ACTIVE_TENANT_QUERIES,
+    CHANGED_TOP_PRIORITIES_SQL,
+)
 from tests.support.reports import DAY, bucket_row, insert_rows, query
 
 TABLE_REFERENCE = re.compile(r"\b(?:FROM|JOIN)\s+([a-z_][a-z0-9_.]*)", re.IGNORECASE)
 
 
 def test_every_report_query_names_only_the_active_table() -> None:
-    assert len(ACTIVE_TENANT_QUERIES) >= 5
+    assert set(ACTIVE_TENANT_QUERIES) == {CHANGED_TOP_PRIORITIES_SQL, ACTIVE_FIGURES_SQL}
     for statement in ACTIVE_TENANT_QUERIES:
         assert set(TABLE_REFERENCE.findall(statement)) == {"apac_active_tenants"}, statement
         assert "sales_owned_tenants" not in statement

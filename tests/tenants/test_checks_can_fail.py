@@ -74,6 +74,21 @@ def test_routing_check_fails_on_its_defect(routed: Pipeline, check: str) -> None
     assert observed[check] >= 1, observed
 
 
+def test_a_decision_without_its_candidate_is_not_routed_once(routed: Pipeline) -> None:
+    """The other direction of ``every_candidate_routed_once``: a decision whose tenant is not
+    a candidate of the partition, unless it records the tenant's retirement."""
+    routed.execute(
+        f"DELETE FROM apac_tenant_candidates WHERE partition_key = '{PARTITION}' "
+        "AND tenant_id = 't-b'"
+    )
+    assert figures(routed)["every_candidate_routed_once"] == 1
+    routed.execute(
+        f"UPDATE apac_routing_decisions SET routing_rule = 'retired' "
+        f"WHERE partition_key = '{PARTITION}' AND tenant_id = 't-b'"
+    )
+    assert figures(routed)["every_candidate_routed_once"] == 0
+
+
 def test_routing_check_fails_in_the_asset(routed: Pipeline) -> None:
     """The figures reach the asset check: a row planted in the other bucket, then the
     partition is re-routed. Routing deletes the tenant from the bucket it does not belong to,
