@@ -169,12 +169,22 @@ def local_settings(session: Session, settings: Mapping[str, str]) -> Iterator[No
 
 
 def merge_joins(session: Session) -> AbstractContextManager[None]:
-    """Plan the session's statements inside the block with merge joins only, then restore the
-    planner's settings. For a select that joins one partition of each partition-keyed table on
-    their primary keys: every input is read once, in key order, where the planner's own
-    choice (index lookups per row, parallel hash joins competing with the writer for the
-    cores) took 1.4-1.8 times as long (docs/performance.md, "A quiet day")."""
-    return local_settings(session, {"enable_hashjoin": "off", "enable_nestloop": "off"})
+    """Plan the session's statements inside the block with merge joins only, in one process,
+    then restore the planner's settings. For a select that joins one partition of each
+    partition-keyed table on their primary keys: every input is read once, in key order, where
+    the planner's own choice (index lookups per row, parallel hash joins) took 1.4-1.8 times as
+    long. No parallel workers: while the select streams into a ``COPY`` on another connection
+    the two cores are already busy, and each worker of a parallel merge join reads every inner
+    input again; the serial plan streamed a day of scores 18 % faster (docs/performance.md,
+    "A quiet day")."""
+    return local_settings(
+        session,
+        {
+            "enable_hashjoin": "off",
+            "enable_nestloop": "off",
+            "max_parallel_workers_per_gather": "0",
+        },
+    )
 
 
 def copy_into_empty_partition(

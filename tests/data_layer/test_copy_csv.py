@@ -98,17 +98,29 @@ def test_merge_joins_plans_the_block_with_merge_joins_and_restores_the_planner(
         session.execute(text("INSERT INTO left_side SELECT generate_series(1, 20000)"))
         session.execute(text("INSERT INTO right_side SELECT generate_series(1, 20000)"))
         session.execute(text("ANALYZE left_side; ANALYZE right_side"))
+        # Workers as cheap as the planner can be told they are: it plans them for any size.
+        session.execute(
+            text(
+                "SET parallel_setup_cost = 0; SET parallel_tuple_cost = 0; "
+                "SET min_parallel_table_scan_size = 0"
+            )
+        )
 
         def plan() -> str:
             return "\n".join(row[0] for row in session.execute(text(join)))
 
         before = plan()
+        workers = session.scalar(text("SHOW max_parallel_workers_per_gather"))
         assert "Hash Join" in before  # the planner's own choice for two unindexed tables
+        assert "Gather" in before
         with merge_joins(session):
-            assert "Merge Join" in plan()
+            inside = plan()
+            assert "Merge Join" in inside
+            assert "Gather" not in inside  # one process: the writer has the other core
         assert plan() == before
         assert session.scalar(text("SHOW enable_hashjoin")) == "on"
         assert session.scalar(text("SHOW enable_nestloop")) == "on"
+        assert session.scalar(text("SHOW max_parallel_workers_per_gather")) == workers
 
 
 def test_read_frame_reads_values_with_newlines_across_arrow_blocks(database_url: str) -> None:
