@@ -179,6 +179,11 @@ def test_lists_new_and_changed_top_priorities_with_why(
     assert metric_values(database_url, "priority_transitions") == {"P1->P2": 1, "P2->P1": 1}
     assert metric_values(database_url, "tenants_by_match_method")["email_domain"] == 1
     assert metric_values(database_url, "retired_active") == {"all": 1}
+    assert metric_values(database_url, "tenants_by_priority_reason") == {
+        "hubspot_target_account": 2,
+        "score": 5,
+        "unscored": 1,
+    }
     assert metric_values(database_url, "snapshot_status") == {
         "fresh": 1,
         "stale": 0,
