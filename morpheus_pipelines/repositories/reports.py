@@ -57,8 +57,9 @@ ORDER BY priority, total_score DESC NULLS LAST, tenant_id
 """
 
 # Every count of the Daily Summary in one scan of the table (one statement per figure took
-# seven scans; docs/performance.md). Each grouping set counts one figure; a row outside that
-# figure's condition is NULL there and falls into the set's NULL group, which is dropped:
+# seven scans; docs/performance.md). Each grouping set counts one figure, labelled with its
+# field of ActiveTenantFigures; a row outside that figure's condition is NULL there and falls
+# into the set's NULL group, which is dropped:
 #   priority         Active tenants per final priority now ('unscored' for no priority yet)
 #   reason           per priority reason (hubspot_target_account, score)
 #   match_method     how the HubSpot target accounts were matched ('none' for the rest)
@@ -69,9 +70,10 @@ ORDER BY priority, total_score DESC NULLS LAST, tenant_id
 # partition reported, the table no longer shows that day's state (a late re-run).
 ACTIVE_FIGURES_SQL = """
 SELECT CASE GROUPING(priority, reason, match_method, entered, priority_change, retired)
-         WHEN 31 THEN 'priority' WHEN 47 THEN 'reason' WHEN 55 THEN 'match_method'
-         WHEN 59 THEN 'entered' WHEN 61 THEN 'priority_change' WHEN 62 THEN 'retired'
-         ELSE 'state' END AS figure,
+         WHEN 31 THEN 'priority_counts' WHEN 47 THEN 'reason_counts'
+         WHEN 55 THEN 'match_method_counts' WHEN 59 THEN 'entered_counts'
+         WHEN 61 THEN 'transitions' WHEN 62 THEN 'retired'
+         ELSE 'state_partition' END AS figure,
        COALESCE(priority, reason, match_method, entered, priority_change, retired) AS dimension,
        count(*) AS n,
        GREATEST(max(partition_key), max(priority_changed_partition)) AS state_partition
@@ -94,6 +96,16 @@ GROUP BY GROUPING SETS (
   (priority), (reason), (match_method), (entered), (priority_change), (retired), ()
 )
 """
+
+# The count figures ACTIVE_FIGURES_SQL labels its rows with (fields of ActiveTenantFigures).
+ACTIVE_FIGURE_COUNTS = (
+    "priority_counts",
+    "reason_counts",
+    "match_method_counts",
+    "entered_counts",
+    "transitions",
+    "retired",
+)
 
 ACTIVE_TENANT_QUERIES = (CHANGED_TOP_PRIORITIES_SQL, ACTIVE_FIGURES_SQL)
 
@@ -181,33 +193,15 @@ class DailySummaryRepository(SetBasedRepository[DailySummaryTenant]):
         one scan (``ACTIVE_FIGURES_SQL``): per priority, reason and match method; what
         entered, changed priority and retired on the day; and the latest partition that
         changed the table (None when it is empty)."""
-        counts: dict[str, dict[str, int]] = {
-            figure: {}
-            for figure in (
-                "priority",
-                "reason",
-                "match_method",
-                "entered",
-                "priority_change",
-                "retired",
-            )
-        }
+        counts: dict[str, dict[str, int]] = {figure: {} for figure in ACTIVE_FIGURE_COUNTS}
         state_partition = None
         rows = session.execute(text(ACTIVE_FIGURES_SQL), {"partition_key": partition_key})
         for figure, dimension, n, latest in rows:
-            if figure == "state":
+            if figure == "state_partition":
                 state_partition = latest
             elif dimension is not None:  # the rows outside the figure's condition
                 counts[figure][str(dimension)] = int(n)
-        return ActiveTenantFigures(
-            priority_counts=counts["priority"],
-            reason_counts=counts["reason"],
-            match_method_counts=counts["match_method"],
-            entered_counts=counts["entered"],
-            transitions=counts["priority_change"],
-            retired=counts["retired"],
-            state_partition=state_partition,
-        )
+        return ActiveTenantFigures(**counts, state_partition=state_partition)
 
     def has_partition(self, session: Session, *, partition_key: str) -> bool:
         """Whether a Daily Summary of the partition is stored."""

@@ -154,18 +154,18 @@ def local_settings(session: Session, settings: Mapping[str, str]) -> Iterator[No
         return
 
     def set_all(values: Sequence[str]) -> None:
-        cursor.execute(
-            "SELECT " + ", ".join("set_config(%s, %s, true)" for _ in names),
-            [item for pair in zip(names, values, strict=True) for item in pair],
-        )
+        with driver_cursor(session) as cursor:
+            cursor.execute(
+                "SELECT " + ", ".join("set_config(%s, %s, true)" for _ in names),
+                [item for pair in zip(names, values, strict=True) for item in pair],
+            )
 
     with driver_cursor(session) as cursor:
         cursor.execute("SELECT " + ", ".join("current_setting(%s)" for _ in names), names)
         previous = cursor.fetchone()
-        set_all([settings[name] for name in names])
+    set_all([settings[name] for name in names])
     yield
-    with driver_cursor(session) as cursor:
-        set_all(previous)
+    set_all(previous)
 
 
 def merge_joins(session: Session) -> AbstractContextManager[None]:
