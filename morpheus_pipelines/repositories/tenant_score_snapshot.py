@@ -19,6 +19,7 @@ from morpheus_pipelines.repositories.set_based import (
     SetBasedRepository,
     analyze,
     keyset_after,
+    merge_joins,
     read_frame,
 )
 from morpheus_pipelines.repositories.tenant_bucket import BUCKET_TABLES
@@ -93,6 +94,71 @@ class RecencyWindow:
         )
 
 
+@dataclass(frozen=True)
+class RecencyShift:
+    """The new score of a tenant whose recency moved and nothing else, computed in the
+    carry's own statement: the old total minus the old recency points plus the new ones,
+    with the model's formula and thresholds (docs/scoring.md, "Incremental scoring"). The
+    arithmetic is :mod:`rules.scoring`'s, operation for operation in ``float8``, so it gives
+    the same cents (tests/tenants/test_recency_shift.py). Only for ``last_active_at`` no
+    later than ``as_of`` (a future timestamp may be corrupt: scored in Python) and for a
+    model whose total is never capped (``ScoringModel.total_never_capped``)."""
+
+    as_of: datetime
+    full_credit_days: float
+    zero_credit_days: float
+    weight: float
+    # (priority, threshold) from the highest threshold down; below the last: ``lowest``.
+    thresholds: tuple[tuple[str, float], ...]
+    lowest: str
+
+    def cents(self, column: str) -> sql.Composable:
+        """The recency points, in cents, of ``column`` (a ``timestamptz``) at ``as_of``."""
+        return sql.SQL(
+            "round(least(greatest(({zero} - ({as_of} - floor(extract(epoch FROM {v}))::float8)"
+            " / 86400.0::float8) / ({zero} - {full}), 0.0::float8), 1.0::float8)"
+            " * {weight} * 100.0::float8)::bigint"
+        ).format(
+            zero=_float8(self.zero_credit_days),
+            full=_float8(self.full_credit_days),
+            as_of=_float8(self.as_of.timestamp()),
+            v=sql.SQL(column),
+            weight=_float8(self.weight),
+        )
+
+    def applies(self, column: str, snapshot: str) -> sql.Composable:
+        """Whether ``column`` is not in the future at ``as_of`` and the base ``snapshot``
+        recorded its recency points (``contributions``): else the tenant is scored in Python."""
+        return sql.SQL("({v} <= {as_of} AND {s}.contributions ? 'recency')").format(
+            v=sql.SQL(column), as_of=sql.Literal(self.as_of), s=sql.Identifier(snapshot)
+        )
+
+    def calculated_priority(self, total_cents: sql.Composable) -> sql.Composable:
+        """``rules.scoring``'s priority of a total of ``total_cents``: compared as ``float8``."""
+        return sql.SQL("CASE {} ELSE {} END").format(
+            sql.SQL(" ").join(
+                sql.SQL("WHEN {}::float8 / 100.0::float8 >= {} THEN {}").format(
+                    total_cents, _float8(threshold), sql.Literal(priority)
+                )
+                for priority, threshold in self.thresholds
+            ),
+            sql.Literal(self.lowest),
+        )
+
+    @staticmethod
+    def points(cents: sql.Composable) -> sql.Composable:
+        """``cents / 100`` as the JSON number ``json.dumps`` writes for that float (``15.0``,
+        ``12.3``, ``0.05``): what ``rules.scoring`` stores in ``contributions``."""
+        return sql.SQL(
+            "CASE WHEN {c} % 100 = 0 THEN round({c} / 100.0, 1) ELSE trim_scale({c} / 100.0) END"
+        ).format(c=cents)
+
+
+def _float8(value: float) -> sql.Composable:
+    # repr round-trips: the server parses the very double Python computes with.
+    return sql.SQL("{}::float8").format(sql.Literal(repr(float(value))))
+
+
 class TenantScoreSnapshotRepository(SetBasedRepository[TenantScoreSnapshot]):
     model_class = TenantScoreSnapshot
 
@@ -106,13 +172,17 @@ class TenantScoreSnapshotRepository(SetBasedRepository[TenantScoreSnapshot]):
         model_fingerprint: str,
         recency: RecencyWindow,
         live: bool,
+        shift: RecencyShift | None = None,
         source: Session | None = None,
     ) -> int:
         """Copy ``base_partition``'s score of every scoring input of ``partition_key`` with
-        the same fingerprint and a recency that did not move. For the live partition only
-        tenants whose unretired bucket row still holds that score are copied, so the bucket
-        rows need no write. ``source``: a second connection to stream the rows with, when the
-        partition has no snapshots yet (``write_selected``). Returns rows copied."""
+        the same fingerprint and a recency that did not move; with ``shift``, also of every
+        such tenant whose recency did move, its recency points and what follows from them
+        recomputed in the same statement. For the live partition only tenants whose unretired
+        bucket row still holds the copied score are copied: the shifted ones' rows need
+        :meth:`update_buckets_from_run` in the same transaction. ``source``: a second
+        connection to stream the rows with, when the partition has no snapshots yet
+        (``write_selected``). Returns rows copied."""
         columns, rows = self.carry_forward_select(
             partition_key=partition_key,
             run_id=run_id,
@@ -120,10 +190,32 @@ class TenantScoreSnapshotRepository(SetBasedRepository[TenantScoreSnapshot]):
             model_fingerprint=model_fingerprint,
             recency=recency,
             live=live,
+            shift=shift,
         )
         return self.write_rows(
             session, columns=columns, rows=rows, partition_key=partition_key, source=source
         )
+
+    def update_buckets_from_run(
+        self, session: Session, *, partition_key: str, run_id: str
+    ) -> dict[str, int]:
+        """Update the unretired bucket rows whose score differs from the one this run wrote
+        into the partition's snapshots (the recency-shifted ones after :meth:`carry_forward`);
+        rows updated per bucket. Only this run's snapshots: a re-run's older rows are scored
+        again afterwards."""
+        written = sql.SQL(
+            "(SELECT tenant_id, tenant_bucket, {scores} FROM apac_tenant_score_snapshots "
+            "WHERE partition_key = {p} AND run_id = {run})"
+        ).format(
+            scores=sql.SQL(", ").join(map(sql.Identifier, SCORE_COLUMNS)),
+            p=sql.Literal(partition_key),
+            run=sql.Literal(run_id),
+        )
+        with merge_joins(session):
+            return {
+                bucket: self._update_bucket(session, written, bucket, table, partition_key)
+                for bucket, table in BUCKET_TABLES.items()
+            }
 
     def carry_forward_select(
         self,
@@ -134,9 +226,43 @@ class TenantScoreSnapshotRepository(SetBasedRepository[TenantScoreSnapshot]):
         model_fingerprint: str,
         recency: RecencyWindow,
         live: bool,
+        shift: RecencyShift | None = None,
     ) -> tuple[list[str], sql.Composed]:
         """The columns and rows of :meth:`carry_forward` (to write, or to ``EXPLAIN``)."""
         copied = [c for c in SNAPSHOT_COLUMNS if c != "tenant_id"]
+        values = sql.SQL(", ").join(sql.SQL("s.{}").format(sql.Identifier(c)) for c in copied)
+        # Copied: a recency that cannot have moved, or (with the shift) one moved here.
+        copyable = unmoved = recency.condition("c.last_active_at")
+        shifted = sql.SQL("")
+        if shift is not None:
+            # m.cents: the new recency points, NULL when they cannot have moved.
+            shifted = sql.SQL(
+                " CROSS JOIN LATERAL (SELECT r.cents, (s.total_score * 100)::bigint "
+                "- ((s.contributions ->> 'recency')::numeric * 100)::bigint + r.cents AS total "
+                "FROM (SELECT CASE WHEN {unmoved} THEN NULL ELSE {cents} END AS cents) r) m"
+            ).format(unmoved=unmoved, cents=shift.cents("c.last_active_at"))
+            copyable = sql.SQL("(m.cents IS NULL OR {})").format(
+                shift.applies("c.last_active_at", "s")
+            )
+            calculated = shift.calculated_priority(sql.SQL("m.total"))
+            moved = {
+                "total_score": sql.SQL("round(m.total / 100.0, 2)"),
+                "calculated_priority": calculated,
+                "priority": sql.SQL(
+                    "CASE WHEN d.priority_override IS NULL THEN {} ELSE s.priority END"
+                ).format(calculated),
+                "contributions": sql.SQL(
+                    "jsonb_set(s.contributions, '{{recency}}', to_jsonb({}))"
+                ).format(shift.points(sql.SQL("m.cents"))),
+            }
+            values = sql.SQL(", ").join(
+                sql.SQL("CASE WHEN m.cents IS NULL THEN s.{c} ELSE {moved} END").format(
+                    c=sql.Identifier(c), moved=moved[c]
+                )
+                if c in moved
+                else sql.SQL("s.{}").format(sql.Identifier(c))
+                for c in copied
+            )
         bucket_holds_score = sql.SQL("")
         joins = sql.SQL("")
         if live:
@@ -165,19 +291,20 @@ class TenantScoreSnapshotRepository(SetBasedRepository[TenantScoreSnapshot]):
         rows = sql.SQL(
             "SELECT {p}, d.tenant_id, {run}, now(), {values} "
             "FROM {scoring_from} JOIN apac_tenant_score_snapshots s "
-            "ON s.partition_key = {base} AND s.tenant_id = d.tenant_id{joins} "
+            "ON s.partition_key = {base} AND s.tenant_id = d.tenant_id{joins}{shifted} "
             "WHERE d.partition_key = {p} AND {scored} AND s.input_fingerprint = {fingerprint} "
             "AND {recency}{bucket_holds_score}"
         ).format(
             p=sql.Literal(partition_key),
             run=sql.Literal(run_id),
-            values=sql.SQL(", ").join(sql.SQL("s.{}").format(sql.Identifier(c)) for c in copied),
+            values=values,
             scoring_from=SCORING_FROM,
             base=sql.Literal(base_partition),
             joins=joins,
+            shifted=shifted,
             scored=SCORED_DECISION,
             fingerprint=scoring_fingerprint(model_fingerprint),
-            recency=recency.condition("c.last_active_at"),
+            recency=copyable,
             bucket_holds_score=bucket_holds_score,
         )
         return ["partition_key", "tenant_id", "run_id", "scored_at", *copied], rows
@@ -299,13 +426,21 @@ class TenantScoreSnapshotRepository(SetBasedRepository[TenantScoreSnapshot]):
         if live:
             for bucket, table in BUCKET_TABLES.items():
                 written[bucket] = self._update_bucket(
-                    session, staging, bucket, table, partition_key
+                    session, sql.Identifier(staging), bucket, table, partition_key
                 )
         return written
 
     def _update_bucket(
-        self, session: Session, staging: str, bucket: str, table: str, partition_key: str
+        self,
+        session: Session,
+        scores: sql.Composable,
+        bucket: str,
+        table: str,
+        partition_key: str,
     ) -> int:
+        """Set the score columns of ``table``'s unretired rows in ``bucket`` to those of the
+        relation ``scores`` (``tenant_id``, ``tenant_bucket`` and :data:`SCORE_COLUMNS`) where
+        they differ."""
         ident = sql.Identifier
         changed = sql.SQL("t.priority IS DISTINCT FROM s.priority")
         statement = sql.SQL(
@@ -323,7 +458,7 @@ class TenantScoreSnapshotRepository(SetBasedRepository[TenantScoreSnapshot]):
             ),
             changed=changed,
             p=sql.Literal(partition_key),
-            s=ident(staging),
+            s=scores,
             bucket=sql.Literal(bucket),
             old=sql.SQL(", ").join(sql.SQL("t.{}").format(ident(c)) for c in SCORE_COLUMNS),
             new=sql.SQL(", ").join(sql.SQL("s.{}").format(ident(c)) for c in SCORE_COLUMNS),

@@ -110,6 +110,14 @@ class ScoringModel:
         return np.array([self.weights[signal] for signal in SIGNALS], dtype=float)
 
     @property
+    def total_never_capped(self) -> bool:
+        """Whether the sum of the rounded points can never exceed the cap of
+        ``WEIGHT_SUM`` (each signal's points are at most its weight): then a score whose
+        recency points move is the old total minus the old recency points plus the new ones
+        (docs/scoring.md, "Incremental scoring"). Weights that add up to 100.01 can be capped."""
+        return sum(round(w * 100) for w in self.weights.values()) <= round(WEIGHT_SUM * 100)
+
+    @property
     def fingerprint(self) -> str:
         """Everything the model computes with, as one digest: a score made with a model of
         another fingerprint is never reused (docs/scoring.md, "Incremental scoring")."""

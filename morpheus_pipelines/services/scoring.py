@@ -26,14 +26,14 @@ from morpheus_pipelines.repositories import (
     TenantScoreSnapshotRepository,
 )
 from morpheus_pipelines.repositories.keyset import iter_pages
-from morpheus_pipelines.repositories.tenant_score_snapshot import RecencyWindow
+from morpheus_pipelines.repositories.tenant_score_snapshot import RecencyShift, RecencyWindow
 from morpheus_pipelines.rules.scoring import (
     OUTPUT_COLUMNS,
     REJECTION_REASON_COLUMN,
     partition_scoring_input,
     score_valid_rows,
 )
-from morpheus_pipelines.rules.scoring_model import ScoringModel
+from morpheus_pipelines.rules.scoring_model import SCORED_PRIORITIES, ScoringModel
 from morpheus_pipelines.services.tenant_events import TenantEventLog
 
 # A scored tenant's event line: the rule's output without the bulky per-signal detail.
@@ -86,6 +86,19 @@ def scoring_scope(session: Session, partition_key: str) -> ScoringScope:
     )
 
 
+def recency_shift(model: ScoringModel, partition_key: str) -> RecencyShift:
+    """The model's recency points at the partition's scoring time, for the carry's
+    statement (docs/scoring.md, "Incremental scoring")."""
+    return RecencyShift(
+        as_of=as_of(partition_key),
+        full_credit_days=model.recency_full_credit_days,
+        zero_credit_days=model.recency_zero_credit_days,
+        weight=model.weights["recency"],
+        thresholds=model.thresholds,
+        lowest=SCORED_PRIORITIES[-1],
+    )
+
+
 def _add(counts: dict[str, int], series: pd.Series) -> None:
     for key, n in series.value_counts().items():
         counts[str(key)] = counts.get(str(key), 0) + int(n)
@@ -101,13 +114,17 @@ def score_partition(
     log: logging.Logger | None = None,
     events: TenantEventLog | None = None,
     incremental: bool = True,
+    shift_recency: bool = True,
 ) -> ScoringTotals:
     """Score every routed tenant of the partition, one transaction per chunk.
 
     ``incremental``: first copy, in one statement, the score of every tenant whose scoring
     input and model are those of the partition scored before and whose recency did not move
-    (docs/scoring.md, "Incremental scoring"); then score the others. The allowlists apply to
-    every tenant scored: a copied score was validated with the same routing message."""
+    (docs/scoring.md, "Incremental scoring"), and, with ``shift_recency`` and a model whose
+    total is never capped, of every such tenant whose recency did move, with its recency
+    points moved in the same statement; then score the others. The allowlists apply to every
+    tenant scored: a copied score was validated with the same routing message."""
+    shift_recency = shift_recency and model.total_never_capped
     started = time.perf_counter()
     totals = ScoringTotals()
     fingerprint = model.fingerprint
@@ -124,27 +141,34 @@ def score_partition(
     totals.live = scope.live
     tenant_ids = None
     if base is not None:
-        with (
-            phase(phases, "carry_forward"),
-            session_factory() as session,
-            session_factory() as source,
-        ):
-            totals.carried = _scores.carry_forward(
-                session,
-                source=source,
-                partition_key=partition_key,
-                run_id=run_id,
-                base_partition=base,
-                model_fingerprint=fingerprint,
-                recency=RecencyWindow(
-                    earlier=as_of(base),
-                    later=as_of(partition_key),
-                    full_credit_days=model.recency_full_credit_days,
-                    zero_credit_days=model.recency_zero_credit_days,
-                    future_tolerance_days=model.recency_future_tolerance_days,
-                ),
-                live=scope.live,
-            )
+        shift = recency_shift(model, partition_key) if shift_recency else None
+        with session_factory() as session, session_factory() as source:
+            with phase(phases, "carry_forward"):
+                totals.carried = _scores.carry_forward(
+                    session,
+                    source=source,
+                    partition_key=partition_key,
+                    run_id=run_id,
+                    base_partition=base,
+                    model_fingerprint=fingerprint,
+                    recency=RecencyWindow(
+                        earlier=as_of(base),
+                        later=as_of(partition_key),
+                        full_credit_days=model.recency_full_credit_days,
+                        zero_credit_days=model.recency_zero_credit_days,
+                        future_tolerance_days=model.recency_future_tolerance_days,
+                    ),
+                    live=scope.live,
+                    shift=shift,
+                )
+            if shift is not None and scope.live:
+                # Same transaction: a shifted score is never committed without its bucket row.
+                with phase(phases, "update_buckets"):
+                    totals.rows_written.update(
+                        _scores.update_buckets_from_run(
+                            session, partition_key=partition_key, run_id=run_id
+                        )
+                    )
         with phase(phases, "find_changed"), session_factory() as session:
             tenant_ids = _scores.unscored_inputs(
                 session, partition_key=partition_key, run_id=run_id

@@ -46,6 +46,8 @@ class Warehouse:
     def __init__(self, url: str, *, incremental: bool) -> None:
         self.url = url
         self.incremental = incremental
+        # Recency moves computed in the carry's SQL (docs/scoring.md); off: scored in Python.
+        self.shift_recency = True
 
     def session(self):
         return get_session(self.url)
@@ -95,6 +97,7 @@ class Warehouse:
             model=OTHER_MODEL if day["other_model"] else MODEL,
             batch_size=3,
             incremental=self.incremental,
+            shift_recency=self.shift_recency,
         )
         return routing, scoring
 

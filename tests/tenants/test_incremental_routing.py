@@ -96,16 +96,41 @@ def test_a_model_change_rescores_everyone_once(warehouses) -> None:
     assert (scoring.scored, scoring.carried) == (0, len(TENANT_IDS))
 
 
-def test_tenants_whose_recency_moves_are_scored_again(warehouses) -> None:
+def test_tenants_whose_recency_moves_get_their_points_moved_in_the_copy(warehouses) -> None:
     day = quiet_day()
     # 20 days inactive: on the slope, one more day costs points. 200 days: no credit either
     # day. 1 day: full credit either day.
     for n, days in ((0, 20), (1, 200), (2, 1)):
         day["tenants"][n] = quiet_tenant(email=f"ops@t{n}.example.com", inactive_days=days)
-    # The same timestamps a day later: only the tenant on the slope loses points.
+    # The same timestamps a day later: only the tenant on the slope loses points, and it is
+    # copied with its recency points moved (equal to the full recomputation: live_both).
     _, scoring = live_both(warehouses, day, day)
-    assert scoring.scored == 1
-    assert scoring.carried == len(TENANT_IDS) - 1
+    assert (scoring.scored, scoring.carried) == (0, len(TENANT_IDS))
+    assert (scoring.rows_written["active"], scoring.rows_written["sales_owned"]) == (1, 0)
+    assert "update_buckets" in scoring.phases
+
+
+def test_without_the_shift_a_recency_move_is_scored_in_python(warehouses) -> None:
+    day = quiet_day()
+    day["tenants"][0] = quiet_tenant(email="ops@t0.example.com", inactive_days=20)
+    incremental, full = warehouses()
+    incremental.shift_recency = False
+    for partition_key in (DAY_1, DAY_2):
+        _, scoring = incremental.live_through(partition_key, day)
+        full.live_through(partition_key, day)
+        assert incremental.state(partition_key) == full.state(partition_key)
+    assert (scoring.scored, scoring.carried) == (1, len(TENANT_IDS) - 1)
+    assert "update_buckets" not in scoring.phases
+
+
+def test_activity_in_the_future_is_scored_in_python(warehouses) -> None:
+    """A ``last_active_at`` after the moment scored may be corrupt: its recency is the Python
+    model's to judge, never moved in SQL. 1.5 days ahead of the first day's end: beyond the
+    day's tolerance then, half a day ahead of the second day's end."""
+    day = quiet_day()
+    day["tenants"][0] = quiet_tenant(email="ops@t0.example.com", inactive_days=-1.5)
+    _, scoring = live_both(warehouses, day, day)
+    assert (scoring.scored, scoring.carried) == (1, len(TENANT_IDS) - 1)
 
 
 def test_the_allowlists_still_reject_on_the_incremental_path(warehouses) -> None:
