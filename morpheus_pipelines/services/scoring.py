@@ -176,7 +176,8 @@ def score_partition(
         totals.carried_from = base
         if log is not None:
             log.info(
-                f"{partition_key}: carried {totals.carried:,} unchanged scores from {base}; "
+                f"{partition_key}: carried {totals.carried:,} scores from {base} (recency "
+                f"moved where it moved); "
                 f"scoring {len(tenant_ids):,} tenants"
             )
 

@@ -13,7 +13,7 @@ from sqlalchemy import text
 
 from morpheus_pipelines.db.session import get_session
 from morpheus_pipelines.rules.matching import SNAPSHOT_COLUMNS, prepare_snapshot
-from morpheus_pipelines.rules.scoring_model import load_model
+from morpheus_pipelines.rules.scoring_model import ScoringModel, load_model
 from morpheus_pipelines.services.hubspot_snapshot import SnapshotState
 from morpheus_pipelines.services.scoring import ScoringTotals, score_partition
 from morpheus_pipelines.services.tenant_routing import (
@@ -48,6 +48,8 @@ class Warehouse:
         self.incremental = incremental
         # Recency moves computed in the carry's SQL (docs/scoring.md); off: scored in Python.
         self.shift_recency = True
+        # The model of every day when set; else the day's ``other_model`` picks one.
+        self.model: ScoringModel | None = None
 
     def session(self):
         return get_session(self.url)
@@ -94,7 +96,7 @@ class Warehouse:
             self.session,
             partition_key=partition_key,
             run_id=run_id,
-            model=OTHER_MODEL if day["other_model"] else MODEL,
+            model=self.model or (OTHER_MODEL if day["other_model"] else MODEL),
             batch_size=3,
             incremental=self.incremental,
             shift_recency=self.shift_recency,

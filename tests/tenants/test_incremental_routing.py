@@ -3,10 +3,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import timedelta
 
 from sqlalchemy import text
 
+from morpheus_pipelines.rules.routing import PRIORITY_REASON
 from morpheus_pipelines.services import tenant_routing
 from morpheus_pipelines.services.scoring import score_partition
 from tests.support.incremental import (
@@ -120,6 +122,61 @@ def test_without_the_shift_a_recency_move_is_scored_in_python(warehouses) -> Non
         full.live_through(partition_key, day)
         assert incremental.state(partition_key) == full.state(partition_key)
     assert (scoring.scored, scoring.carried) == (1, len(TENANT_IDS) - 1)
+    assert "update_buckets" not in scoring.phases
+
+
+def test_a_target_account_on_the_slope_keeps_p0_when_its_points_move(warehouses) -> None:
+    """The override survives the move: P0 from the copied score, the calculated priority
+    from the moved total (equal to the full recomputation: live_both)."""
+    day = quiet_day()
+    day["companies"][1] = BETA_LISTED
+    day["tenants"][4] = quiet_tenant(email="it@beta.co.jp", inactive_days=20)
+    incremental, full = warehouses()
+    for partition_key in (DAY_1, DAY_2):
+        _, scoring = incremental.live_through(partition_key, day)
+        full.live_through(partition_key, day)
+        assert incremental.state(partition_key) == full.state(partition_key)
+    assert (scoring.scored, scoring.carried) == (0, len(TENANT_IDS))
+    with incremental.session() as session:
+        rows = session.execute(
+            text(
+                "SELECT partition_key, priority, priority_reason, total_score "
+                "FROM apac_tenant_score_snapshots WHERE tenant_id = 't4' ORDER BY partition_key"
+            )
+        ).all()
+    assert [(r.priority, r.priority_reason) for r in rows] == [("P0", PRIORITY_REASON)] * 2
+    assert rows[1].total_score < rows[0].total_score
+
+
+def test_a_capped_model_scores_recency_moves_in_python(warehouses) -> None:
+    """Weights adding up to 100.01 (within the loader's tolerance) can reach the cap, where
+    moving one signal's points is not exact: the mover is scored in Python."""
+    capped = dataclasses.replace(
+        MODEL, version="test-capped", weights={**MODEL.weights, "recency": 15.01}
+    )
+    assert not capped.total_never_capped
+    day = quiet_day()
+    day["tenants"][0] = quiet_tenant(email="ops@t0.example.com", inactive_days=20)
+    incremental, full = warehouses()
+    incremental.model = full.model = capped
+    for partition_key in (DAY_1, DAY_2):
+        _, scoring = incremental.live_through(partition_key, day)
+        full.live_through(partition_key, day)
+        assert incremental.state(partition_key) == full.state(partition_key)
+    assert (scoring.scored, scoring.carried) == (1, len(TENANT_IDS) - 1)
+
+
+def test_a_backfill_moves_recency_in_its_own_snapshots_only(warehouses) -> None:
+    """A re-run of an older day (a newer one owns the live buckets) copies its movers' moved
+    scores into its own snapshots and leaves the bucket rows to the newer day."""
+    day = quiet_day()
+    day["tenants"][0] = quiet_tenant(email="ops@t0.example.com", inactive_days=20)
+    incremental, full = warehouses()
+    for partition_key in (DAY_1, DAY_2, DAY_3, DAY_2):
+        _, scoring = incremental.live_through(partition_key, day)
+        full.live_through(partition_key, day)
+        assert incremental.state(partition_key) == full.state(partition_key)
+    assert (scoring.live, scoring.scored, scoring.carried) == (False, 0, len(TENANT_IDS))
     assert "update_buckets" not in scoring.phases
 
 

@@ -4,7 +4,9 @@ JSON number in ``contributions``, the same calculated priority for every total."
 
 from __future__ import annotations
 
+import dataclasses
 import json
+from collections.abc import Iterator
 from datetime import datetime, timedelta
 
 import numpy as np
@@ -15,6 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from psycopg import sql
 
+from morpheus_pipelines.db.embedded import EmbeddedPostgres
 from morpheus_pipelines.db.urls import libpq_url
 from morpheus_pipelines.repositories.tenant_score_snapshot import RecencyShift
 from morpheus_pipelines.rules.scoring import score_tenants
@@ -27,7 +30,7 @@ AS_OF = as_of(PARTITION)
 
 
 @pytest.fixture(scope="module")
-def server(pg_server) -> psycopg.Connection:
+def server(pg_server: EmbeddedPostgres) -> Iterator[psycopg.Connection]:
     with psycopg.connect(libpq_url(pg_server.status().url("postgres")), autocommit=True) as conn:
         yield conn
 
@@ -53,7 +56,9 @@ def python_cents(moments: list[datetime]) -> list[int]:
     return [round(json.loads(c)["recency"] * 100) for c in scores["contributions"]]
 
 
-def sql_cents(server: psycopg.Connection, shift: RecencyShift, moments: list[datetime]) -> list:
+def sql_cents(
+    server: psycopg.Connection, shift: RecencyShift, moments: list[datetime]
+) -> list[int]:
     query = sql.SQL(
         "SELECT {} FROM unnest(%s::timestamptz[]) WITH ORDINALITY AS m(v, n) ORDER BY n"
     )
@@ -108,7 +113,7 @@ def test_the_server_rounds_halves_to_even_as_numpy_does(server) -> None:
 def test_points_are_the_json_numbers_python_writes(server) -> None:
     rows = server.execute(
         sql.SQL("SELECT k, to_jsonb({})::text FROM generate_series(0, 10000) k ORDER BY k").format(
-            RecencyShift.points(sql.SQL("k"))
+            RecencyShift.json_points(sql.SQL("k"))
         )
     ).fetchall()
     assert [text for _, text in rows] == [json.dumps(k / 100) for k, _ in rows]
@@ -133,4 +138,4 @@ def test_every_total_gets_the_priority_of_the_thresholds(server) -> None:
 def test_only_a_model_whose_total_is_never_capped_shifts() -> None:
     assert MODEL.total_never_capped
     weights = dict(MODEL.weights, recency=MODEL.weights["recency"] + 0.01)
-    assert not type(MODEL)(**{**MODEL.__dict__, "weights": weights}).total_never_capped
+    assert not dataclasses.replace(MODEL, weights=weights).total_never_capped
