@@ -112,6 +112,31 @@ def test_tenants_whose_recency_moves_get_their_points_moved_in_the_copy(warehous
     assert "update_buckets" in scoring.phases
 
 
+def test_a_move_across_a_threshold_records_the_priority_change(warehouses) -> None:
+    """Nine tenants 37.0-38.6 days inactive: with 38.86 points from their other signals, those
+    that lose their P2 overnight (37.4-38.2 days: 45 points need 38.3 days or fewer) get
+    ``previous_priority`` P2 and the day in ``priority_changed_partition``, as when scored in
+    Python (equal to the full recomputation: live_both)."""
+    day = quiet_day()
+    for n in range(len(TENANT_IDS)):
+        day["tenants"][n] = quiet_tenant(email=f"ops@t{n}.example.com", inactive_days=37 + n / 5)
+    incremental, full = warehouses()
+    for partition_key in (DAY_1, DAY_2):
+        _, scoring = incremental.live_through(partition_key, day)
+        full.live_through(partition_key, day)
+        assert incremental.state(partition_key) == full.state(partition_key)
+    assert (scoring.scored, scoring.carried) == (0, len(TENANT_IDS))
+    with incremental.session() as session:
+        changed = session.execute(
+            text(
+                "SELECT tenant_id FROM apac_active_tenants WHERE priority_changed_partition = :p "
+                "AND previous_priority = 'P2' AND priority = 'P3' ORDER BY tenant_id"
+            ),
+            {"p": DAY_2},
+        ).scalars()
+        assert list(changed) == ["t2", "t3", "t4", "t5", "t6"]
+
+
 def test_without_the_shift_a_recency_move_is_scored_in_python(warehouses) -> None:
     day = quiet_day()
     day["tenants"][0] = quiet_tenant(email="ops@t0.example.com", inactive_days=20)
