@@ -23,14 +23,22 @@ from tests.support.incremental import (
 DAY_1, DAY_2, DAY_3 = ((FIRST_DAY + timedelta(days=n)).isoformat() for n in range(3))
 
 
-def live_both(warehouses, *days):
-    """Both warehouses through ``days``; the incremental side's results of the last one."""
-    incremental, full = warehouses()
-    for n, day in enumerate(days):
-        partition_key = (FIRST_DAY + timedelta(days=n)).isoformat()
+def live_days(incremental, full, day, *partition_keys):
+    """Both warehouses through ``day`` on each of ``partition_keys``, equal after each; the
+    incremental side's results of the last one."""
+    for partition_key in partition_keys:
         result = incremental.live_through(partition_key, day)
         full.live_through(partition_key, day)
         assert incremental.state(partition_key) == full.state(partition_key), partition_key
+    return result
+
+
+def live_both(warehouses, *days):
+    """Both warehouses through ``days``, one a day from the first; the incremental side's
+    results of the last one."""
+    incremental, full = warehouses()
+    for n, day in enumerate(days):
+        result = live_days(incremental, full, day, (FIRST_DAY + timedelta(days=n)).isoformat())
     return result
 
 
@@ -121,10 +129,7 @@ def test_a_move_across_a_threshold_records_the_priority_change(warehouses) -> No
     for n in range(len(TENANT_IDS)):
         day["tenants"][n] = quiet_tenant(email=f"ops@t{n}.example.com", inactive_days=37 + n / 5)
     incremental, full = warehouses()
-    for partition_key in (DAY_1, DAY_2):
-        _, scoring = incremental.live_through(partition_key, day)
-        full.live_through(partition_key, day)
-        assert incremental.state(partition_key) == full.state(partition_key)
+    _, scoring = live_days(incremental, full, day, DAY_1, DAY_2)
     assert (scoring.scored, scoring.carried) == (0, len(TENANT_IDS))
     with incremental.session() as session:
         changed = session.execute(
@@ -142,10 +147,7 @@ def test_without_the_shift_a_recency_move_is_scored_in_python(warehouses) -> Non
     day["tenants"][0] = quiet_tenant(email="ops@t0.example.com", inactive_days=20)
     incremental, full = warehouses()
     incremental.shift_recency = False
-    for partition_key in (DAY_1, DAY_2):
-        _, scoring = incremental.live_through(partition_key, day)
-        full.live_through(partition_key, day)
-        assert incremental.state(partition_key) == full.state(partition_key)
+    _, scoring = live_days(incremental, full, day, DAY_1, DAY_2)
     assert (scoring.scored, scoring.carried) == (1, len(TENANT_IDS) - 1)
     assert "update_buckets" not in scoring.phases
 
@@ -157,10 +159,7 @@ def test_a_target_account_on_the_slope_keeps_p0_when_its_points_move(warehouses)
     day["companies"][1] = BETA_LISTED
     day["tenants"][4] = quiet_tenant(email="it@beta.co.jp", inactive_days=20)
     incremental, full = warehouses()
-    for partition_key in (DAY_1, DAY_2):
-        _, scoring = incremental.live_through(partition_key, day)
-        full.live_through(partition_key, day)
-        assert incremental.state(partition_key) == full.state(partition_key)
+    _, scoring = live_days(incremental, full, day, DAY_1, DAY_2)
     assert (scoring.scored, scoring.carried) == (0, len(TENANT_IDS))
     with incremental.session() as session:
         rows = session.execute(
@@ -184,10 +183,7 @@ def test_a_capped_model_scores_recency_moves_in_python(warehouses) -> None:
     day["tenants"][0] = quiet_tenant(email="ops@t0.example.com", inactive_days=20)
     incremental, full = warehouses()
     incremental.model = full.model = capped
-    for partition_key in (DAY_1, DAY_2):
-        _, scoring = incremental.live_through(partition_key, day)
-        full.live_through(partition_key, day)
-        assert incremental.state(partition_key) == full.state(partition_key)
+    _, scoring = live_days(incremental, full, day, DAY_1, DAY_2)
     assert (scoring.scored, scoring.carried) == (1, len(TENANT_IDS) - 1)
 
 
@@ -197,10 +193,7 @@ def test_a_backfill_moves_recency_in_its_own_snapshots_only(warehouses) -> None:
     day = quiet_day()
     day["tenants"][0] = quiet_tenant(email="ops@t0.example.com", inactive_days=20)
     incremental, full = warehouses()
-    for partition_key in (DAY_1, DAY_2, DAY_3, DAY_2):
-        _, scoring = incremental.live_through(partition_key, day)
-        full.live_through(partition_key, day)
-        assert incremental.state(partition_key) == full.state(partition_key)
+    _, scoring = live_days(incremental, full, day, DAY_1, DAY_2, DAY_3, DAY_2)
     assert (scoring.live, scoring.scored, scoring.carried) == (False, 0, len(TENANT_IDS))
     assert "update_buckets" not in scoring.phases
 
