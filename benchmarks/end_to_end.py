@@ -321,6 +321,10 @@ def main() -> None:
                     )
                 total = sum(r["seconds"] for r in runs[partition].values())
                 print(f"{'the whole day':<26}{total:>9.1f}")
+                if index == 0:  # the later days' phases are printed with their changes
+                    for key, run in runs[partition].items():
+                        if run["meta"].get("seconds_by_phase"):
+                            print(f"{key:<26}phases: {run['meta']['seconds_by_phase']}")
             if args.second_day:
                 print_quiet_day(runs, days, assets)
     print(f"\ntotal wall time {time.perf_counter() - started:.0f} s")

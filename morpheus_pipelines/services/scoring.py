@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
@@ -35,6 +35,7 @@ from morpheus_pipelines.rules.scoring import (
 )
 from morpheus_pipelines.rules.scoring_model import SCORED_PRIORITIES, ScoringModel
 from morpheus_pipelines.services.tenant_events import TenantEventLog
+from morpheus_pipelines.services.write_behind import write_behind
 
 # A scored tenant's event line: the rule's output without the bulky per-signal detail.
 SCORED_EVENT_COLUMNS = [
@@ -193,39 +194,51 @@ def score_partition(
             tenant_ids=page,
         )
 
-    chunks = iter_pages(session_factory, read, size=batch_size, ids=tenant_ids)
-    for chunk in _timed(chunks, phases, "read"):
-        if events is not None:
-            events.tenants_scoring_started(
-                chunk,
-                run_id=run_id,
-                partition_key=partition_key,
-                offset=totals.scored + totals.rejected,
-            )
-        with phase(phases, "score"):
-            valid, rejected = partition_scoring_input(chunk)
-            scores = score_valid_rows(
-                valid, model=model, as_of=as_of(partition_key), observed_at=scope.observed_at
-            )
-            scores["input_fingerprint"] = chunk.loc[scores.index, "input_fingerprint"]
+    def write(scores: pd.DataFrame) -> dict[str, int]:
         with phase(phases, "write"), session_factory() as session:
-            written = _scores.write_scores(
+            return _scores.write_scores(
                 session, scores, partition_key=partition_key, run_id=run_id, live=scope.live
             )
-        for key, n in written.items():
-            totals.rows_written[key] = totals.rows_written.get(key, 0) + n
-        totals.scored += len(scores)
-        totals.rejected += len(rejected)
-        _add(totals.rejection_reasons, rejected[REJECTION_REASON_COLUMN])
-        if events is not None:
-            scored = scores[SCORED_EVENT_COLUMNS].assign(
-                sync_id=chunk.loc[scores.index, "hubspot_sync_id"]
-            )
-            events.tenants_scored(scored, rejected, run_id=run_id, partition_key=partition_key)
-        if log is not None:
-            log.info(
-                f"scored {totals.scored:,} tenants ({totals.rejected} rejected) for {partition_key}"
-            )
+
+    def written(
+        chunk: pd.DataFrame, scores: pd.DataFrame, rejected: pd.DataFrame
+    ) -> Callable[[dict[str, int]], None]:
+        def account(rows: dict[str, int]) -> None:
+            for key, n in rows.items():
+                totals.rows_written[key] = totals.rows_written.get(key, 0) + n
+            totals.scored += len(scores)
+            totals.rejected += len(rejected)
+            _add(totals.rejection_reasons, rejected[REJECTION_REASON_COLUMN])
+            if events is not None:
+                scored = scores[SCORED_EVENT_COLUMNS].assign(
+                    sync_id=chunk.loc[scores.index, "hubspot_sync_id"]
+                )
+                events.tenants_scored(scored, rejected, run_id=run_id, partition_key=partition_key)
+            if log is not None:
+                log.info(
+                    f"scored {totals.scored:,} tenants ({totals.rejected} rejected) "
+                    f"for {partition_key}"
+                )
+
+        return account
+
+    chunks = iter_pages(session_factory, read, size=batch_size, ids=tenant_ids)
+    started_rows = 0
+    # Each chunk is written (its own transaction) while the next one is read and scored.
+    with write_behind(write) as writer:
+        for chunk in _timed(chunks, phases, "read"):
+            if events is not None:
+                events.tenants_scoring_started(
+                    chunk, run_id=run_id, partition_key=partition_key, offset=started_rows
+                )
+            started_rows += len(chunk)
+            with phase(phases, "score"):
+                valid, rejected = partition_scoring_input(chunk)
+                scores = score_valid_rows(
+                    valid, model=model, as_of=as_of(partition_key), observed_at=scope.observed_at
+                )
+                scores["input_fingerprint"] = chunk.loc[scores.index, "input_fingerprint"]
+            writer.submit(scores, then=written(chunk, scores, rejected))
     with phase(phases, "bookkeeping"), session_factory() as session:
         totals.rows_written["orphan_snapshots"] = _scores.delete_orphans(
             session, partition_key=partition_key, rerun=rerun

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -52,6 +52,7 @@ from morpheus_pipelines.rules.vocabulary import RoutingRule
 from morpheus_pipelines.services.hubspot_snapshot import SnapshotState, read_snapshot_state
 from morpheus_pipelines.services.tenant_events import TenantEventLog
 from morpheus_pipelines.services.tenant_selection import candidate_chunks
+from morpheus_pipelines.services.write_behind import write_behind
 
 _accounts = HubSpotTargetAccountRepository()
 _buckets = TenantBucketRepository()
@@ -292,30 +293,45 @@ def route_batches(
     offset: int = 0,
     record_count: int | None = None,
 ) -> RoutingTotals:
-    """Route every batch, one transaction each; progress to ``log``, per-tenant events to
-    ``events`` (record indexes start at ``offset``)."""
+    """Route every batch, one transaction each, written while the next batch is read and
+    decided; progress to ``log``, per-tenant events to ``events`` (record indexes start at
+    ``offset``)."""
     totals = RoutingTotals()
-    for frame in batches:
-        started = time.perf_counter()
-        if events is not None:
-            events.tenants_started(
-                frame, routing_context, offset=offset + totals.tenants, record_count=record_count
-            )
-        bucket_rows, decisions = route_frame(frame, routing_context)
-        batch = write_batch(session_factory, bucket_rows, decisions, routing_context, forced=forced)
-        if events is not None:
-            events.tenants_completed(
-                decisions,
-                routing_context,
-                elapsed=time.perf_counter() - started,
-                offset=offset + totals.tenants,
-            )
-        totals.add(batch)
-        if log is not None:
-            log.info(
-                f"routing batch {totals.batches}: {batch.tenants:,} tenants "
-                f"({totals.tenants:,} so far), {batch.moved} moved, {batch.seconds:.2f} s"
-            )
+
+    def write(batch: tuple[pd.DataFrame, pd.DataFrame]) -> RoutingTotals:
+        return write_batch(session_factory, *batch, routing_context, forced=forced)
+
+    def written(
+        decisions: pd.DataFrame, started: float, first: int
+    ) -> Callable[[RoutingTotals], None]:
+        def account(batch: RoutingTotals) -> None:
+            if events is not None:
+                events.tenants_completed(
+                    decisions,
+                    routing_context,
+                    elapsed=time.perf_counter() - started,
+                    offset=first,
+                )
+            totals.add(batch)
+            if log is not None:
+                log.info(
+                    f"routing batch {totals.batches}: {batch.tenants:,} tenants "
+                    f"({totals.tenants:,} so far), {batch.moved} moved, {batch.seconds:.2f} s"
+                )
+
+        return account
+
+    first = offset
+    with write_behind(write) as writer:
+        for frame in batches:
+            started = time.perf_counter()
+            if events is not None:
+                events.tenants_started(
+                    frame, routing_context, offset=first, record_count=record_count
+                )
+            bucket_rows, decisions = route_frame(frame, routing_context)
+            writer.submit((bucket_rows, decisions), then=written(decisions, started, first))
+            first += len(decisions)
     return totals
 
 
