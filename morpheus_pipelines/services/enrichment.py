@@ -40,7 +40,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -75,6 +75,7 @@ from morpheus_pipelines.rules.normalise import (
     object_array,
 )
 from morpheus_pipelines.services.tenant_selection import candidate_chunks
+from morpheus_pipelines.services.write_behind import write_behind
 
 __all__ = [
     "ENRICHED",
@@ -489,9 +490,9 @@ def enrich_partitions(
     log: logging.Logger | None = None,
 ) -> PartitionEnrichment:
     """Enrich every routable candidate of ``partition_keys`` (the forced ids are not), a chunk
-    at a time, one transaction per chunk; remove enrichment rows of tenants that left a
-    partition. ``client`` None means the service is not configured: every tenant is recorded
-    ``unavailable``.
+    at a time, one transaction per chunk (written while the next chunk is asked about); remove
+    enrichment rows of tenants that left a partition. ``client`` None means the service is not
+    configured: every tenant is recorded ``unavailable``.
 
     An answer (``enriched`` or ``not_found``) given less than ``max_age_days`` ago for the
     same inputs is reused instead of asking again (``0``: ask for every tenant, every run);
@@ -537,46 +538,65 @@ def enrich_partitions(
         chunks = candidate_chunks(
             session_factory, partition_key, forced=False, size=chunk_size, tenant_ids=tenant_ids
         )
-        for chunk in chunks:
-            routable = chunk.loc[chunk["rejection_reason"].isna(), ["tenant_id", "name", "email"]]
-            fingerprints = input_fingerprints(routable)
-            earlier = (
-                _reusable(
-                    session_factory, routable, fingerprints, now - timedelta(days=max_age_days)
-                )
-                if max_age_days > 0 and client is not None and len(routable)
-                else {}
-            )
-            result = enrich_candidates(
-                routable, client, log=log, run_id=run_id, earlier_answers=earlier
-            )
-            frame = result.frame.copy()
-            frame["input_fingerprint"] = fingerprints
-            # When the service answered: now for today's answers, the original time for a
-            # reused one (so it ages), none for unavailable.
-            answered_at = [
-                earlier[tenant]["enriched_at"] if tenant in earlier else now
-                for tenant in normalise_identifiers(routable["tenant_id"]).tolist()
-            ]
-            frame["enriched_at"] = pd.Series(
-                [
-                    at if status in REUSABLE_STATUSES else None
-                    for at, status in zip(answered_at, frame["enrichment_status"], strict=True)
-                ],
-                index=frame.index,
-                dtype=object,
-            )
+
+        def write(frame: pd.DataFrame, partition_key: str = partition_key) -> int:
             with session_factory() as session:
-                totals.rows_written += _enriched.upsert_chunk(
+                return _enriched.upsert_chunk(
                     session, frame, partition_key=partition_key, run_id=run_id
                 )
-            totals.tenants += len(routable)
-            totals.asked += len(routable) - len(earlier) if client is not None else 0
-            totals.reused += len(earlier)
-            totals.requests += result.requests
-            totals.failed_batches += result.failed_batches
-            for status, n in frame["enrichment_status"].value_counts().items():
-                totals.status_counts[status] = totals.status_counts.get(status, 0) + int(n)
+
+        def written(
+            frame: pd.DataFrame, asked: int, reused: int, result: EnrichmentResult
+        ) -> Callable[[int], None]:
+            def account(rows: int) -> None:
+                totals.rows_written += rows
+                totals.tenants += asked + reused
+                totals.asked += asked if client is not None else 0
+                totals.reused += reused
+                totals.requests += result.requests
+                totals.failed_batches += result.failed_batches
+                for status, n in frame["enrichment_status"].value_counts().items():
+                    totals.status_counts[status] = totals.status_counts.get(status, 0) + int(n)
+
+            return account
+
+        # Each chunk is written (its own transaction) while the next one is asked about.
+        with write_behind(write) as writer:
+            for chunk in chunks:
+                routable = chunk.loc[
+                    chunk["rejection_reason"].isna(), ["tenant_id", "name", "email"]
+                ]
+                fingerprints = input_fingerprints(routable)
+                earlier = (
+                    _reusable(
+                        session_factory, routable, fingerprints, now - timedelta(days=max_age_days)
+                    )
+                    if max_age_days > 0 and client is not None and len(routable)
+                    else {}
+                )
+                result = enrich_candidates(
+                    routable, client, log=log, run_id=run_id, earlier_answers=earlier
+                )
+                frame = result.frame.copy()
+                frame["input_fingerprint"] = fingerprints
+                # When the service answered: now for today's answers, the original time for a
+                # reused one (so it ages), none for unavailable.
+                answered_at = [
+                    earlier[tenant]["enriched_at"] if tenant in earlier else now
+                    for tenant in normalise_identifiers(routable["tenant_id"]).tolist()
+                ]
+                frame["enriched_at"] = pd.Series(
+                    [
+                        at if status in REUSABLE_STATUSES else None
+                        for at, status in zip(answered_at, frame["enrichment_status"], strict=True)
+                    ],
+                    index=frame.index,
+                    dtype=object,
+                )
+                writer.submit(
+                    frame,
+                    then=written(frame, len(routable) - len(earlier), len(earlier), result),
+                )
         with session_factory() as session:
             totals.rows_written += _enriched.delete_orphans(
                 session, partition_key=partition_key, rerun=rerun
