@@ -563,6 +563,7 @@ def enrich_partitions(
         # Each chunk is written (its own transaction) while the next one is asked about.
         with write_behind(write) as writer:
             for chunk in chunks:
+                writer.raise_if_failed()  # before asking the service about more tenants
                 routable = chunk.loc[
                     chunk["rejection_reason"].isna(), ["tenant_id", "name", "email"]
                 ]

@@ -194,16 +194,21 @@ def score_partition(
             tenant_ids=page,
         )
 
-    def write(scores: pd.DataFrame) -> dict[str, int]:
-        with phase(phases, "write"), session_factory() as session:
-            return _scores.write_scores(
+    def write(scores: pd.DataFrame) -> tuple[dict[str, int], dict[str, float]]:
+        timed: dict[str, float] = {}  # added to ``phases`` on the caller's thread
+        with phase(timed, "write"), session_factory() as session:
+            rows = _scores.write_scores(
                 session, scores, partition_key=partition_key, run_id=run_id, live=scope.live
             )
+        return rows, timed
 
     def written(
         chunk: pd.DataFrame, scores: pd.DataFrame, rejected: pd.DataFrame
-    ) -> Callable[[dict[str, int]], None]:
-        def account(rows: dict[str, int]) -> None:
+    ) -> Callable[[tuple[dict[str, int], dict[str, float]]], None]:
+        def account(result: tuple[dict[str, int], dict[str, float]]) -> None:
+            rows, timed = result
+            for name, seconds in timed.items():
+                phases[name] = round(phases.get(name, 0.0) + seconds, 3)
             for key, n in rows.items():
                 totals.rows_written[key] = totals.rows_written.get(key, 0) + n
             totals.scored += len(scores)
@@ -227,6 +232,7 @@ def score_partition(
     # Each chunk is written (its own transaction) while the next one is read and scored.
     with write_behind(write) as writer:
         for chunk in _timed(chunks, phases, "read"):
+            writer.raise_if_failed()
             if events is not None:
                 events.tenants_scoring_started(
                     chunk, run_id=run_id, partition_key=partition_key, offset=started_rows

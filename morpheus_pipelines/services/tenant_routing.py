@@ -302,14 +302,16 @@ def route_batches(
         return write_batch(session_factory, *batch, routing_context, forced=forced)
 
     def written(
-        decisions: pd.DataFrame, started: float, first: int
+        decisions: pd.DataFrame, deciding: float, first: int
     ) -> Callable[[RoutingTotals], None]:
         def account(batch: RoutingTotals) -> None:
             if events is not None:
+                # The batch's own time: deciding it and writing it, not the next batch's
+                # work that overlapped the write.
                 events.tenants_completed(
                     decisions,
                     routing_context,
-                    elapsed=time.perf_counter() - started,
+                    elapsed=deciding + batch.seconds,
                     offset=first,
                 )
             totals.add(batch)
@@ -324,13 +326,15 @@ def route_batches(
     first = offset
     with write_behind(write) as writer:
         for frame in batches:
+            writer.raise_if_failed()
             started = time.perf_counter()
             if events is not None:
                 events.tenants_started(
                     frame, routing_context, offset=first, record_count=record_count
                 )
             bucket_rows, decisions = route_frame(frame, routing_context)
-            writer.submit((bucket_rows, decisions), then=written(decisions, started, first))
+            deciding = time.perf_counter() - started
+            writer.submit((bucket_rows, decisions), then=written(decisions, deciding, first))
             first += len(decisions)
     return totals
 

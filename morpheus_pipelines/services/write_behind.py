@@ -4,8 +4,9 @@ A chunked run reads and computes a chunk in Python, then waits while PostgreSQL 
 With the write on a thread of its own, the server works on chunk N while the caller reads and
 computes chunk N+1 (docs/performance.md, "Writes behind the next chunk"). Writes keep their
 order, each in its own transaction as before; at most two chunks are held (one writing, one
-waiting), so memory stays bounded by the chunk size. Whatever follows a write (totals, event
-lines, the log) runs on the caller's thread, in order, once that write has committed."""
+waiting), so memory stays bounded by the chunk size. Whatever follows a write (totals, phase
+times, event lines, the log) runs on the caller's thread, in order, once that write has
+committed."""
 
 from __future__ import annotations
 
@@ -50,6 +51,12 @@ class WriteBehind(Generic[T, R]):
         if previous is not None:
             self._finish(previous)
 
+    def raise_if_failed(self) -> None:
+        """Raise a failed write's error now, before the caller spends work on the next
+        chunk (events, requests) that would never be written."""
+        if self._failed.is_set():
+            self.drain()
+
     def drain(self) -> None:
         """Wait for the last write and call its ``then``."""
         pending, self._pending = self._pending, None
@@ -57,9 +64,10 @@ class WriteBehind(Generic[T, R]):
             self._finish(pending)
 
     def abandon(self) -> None:
-        """After the caller failed: no write starts any more; the one in flight finishes (its
-        transaction commits or rolls back on its own) and its ``then`` still runs if it
-        committed, so what was written is accounted for."""
+        """After the caller failed: no write starts any more (one queued but not started is
+        dropped; its transaction never begins); one already started finishes (it commits or
+        rolls back on its own) and its ``then`` still runs if it committed, so what was
+        written is accounted for."""
         self._failed.set()
         pending, self._pending = self._pending, None
         if pending is None:
@@ -81,7 +89,8 @@ class WriteBehind(Generic[T, R]):
 def write_behind(write: Callable[[T], R]) -> Iterator[WriteBehind[T, R]]:
     """A writer thread for the block: ``submit(item, then)`` writes ``item`` behind the
     caller's back; leaving the block waits for the last write. If a write fails, its error is
-    raised at the next ``submit`` (or on leaving) and no later write starts."""
+    raised at the next ``submit`` or ``raise_if_failed`` (or on leaving) and no later write
+    starts."""
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="write-behind") as pool:
         writer = WriteBehind(pool, write)
         try:

@@ -4,6 +4,7 @@ preparation, keep their order, and a failure stops every later write."""
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 
@@ -86,3 +87,18 @@ def test_when_the_caller_fails_the_write_in_flight_still_counts() -> None:
         raise ValueError("scoring chunk 1 failed")
     assert written == [0]
     assert followed == [0]  # chunk 0 committed, so its events and totals are recorded
+
+
+def test_a_failed_write_stops_the_caller_before_the_next_chunks_work() -> None:
+    """Routing, scoring and enrichment check before each chunk: no events or Domain
+    Intelligence requests are spent on a chunk that would never be written."""
+
+    def write(item: int) -> int:
+        raise RuntimeError(f"chunk {item} failed")
+
+    deadline = time.monotonic() + WAIT
+    with pytest.raises(RuntimeError, match="chunk 0 failed"), write_behind(write) as writer:
+        writer.submit(0, then=lambda _: None)
+        while time.monotonic() < deadline:  # the caller's loop, up to its next chunk
+            writer.raise_if_failed()
+        pytest.fail("the failed write was not raised before the next chunk")
