@@ -44,6 +44,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -478,6 +479,70 @@ def _reusable(
     }
 
 
+@dataclass(frozen=True)
+class _AnsweredChunk:
+    """A chunk's enrichment rows, ready to write, and what producing them took."""
+
+    frame: pd.DataFrame
+    asked: int
+    reused: int
+    requests: int
+    failed_batches: int
+
+
+def _answer_chunk(
+    session_factory: SessionFactory,
+    client: DomainIntelligenceClient | None,
+    chunk: pd.DataFrame,
+    *,
+    answered_after: datetime | None,
+    now: datetime,
+    log: logging.Logger | None,
+    run_id: str,
+) -> _AnsweredChunk:
+    """Enrich a chunk's routable candidates, reusing an answer given after ``answered_after``
+    for the same inputs (None: reuse nothing); each row carries its input fingerprint and
+    when the service answered."""
+    routable = chunk.loc[chunk["rejection_reason"].isna(), ["tenant_id", "name", "email"]]
+    fingerprints = input_fingerprints(routable)
+    earlier = (
+        _reusable(session_factory, routable, fingerprints, answered_after)
+        if answered_after is not None and len(routable)
+        else {}
+    )
+    result = enrich_candidates(routable, client, log=log, run_id=run_id, earlier_answers=earlier)
+    frame = result.frame.copy()
+    frame["input_fingerprint"] = fingerprints
+    # When the service answered: now for today's answers, the original time for a reused one
+    # (so it ages), none for unavailable.
+    answered_at = [
+        earlier[tenant]["enriched_at"] if tenant in earlier else now
+        for tenant in normalise_identifiers(routable["tenant_id"]).tolist()
+    ]
+    frame["enriched_at"] = pd.Series(
+        [
+            at if status in REUSABLE_STATUSES else None
+            for at, status in zip(answered_at, frame["enrichment_status"], strict=True)
+        ],
+        index=frame.index,
+        dtype=object,
+    )
+    return _AnsweredChunk(
+        frame=frame,
+        asked=len(routable) - len(earlier),
+        reused=len(earlier),
+        requests=result.requests,
+        failed_batches=result.failed_batches,
+    )
+
+
+def _write_answers(
+    session_factory: SessionFactory, partition_key: str, run_id: str, frame: pd.DataFrame
+) -> int:
+    with session_factory() as session:
+        return _enriched.upsert_chunk(session, frame, partition_key=partition_key, run_id=run_id)
+
+
 def enrich_partitions(
     session_factory: SessionFactory,
     client: DomainIntelligenceClient | None,
@@ -539,65 +604,35 @@ def enrich_partitions(
             session_factory, partition_key, forced=False, size=chunk_size, tenant_ids=tenant_ids
         )
 
-        def write(frame: pd.DataFrame, partition_key: str = partition_key) -> int:
-            with session_factory() as session:
-                return _enriched.upsert_chunk(
-                    session, frame, partition_key=partition_key, run_id=run_id
-                )
-
-        def written(
-            frame: pd.DataFrame, asked: int, reused: int, result: EnrichmentResult
-        ) -> Callable[[int], None]:
+        def written(chunk: _AnsweredChunk) -> Callable[[int], None]:
             def account(rows: int) -> None:
                 totals.rows_written += rows
-                totals.tenants += asked + reused
-                totals.asked += asked if client is not None else 0
-                totals.reused += reused
-                totals.requests += result.requests
-                totals.failed_batches += result.failed_batches
-                for status, n in frame["enrichment_status"].value_counts().items():
+                totals.tenants += chunk.asked + chunk.reused
+                totals.asked += chunk.asked if client is not None else 0
+                totals.reused += chunk.reused
+                totals.requests += chunk.requests
+                totals.failed_batches += chunk.failed_batches
+                for status, n in chunk.frame["enrichment_status"].value_counts().items():
                     totals.status_counts[status] = totals.status_counts.get(status, 0) + int(n)
 
             return account
 
         # Each chunk is written (its own transaction) while the next one is asked about.
-        with write_behind(write) as writer:
+        with write_behind(
+            partial(_write_answers, session_factory, partition_key, run_id)
+        ) as writer:
             for chunk in chunks:
                 writer.raise_if_failed()  # before asking the service about more tenants
-                routable = chunk.loc[
-                    chunk["rejection_reason"].isna(), ["tenant_id", "name", "email"]
-                ]
-                fingerprints = input_fingerprints(routable)
-                earlier = (
-                    _reusable(
-                        session_factory, routable, fingerprints, now - timedelta(days=max_age_days)
-                    )
-                    if max_age_days > 0 and client is not None and len(routable)
-                    else {}
+                answered = _answer_chunk(
+                    session_factory,
+                    client,
+                    chunk,
+                    answered_after=now - timedelta(days=max_age_days) if reuse else None,
+                    now=now,
+                    log=log,
+                    run_id=run_id,
                 )
-                result = enrich_candidates(
-                    routable, client, log=log, run_id=run_id, earlier_answers=earlier
-                )
-                frame = result.frame.copy()
-                frame["input_fingerprint"] = fingerprints
-                # When the service answered: now for today's answers, the original time for a
-                # reused one (so it ages), none for unavailable.
-                answered_at = [
-                    earlier[tenant]["enriched_at"] if tenant in earlier else now
-                    for tenant in normalise_identifiers(routable["tenant_id"]).tolist()
-                ]
-                frame["enriched_at"] = pd.Series(
-                    [
-                        at if status in REUSABLE_STATUSES else None
-                        for at, status in zip(answered_at, frame["enrichment_status"], strict=True)
-                    ],
-                    index=frame.index,
-                    dtype=object,
-                )
-                writer.submit(
-                    frame,
-                    then=written(frame, len(routable) - len(earlier), len(earlier), result),
-                )
+                writer.submit(answered.frame, then=written(answered))
         with session_factory() as session:
             totals.rows_written += _enriched.delete_orphans(
                 session, partition_key=partition_key, rerun=rerun

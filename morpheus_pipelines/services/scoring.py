@@ -194,21 +194,22 @@ def score_partition(
             tenant_ids=page,
         )
 
-    def write(scores: pd.DataFrame) -> tuple[dict[str, int], dict[str, float]]:
-        timed: dict[str, float] = {}  # added to ``phases`` on the caller's thread
-        with phase(timed, "write"), session_factory() as session:
+    def write(scores: pd.DataFrame) -> tuple[dict[str, int], float]:
+        """The rows written, and the seconds it took (the writer thread's ``write`` phase,
+        added to ``phases`` on the caller's thread)."""
+        started = time.perf_counter()
+        with session_factory() as session:
             rows = _scores.write_scores(
                 session, scores, partition_key=partition_key, run_id=run_id, live=scope.live
             )
-        return rows, timed
+        return rows, time.perf_counter() - started
 
     def written(
         chunk: pd.DataFrame, scores: pd.DataFrame, rejected: pd.DataFrame
-    ) -> Callable[[tuple[dict[str, int], dict[str, float]]], None]:
-        def account(result: tuple[dict[str, int], dict[str, float]]) -> None:
-            rows, timed = result
-            for name, seconds in timed.items():
-                phases[name] = round(phases.get(name, 0.0) + seconds, 3)
+    ) -> Callable[[tuple[dict[str, int], float]], None]:
+        def account(result: tuple[dict[str, int], float]) -> None:
+            rows, seconds = result
+            phases["write"] = round(phases.get("write", 0.0) + seconds, 3)
             for key, n in rows.items():
                 totals.rows_written[key] = totals.rows_written.get(key, 0) + n
             totals.scored += len(scores)
