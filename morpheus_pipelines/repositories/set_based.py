@@ -16,6 +16,7 @@ from typing import Any
 
 import pandas as pd
 from psycopg import sql
+from psycopg.errors import UniqueViolation
 from psycopg.types.json import Jsonb
 from sqlalchemy import exists as sql_exists
 from sqlalchemy import func
@@ -340,6 +341,33 @@ class SetBasedRepository(BaseRepository[ModelT]):
         write_frame(session, staging, frame, [*columns, *(extra_columns or {})])
         analyze(session, staging, statistics_target=STAGING_STATISTICS_TARGET)
         return staging
+
+    def copy_frame_if_new(
+        self,
+        session: Session,
+        frame: pd.DataFrame,
+        *,
+        columns: Sequence[str],
+        constants: Mapping[str, Any],
+    ) -> int | None:
+        """COPY ``frame[columns]``, with each of ``constants`` as a column of that value,
+        straight into the table when none of its rows' primary keys is there yet (a
+        partition's first run: no staging table, no upsert; docs/performance.md); returns
+        rows written. Otherwise None, nothing written and the transaction still usable: a
+        savepoint takes back the ``COPY`` that met an existing key, and the caller upserts."""
+        self._check_columns([*columns, *constants], "columns")
+        rows = frame[list(columns)].assign(**constants)
+        with driver_cursor(session) as cursor:
+            cursor.execute("SAVEPOINT copy_if_new")
+            try:
+                write_frame(session, self.table.name, rows, [*columns, *constants])
+            except UniqueViolation as error:
+                if error.diag.constraint_name != self.table.primary_key.name:
+                    raise
+                cursor.execute("ROLLBACK TO SAVEPOINT copy_if_new")
+                return None
+            cursor.execute("RELEASE SAVEPOINT copy_if_new")
+        return len(rows)
 
     def stream_into_staging(
         self, session: Session, chunks: Iterable[bytes], *, columns: Sequence[str]

@@ -302,3 +302,44 @@ def test_staging_tables_are_analysed_with_a_small_sample(database_url: str) -> N
     assert rows == 5_000
     assert bounds <= 11
     assert target == before == "100"
+
+
+def test_copy_if_new_copies_a_new_partition_and_steps_aside_for_an_existing_key(
+    database_url: str,
+) -> None:
+    def frame(*tenants: str) -> pd.DataFrame:
+        return pd.DataFrame({"tenant_id": list(tenants), "source_type": "active"})
+
+    def stored(session) -> list[tuple[str, str]]:
+        return session.execute(
+            text(
+                "SELECT tenant_id, run_id FROM apac_tenant_candidates "
+                "WHERE partition_key = '2026-11-29' ORDER BY tenant_id"
+            )
+        ).all()
+
+    def copy(session, tenants: pd.DataFrame, run_id: str) -> int | None:
+        return candidate_repo.copy_frame_if_new(
+            session,
+            tenants,
+            columns=["tenant_id", "source_type"],
+            constants={
+                "partition_key": "2026-11-29",
+                "run_id": run_id,
+                "forced_sales_owned": False,
+            },
+        )
+
+    with get_session(database_url) as session:
+        assert copy(session, frame("t-1", "t-2"), "r1") == 2
+    with get_session(database_url) as session:
+        # t-2 is there: nothing of this frame is written, and the transaction goes on (the
+        # caller upserts instead), so t-3 below is committed with it.
+        assert copy(session, frame("t-3", "t-2"), "r2") is None
+        session.add(TenantCandidate(**_candidate("t-3")))
+        session.flush()
+    with get_session(database_url) as session:
+        assert stored(session) == [("t-1", "r1"), ("t-2", "r1"), ("t-3", "r1")]
+        # Another constraint's violation is not taken for an existing key.
+        with pytest.raises(psycopg.errors.NotNullViolation):
+            copy(session, pd.DataFrame({"tenant_id": ["t-4"], "source_type": [None]}), "r3")
