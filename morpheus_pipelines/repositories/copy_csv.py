@@ -20,6 +20,7 @@ from collections.abc import Sequence
 
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.csv as pa_csv
 
 COPY_OPTIONS = "(FORMAT csv)"
@@ -55,11 +56,27 @@ def _text(value: object) -> object:
 
 
 def _holds_json(series: pd.Series) -> bool:
-    """Whether the column's first value is a dict or a list (a JSON column)."""
-    if series.dtype != object:
+    """Whether the column's first non-null value is a dict or a list (a JSON column)."""
+    if series.dtype != object or series.empty:
         return False
-    present = series.notna().to_numpy()
-    return bool(present.any()) and isinstance(series.iat[int(present.argmax())], dict | list)
+    first = series.iat[0]
+    if first is None or first is pd.NA or (isinstance(first, float) and first != first):
+        # Only then look further: a scan for nulls costs about 1 µs a value.
+        present = series.notna().to_numpy()
+        if not present.any():
+            return False
+        first = series.iat[int(present.argmax())]
+    return isinstance(first, dict | list)
+
+
+def _utc_text(array: pa.Array) -> pa.Array:
+    """A time-zone-aware timestamp column as UTC text, ``2026-11-28 16:01:41.000000Z``:
+    byte for byte what Arrow's CSV writer gives a UTC column, ten times faster. The writer
+    converts each value through the time-zone database; Arrow stores the instants in UTC
+    already, so dropping the zone and appending ``Z`` writes the same instant
+    (docs/performance.md)."""
+    naive = array.cast(pa.timestamp(array.type.unit)).cast(pa.string())
+    return pc.binary_join_element_wise(naive, pa.scalar("Z"), "")
 
 
 def _arrow_column(series: pd.Series) -> pa.Array:
@@ -76,6 +93,8 @@ def _arrow_column(series: pd.Series) -> pa.Array:
         # A list, not Series.map: pandas would infer its string dtype and turn None into NaN.
         values = [_text(value) for value in series.to_numpy(dtype=object)]
         return pa.array(values, type=pa.large_string())
+    if pa.types.is_timestamp(array.type) and array.type.tz is not None:
+        return _utc_text(array)
     return array
 
 

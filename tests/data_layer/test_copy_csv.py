@@ -4,14 +4,19 @@ integers and booleans."""
 
 from __future__ import annotations
 
+import io
 from datetime import UTC, datetime
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.csv as pa_csv
+import pytest
 from psycopg import sql
 from sqlalchemy import text
 
 from morpheus_pipelines.db.session import get_session
+from morpheus_pipelines.repositories.copy_csv import frame_csv
 from morpheus_pipelines.repositories.set_based import merge_joins, read_frame, write_frame
 
 AWKWARD = ["plain", "", None, "\\N", 'q"uo,te\nnew\tline\\back', "例え.jp ünïcode", "=SUM(A1)"]
@@ -50,6 +55,41 @@ def test_frame_round_trips_through_copy(database_url: str) -> None:
     assert rows[0][3] == datetime(2026, 1, 1, 0, 0, 0, 123456, tzinfo=UTC)
     assert rows[1][3] is None and rows[1][4] is None
     assert [r[5] for r in rows] == list(frame["j"])
+
+
+MOMENTS = ["2026-01-01T00:00:00.123456789Z", None, "1999-12-31T23:59:59Z", "2026-11-28T16:00:00Z"]
+
+
+@pytest.mark.parametrize("unit", ["s", "ms", "us", "ns"])
+def test_utc_timestamps_are_written_as_arrows_own_csv_writer_writes_them(unit: str) -> None:
+    """The fast text of a UTC column is byte for byte what Arrow's CSV writer gives it."""
+    moments = pd.Series(pd.to_datetime(MOMENTS, utc=True, format="ISO8601")).astype(
+        f"datetime64[{unit}, UTC]"
+    )
+    arrows = io.BytesIO()
+    pa_csv.write_csv(
+        pa.table({"ts": pa.array(moments, from_pandas=True)}),
+        arrows,
+        pa_csv.WriteOptions(include_header=False, quoting_style="all_valid"),
+    )
+    assert frame_csv(pd.DataFrame({"ts": moments}), ["ts"]) == arrows.getvalue()
+
+
+def test_timestamps_of_any_zone_keep_their_instant_in_a_session_of_another_zone(
+    database_url: str,
+) -> None:
+    """Written as UTC text with ``Z``: a zone-less text would be read in the session's zone."""
+    moments = pd.Series(pd.to_datetime(MOMENTS, utc=True, format="ISO8601"))
+    frame = pd.DataFrame(
+        {"n": range(len(MOMENTS)), "utc": moments, "cst": moments.dt.tz_convert("Asia/Shanghai")}
+    )
+    with get_session(database_url) as session:
+        session.execute(text("SET LOCAL TimeZone = 'America/New_York'"))
+        session.execute(text("CREATE TABLE moments (n int, utc timestamptz, cst timestamptz)"))
+        write_frame(session, "moments", frame, ["n", "utc", "cst"])
+        rows = session.execute(text("SELECT utc, cst FROM moments ORDER BY n")).all()
+    expected = [None if pd.isna(m) else m.round("us").to_pydatetime() for m in moments]
+    assert [r[0] for r in rows] == [r[1] for r in rows] == expected
 
 
 def test_read_frame_copies_out_exactly_what_fetchall_returns(database_url: str) -> None:
