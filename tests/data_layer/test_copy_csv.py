@@ -78,18 +78,36 @@ def test_utc_timestamps_are_written_as_arrows_own_csv_writer_writes_them(unit: s
 def test_timestamps_of_any_zone_keep_their_instant_in_a_session_of_another_zone(
     database_url: str,
 ) -> None:
-    """Written as UTC text with ``Z``: a zone-less text would be read in the session's zone."""
+    """UTC columns go as text with ``Z``, others with their offset (a New York one across the
+    start of summer time): a zone-less text would be read in the session's zone."""
     moments = pd.Series(pd.to_datetime(MOMENTS, utc=True, format="ISO8601"))
-    frame = pd.DataFrame(
-        {"n": range(len(MOMENTS)), "utc": moments, "cst": moments.dt.tz_convert("Asia/Shanghai")}
-    )
+    zones = {"utc": "UTC", "cst": "Asia/Shanghai", "nyc": "America/New_York"}
+    frame = pd.DataFrame({"n": range(len(MOMENTS))})
+    for column, zone in zones.items():
+        frame[column] = moments.dt.tz_convert(zone)
     with get_session(database_url) as session:
-        session.execute(text("SET LOCAL TimeZone = 'America/New_York'"))
-        session.execute(text("CREATE TABLE moments (n int, utc timestamptz, cst timestamptz)"))
-        write_frame(session, "moments", frame, ["n", "utc", "cst"])
-        rows = session.execute(text("SELECT utc, cst FROM moments ORDER BY n")).all()
+        session.execute(text("SET LOCAL TimeZone = 'Europe/Berlin'"))
+        session.execute(
+            text("CREATE TABLE moments (n int, utc timestamptz, cst timestamptz, nyc timestamptz)")
+        )
+        write_frame(session, "moments", frame, ["n", *zones])
+        rows = session.execute(text("SELECT utc, cst, nyc FROM moments ORDER BY n")).all()
     expected = [None if pd.isna(m) else m.round("us").to_pydatetime() for m in moments]
-    assert [r[0] for r in rows] == [r[1] for r in rows] == expected
+    for position in range(len(zones)):
+        assert [r[position] for r in rows] == expected
+
+
+def test_integers_beyond_64_bits_and_json_after_a_null_are_written_as_text() -> None:
+    """Arrow cannot hold them; the column goes as text instead of failing the batch."""
+    frame = pd.DataFrame(
+        {
+            "big": pd.Series([1, 2**70], dtype=object),
+            "j": pd.Series([pd.NaT, {"a": 2**70}], dtype=object),
+        }
+    )
+    assert frame_csv(frame, ["big", "j"]) == (
+        b'"1",\n"1180591620717411303424","{""a"": 1180591620717411303424}"\n'
+    )
 
 
 def test_read_frame_copies_out_exactly_what_fetchall_returns(database_url: str) -> None:
