@@ -13,12 +13,8 @@ from __future__ import annotations
 import argparse
 import http.client
 import json
-import os
 import random
-import socket
 import statistics
-import subprocess
-import sys
 import threading
 import time
 import uuid
@@ -28,13 +24,13 @@ from typing import Any
 
 import psutil
 import psycopg
-import requests
 from _common import scratch_database
 
 from morpheus_pipelines.crm.leads import RoutingPool, RoutingPoolMember, RoutingPoolRule
 from morpheus_pipelines.crm.models import SalesRep, Subscription
 from morpheus_pipelines.db.session import get_session
 from morpheus_pipelines.db.urls import libpq_url
+from morpheus_pipelines.devtools.serve_process import morpheus_serve
 from morpheus_pipelines.intake.server import create_api_key
 
 POOLS = 5
@@ -67,48 +63,15 @@ def seed(url: str) -> tuple[uuid.UUID, str]:
     return subscription_id, key
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 @contextmanager
 def service(url: str, *, owner_cache: bool, workers: int) -> Iterator[tuple[str, int]]:
-    port = _free_port()
-    command = [
-        sys.executable,
-        "-m",
-        "morpheus_pipelines.cli",
-        "serve",
-        "--port",
-        str(port),
-        "--workers",
-        str(workers),
-    ]
-    if not owner_cache:
-        command.append("--no-owner-cache")
-    env = os.environ | {
-        "MORPHEUS_DATABASE_URL": url,
-        "MORPHEUS_INTAKE_REQUESTS_PER_MINUTE": "10000000",
-    }
-    process = subprocess.Popen(command, env=env, stderr=subprocess.DEVNULL)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if requests.get(f"{base}/healthz", timeout=1).status_code == 200:
-                    break
-            except requests.ConnectionError:
-                pass
-            if time.monotonic() > deadline or process.poll() is not None:
-                raise SystemExit("morpheus serve did not start")
-            time.sleep(0.1)
-        yield base, process.pid
-    finally:
-        process.terminate()
-        process.wait(timeout=15)
+    with morpheus_serve(
+        url,
+        workers=workers,
+        owner_cache=owner_cache,
+        environ={"MORPHEUS_INTAKE_REQUESTS_PER_MINUTE": "10000000"},
+    ) as running:
+        yield running
 
 
 def workload(subscription_id: uuid.UUID, leads: int, seed_value: int) -> list[dict[str, Any]]:

@@ -34,6 +34,7 @@ DEFAULTS: dict[str, str] = {
     "MORPHEUS_SUBSCRIPTION_ID": "",
     "HUBSPOT_UNASSIGNED_LIST_ID": "",
     "MORPHEUS_INTAKE_REQUESTS_PER_MINUTE": "6000",
+    "MORPHEUS_INTAKE_AUTH_FAILURES_PER_MINUTE": "30",
 }
 
 # Values that must never be printed: repr() and logs show only whether they are set.
@@ -76,6 +77,7 @@ class Settings:
     subscription_id: str
     hubspot_unassigned_list_id: str
     intake_requests_per_minute: int
+    intake_auth_failures_per_minute: int
     hubspot_private_app_token: str = _secret()
     apac_sales_emails: str = _secret()
 
@@ -125,6 +127,9 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         hubspot_unassigned_list_id=env("HUBSPOT_UNASSIGNED_LIST_ID", environ),
         intake_requests_per_minute=int(
             _number("MORPHEUS_INTAKE_REQUESTS_PER_MINUTE", environ, int)
+        ),
+        intake_auth_failures_per_minute=int(
+            _number("MORPHEUS_INTAKE_AUTH_FAILURES_PER_MINUTE", environ, int)
         ),
         hubspot_private_app_token=env("HUBSPOT_PRIVATE_APP_TOKEN", environ),
         apac_sales_emails=env("APAC_SALES_EMAILS", environ),

@@ -11,9 +11,12 @@ Layout under ``MORPHEUS_HOME``::
     postgres/data/server.log
     postgres/port        the TCP port, kept stable across restarts when it is free
     postgres/lock        flock taken by every start/stop, so two processes never race initdb
+    postgres/password    the ``postgres`` role's password, mode 0600, made at initdb
 
-The server listens on 127.0.0.1 only, with ``trust`` authentication for the local user
-``postgres``: it is a single-user development and demo database, not a shared server.
+The server listens on 127.0.0.1 only, has no Unix socket, and asks every connection for the
+password (``scram-sha-256``): another user of the same host cannot log in without reading
+the password file, which only its owner can (docs/security.md). A data directory made by an
+earlier version with ``trust`` authentication is given a password at its next start.
 """
 
 from __future__ import annotations
@@ -21,11 +24,13 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import re
+import secrets
 import socket
 import subprocess
 import warnings
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import psycopg
@@ -34,6 +39,8 @@ from psycopg import sql
 WAREHOUSE_DATABASE = "morpheus"
 DAGSTER_DATABASE = "dagster"
 SYSTEM_USER = "embedded_postgres"
+SUPERUSER = "postgres"
+PASSWORD_AUTH = "scram-sha-256"
 
 # Settings for a local analytical workload: bigger buffers for 1M-row batches and fewer
 # checkpoints during bulk loads. Durability settings stay at PostgreSQL's defaults. The data
@@ -53,6 +60,10 @@ SERVER_OPTIONS: dict[str, str] = {
 }
 
 
+# An active pg_hba.conf line whose method is ``trust`` (group 1: everything before it).
+_TRUST_LINE = re.compile(r"^(\s*(?:local|host)\S*\s.*?)\btrust\b", re.MULTILINE)
+
+
 class EmbeddedPostgresError(RuntimeError):
     """The embedded server could not be initialised, started or stopped."""
 
@@ -63,11 +74,18 @@ class ServerStatus:
     port: int | None
     pid: int | None
     data_dir: Path
+    password: str | None = field(default=None, repr=False)
 
     def url(self, database: str = WAREHOUSE_DATABASE, driver: str = "psycopg") -> str:
+        """The URL of ``database``, the password included (it is what logs in)."""
         if not self.running or self.port is None:
             raise EmbeddedPostgresError(f"embedded PostgreSQL in {self.data_dir} is not running")
-        return f"postgresql+{driver}://postgres@127.0.0.1:{self.port}/{database}"
+        if self.password is None:
+            raise EmbeddedPostgresError(
+                f"the embedded server's password ({self.data_dir.parent / 'password'}) "
+                "cannot be read by this user"
+            )
+        return f"postgresql+{driver}://{SUPERUSER}:{self.password}@127.0.0.1:{self.port}/{database}"
 
 
 def _binaries() -> Path:
@@ -116,6 +134,7 @@ class EmbeddedPostgres:
         self.root = self.home / "postgres"
         self.data_dir = self.root / "data"
         self.log_file = self.data_dir / "server.log"
+        self.password_file = self.root / "password"
         self.options = {**SERVER_OPTIONS, **(extra_options or {})}
 
     # -- public API -------------------------------------------------------------------------
@@ -131,8 +150,18 @@ class EmbeddedPostgres:
         ready = len(lines) > 7 and lines[7].strip() == "ready"
         running = pid is not None and _pid_alive(pid) and ready
         return ServerStatus(
-            running, port if running else None, pid if running else None, self.data_dir
+            running,
+            port if running else None,
+            pid if running else None,
+            self.data_dir,
+            self._password(),
         )
+
+    def _password(self) -> str | None:
+        try:
+            return self.password_file.read_text().strip() or None
+        except (FileNotFoundError, PermissionError):
+            return None
 
     def start(self) -> ServerStatus:
         """Initialise if needed, start if not running, create the two databases if missing.
@@ -144,6 +173,8 @@ class EmbeddedPostgres:
             status = self.status()
             if not status.running:
                 status = self._start_server()
+            if self._trusts_local_users():
+                status = self._require_password(status)
             self._ensure_databases(status)
             return status
 
@@ -199,24 +230,73 @@ class EmbeddedPostgres:
         ensure_folder_permissions(bin_path.parent / "lib", 0o044)
         os.chown(self.data_dir, entry.pw_uid, entry.pw_gid)
 
+    def _write_password(self) -> str:
+        """A new password in the password file, readable by its owner only."""
+        password = secrets.token_urlsafe(24)  # URL-safe: it goes into URLs unquoted
+        self.password_file.unlink(missing_ok=True)
+        descriptor = os.open(self.password_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(descriptor, "w") as handle:
+            handle.write(password + "\n")
+        return password
+
     def _ensure_initialised(self) -> None:
         if (self.data_dir / "PG_VERSION").exists():
             return
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self._prepare_permissions()
-        self._run(
-            "initdb",
-            [
-                "-D",
-                str(self.data_dir),
-                "--auth=trust",
-                "--encoding=UTF8",
-                "--locale=C",
-                "-U",
-                "postgres",
-            ],
-            timeout=120,
-        )
+        password = self._write_password()
+        # initdb runs as the server's own user, which may not read ours: it gets a copy of
+        # its own for the moment initdb takes.
+        pwfile = self.root / "initdb-password"
+        descriptor = os.open(pwfile, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(descriptor, "w") as handle:
+            handle.write(password + "\n")
+        try:
+            if self._run_as() is not None:
+                import pwd
+
+                entry = pwd.getpwnam(SYSTEM_USER)
+                os.chown(pwfile, entry.pw_uid, entry.pw_gid)
+            self._run(
+                "initdb",
+                [
+                    "-D",
+                    str(self.data_dir),
+                    f"--auth={PASSWORD_AUTH}",
+                    f"--pwfile={pwfile}",
+                    "--encoding=UTF8",
+                    "--locale=C",
+                    "-U",
+                    SUPERUSER,
+                ],
+                timeout=120,
+            )
+        finally:
+            pwfile.unlink(missing_ok=True)
+
+    def _trusts_local_users(self) -> bool:
+        try:
+            return bool(_TRUST_LINE.search((self.data_dir / "pg_hba.conf").read_text()))
+        except PermissionError:
+            return False  # another user's server: its URL needs its password file
+
+    def _require_password(self, status: ServerStatus) -> ServerStatus:
+        """Give a data directory initialised with ``trust`` (an earlier version's) a
+        password, then make the server ask for it."""
+        admin = f"postgresql://{SUPERUSER}@127.0.0.1:{status.port}/postgres"
+        password = self._write_password()
+        with psycopg.connect(admin, autocommit=True, connect_timeout=10) as conn:
+            conn.execute(
+                sql.SQL("ALTER ROLE {} PASSWORD {}").format(
+                    sql.Identifier(SUPERUSER), sql.Literal(password)
+                )
+            )
+            hba = self.data_dir / "pg_hba.conf"
+            hba.write_text(_TRUST_LINE.sub(rf"\1{PASSWORD_AUTH}", hba.read_text()))
+            conn.execute("SELECT pg_reload_conf()")
+        status = self.status()
+        _connect_after_reload(status.url("postgres").replace("+psycopg", "")).close()
+        return status
 
     def _start_server(self) -> ServerStatus:
         self._prepare_permissions()
@@ -270,3 +350,18 @@ class EmbeddedPostgres:
                 f"{program} {' '.join(args[:1])}... failed (exit {result.returncode}):\n"
                 f"{result.stderr.strip()}\n{log_tail}"
             )
+
+
+def _connect_after_reload(url: str) -> psycopg.Connection:
+    """A connection with the new password, retried for a moment: ``pg_reload_conf()`` only
+    signals the server, which reads its new pg_hba.conf a little later."""
+    import time
+
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            return psycopg.connect(url, autocommit=True, connect_timeout=10)
+        except psycopg.OperationalError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.1)

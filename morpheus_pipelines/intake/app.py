@@ -4,18 +4,18 @@ Starlette for routing and uvicorn to serve it: both are already in the dependenc
 Dagster webserver runs on them), add almost nothing per request, and leave the one
 transaction per lead in plain, synchronous SQLAlchemy run on a worker thread.
 
-Every ``/v1/`` request: body size bounded, API key checked (401), request budget taken (429),
-subscription checked (403, the same answer whether or not the data exists), then one
-transaction. A database that does not answer is a 503 with nothing written; the connection
-pool pings connections, so the service recovers by itself when the database returns.
+Every ``/v1/`` request: the caller's budget of failed authentications checked (429), API key
+checked (401), request budget taken (429), body read within its size and time and parsed
+strictly (413, 408, 422), subscription checked (403, the same answer whether or not the data
+exists), then one transaction. A database that does not answer is a 503 with nothing
+written, and the service recovers by itself when it returns; a value the database refuses is
+a 422, never "unavailable" (docs/security.md).
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
-import time
 import uuid
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
@@ -26,6 +26,7 @@ import anyio
 from pydantic import BaseModel, ValidationError
 from sqlalchemy import create_engine, text
 from sqlalchemy.exc import DBAPIError, OperationalError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlalchemy.orm import Session, sessionmaker
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -33,9 +34,11 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from morpheus_pipelines.crm.repositories.leads import IntakeApiKeyRepository
+from morpheus_pipelines.intake.body import BodyRefused, parse_body
 from morpheus_pipelines.intake.budget import RequestBudget, retry_after_header
 from morpheus_pipelines.intake.directory import LiveDirectory, OwnerDirectory, RoutingListener
-from morpheus_pipelines.intake.keys import KeyCache, key_hash, key_id_of, same_hash
+from morpheus_pipelines.intake.guard import RequestGuard
+from morpheus_pipelines.intake.keys import KeyDirectory
 from morpheus_pipelines.intake.leads import create_lead, lead_view
 from morpheus_pipelines.intake.openapi import openapi_document
 from morpheus_pipelines.intake.schemas import ActivityIn, LeadIn, MessageIn, field_errors
@@ -52,6 +55,8 @@ from morpheus_pipelines.rules.timeline import InvalidActivity
 
 MAX_BODY_BYTES = 64 * 1024
 DEFAULT_REQUESTS_PER_MINUTE = 6_000
+DEFAULT_AUTH_FAILURES_PER_MINUTE = 30
+MAX_IDEMPOTENCY_KEY_LENGTH = 200
 DEFAULT_TIMELINE_PAGE = 50
 MAX_TIMELINE_PAGE = 200
 _keys = IntakeApiKeyRepository()
@@ -70,6 +75,8 @@ class _Refused(Exception):
 class IntakeSettings:
     database_url: str
     requests_per_minute: int = DEFAULT_REQUESTS_PER_MINUTE
+    auth_failures_per_minute: int = DEFAULT_AUTH_FAILURES_PER_MINUTE
+    body_read_timeout: float = 15.0  # seconds for the whole body, once the head is read
     owner_cache: bool = True
     listen_url: str | None = None  # libpq URL for LISTEN; None = TTL only
     pool_size: int = 20
@@ -96,6 +103,7 @@ def create_app(settings: IntakeSettings) -> Starlette:
         OwnerDirectory(session_scope) if settings.owner_cache else LiveDirectory(session_scope)
     )
     budget = RequestBudget(settings.requests_per_minute)
+    auth_failures = RequestBudget(settings.auth_failures_per_minute)
     listener = (
         RoutingListener(settings.listen_url, directory)
         if settings.listen_url and settings.owner_cache
@@ -121,64 +129,92 @@ def create_app(settings: IntakeSettings) -> Starlette:
                 if not exc.connection_invalidated:
                     raise
                 return attempt(work)
-        except (OperationalError, DBAPIError) as exc:
-            if not (isinstance(exc, OperationalError) or exc.connection_invalidated):
-                raise
-            log_event("intake_database_unavailable", level=logging.ERROR, error=type(exc).__name__)
-            raise _Refused(503, {"error": "database_unavailable"}, {"Retry-After": "1"}) from None
+        except (DBAPIError, PoolTimeout) as exc:
+            failure = database_failure(exc)
+            if failure == "unavailable":
+                log_event(
+                    "intake_database_unavailable", level=logging.ERROR, error=type(exc).__name__
+                )
+                raise _Refused(
+                    503, {"error": "database_unavailable"}, {"Retry-After": "1"}
+                ) from None
+            if failure == "value_refused":
+                log_event(
+                    "intake_value_refused_by_database",
+                    level=logging.WARNING,
+                    sqlstate=getattr(getattr(exc, "orig", None), "sqlstate", None),
+                )
+                raise _Refused(
+                    422, _invalid("body", "the database cannot store a value of this request")
+                ) from None
+            raise
 
     async def in_transaction(work: Callable[[Session], Any]) -> Any:
         return await anyio.to_thread.run_sync(run, work)
 
-    keys = KeyCache()
+    keys = KeyDirectory(lambda: run(_keys.active_keys))
 
-    def find_key(key_id: uuid.UUID) -> Any:
-        known, found = keys.get(key_id.hex)
-        if not known:
-            found = run(lambda session: _keys.find_active(session, key_id))
-            keys.put(key_id.hex, found)
-        return found
+    def reload_keys() -> None:
+        try:
+            keys.reload()
+        except _Refused:
+            if not keys.loaded:
+                raise  # no view to go on with: 503
+            # Otherwise the view of a moment ago answers; the request's own transaction
+            # meets the outage, if it lasts.
 
     async def authorised(request: Request) -> tuple[uuid.UUID, uuid.UUID]:
-        """``(key id, subscription id)`` of the caller, or a 401/429 refusal."""
+        """``(key id, subscription id)`` of the caller, or a 401/429 refusal. A client
+        address past its budget of failed authentications is refused before its key is
+        looked at."""
+        address = request.client.host if request.client else "unknown"
+        wait = auth_failures.wait(address)
+        if wait > 0:
+            raise _Refused(
+                429,
+                {"error": "too_many_failed_authentications"},
+                {"Retry-After": retry_after_header(wait)},
+            )
         header = request.headers.get("authorization", "")
         scheme, _, presented = header.partition(" ")
         if scheme.lower() != "bearer" or not presented.strip():
+            auth_failures.take(address)
             raise _Refused(401, {"error": "missing_api_key"}, {"WWW-Authenticate": "Bearer"})
-        presented = presented.strip()
-        key_id = key_id_of(presented)
-        found = None
-        if key_id is not None:
-            known, found = keys.get(key_id.hex)
-            if not known:
-                found = await anyio.to_thread.run_sync(find_key, key_id)
-        if found is None or not same_hash(found[1], key_hash(presented)):
+        if keys.due():
+            await anyio.to_thread.run_sync(reload_keys)
+        found = keys.verify(presented.strip())
+        if found is None:
+            auth_failures.take(address)
             raise _Refused(401, {"error": "invalid_api_key"}, {"WWW-Authenticate": "Bearer"})
-        assert key_id is not None
+        key_id, subscription_id = found
         wait = budget.take(key_id.hex)
         if wait > 0:
             raise _Refused(
                 429, {"error": "rate_limited"}, {"Retry-After": retry_after_header(wait)}
             )
-        return key_id, found[0]
+        return key_id, subscription_id
 
     async def read_json(request: Request) -> Any:
         declared = request.headers.get("content-length")
         if declared and declared.isdigit() and int(declared) > MAX_BODY_BYTES:
             raise _Refused(413, {"error": "body_too_large", "limit_bytes": MAX_BODY_BYTES})
         chunks, size = [], 0
-        async for chunk in request.stream():
-            size += len(chunk)
-            if size > MAX_BODY_BYTES:
-                raise _Refused(413, {"error": "body_too_large", "limit_bytes": MAX_BODY_BYTES})
-            chunks.append(chunk)
+        with anyio.move_on_after(settings.body_read_timeout) as deadline:
+            async for chunk in request.stream():
+                size += len(chunk)
+                if size > MAX_BODY_BYTES:
+                    raise _Refused(413, {"error": "body_too_large", "limit_bytes": MAX_BODY_BYTES})
+                chunks.append(chunk)
+        if deadline.cancelled_caught:
+            raise _Refused(
+                408,
+                {"error": "request_timeout", "message": "the body did not arrive in time"},
+                {"Connection": "close"},
+            )
         try:
-            parsed = json.loads(b"".join(chunks))
-        except (ValueError, UnicodeDecodeError):
-            raise _Refused(422, _invalid("body", "the body is not valid JSON")) from None
-        if _has_nul(parsed):  # PostgreSQL text cannot hold it: refuse, do not fail later
-            raise _Refused(422, _invalid("body", "text may not contain NUL (\\u0000)"))
-        return parsed
+            return parse_body(b"".join(chunks))
+        except BodyRefused as exc:
+            raise _Refused(422, _invalid(exc.field, str(exc))) from None
 
     def parsed(model: type[ModelT], raw: Any) -> ModelT:
         if not isinstance(raw, dict):
@@ -190,6 +226,7 @@ def create_app(settings: IntakeSettings) -> Starlette:
 
     async def post_lead(request: Request) -> Response:
         _, subscription_id = await authorised(request)
+        idempotency_header = _idempotency_key(request)
         raw = await read_json(request)
         lead = parsed(LeadIn, raw)
         if lead.subscription_id != subscription_id:
@@ -201,7 +238,7 @@ def create_app(settings: IntakeSettings) -> Starlette:
                 directory,
                 lead,
                 raw,
-                idempotency_header=request.headers.get("idempotency-key"),
+                idempotency_header=idempotency_header,
                 now=now,
             )
         )
@@ -260,11 +297,9 @@ def create_app(settings: IntakeSettings) -> Starlette:
 
     async def post_message(request: Request) -> Response:
         _, subscription_id = await authorised(request)
+        key = _idempotency_key(request)
         raw = await read_json(request)
         message = parsed(MessageIn, raw)
-        key = request.headers.get("idempotency-key")
-        if key is not None and not 1 <= len(key.strip()) <= 200:
-            raise _Refused(422, _invalid("Idempotency-Key", "1 to 200 characters"))
         now = settings.clock()
         answer = await in_transaction(
             lambda session: queue_message(
@@ -325,8 +360,9 @@ def create_app(settings: IntakeSettings) -> Starlette:
         },
         lifespan=lifespan,
     )
-    app.add_middleware(_AccessLog)
+    app.add_middleware(RequestGuard)
     app.state.directory = directory
+    app.state.keys = keys
     app.state.listener = listener
     app.state.engine = engine
     return app
@@ -339,14 +375,40 @@ def _forbidden() -> Response:
     return JSONResponse(_FORBIDDEN, status_code=403)
 
 
-def _has_nul(value: Any) -> bool:
-    if isinstance(value, str):
-        return "\x00" in value
-    if isinstance(value, dict):
-        return any(_has_nul(k) or _has_nul(v) for k, v in value.items())
-    if isinstance(value, list):
-        return any(_has_nul(item) for item in value)
-    return False
+def _idempotency_key(request: Request) -> str | None:
+    """The ``Idempotency-Key`` header: absent, or 1 to 200 characters (a longer one could not
+    be indexed, and no sender needs one)."""
+    key = request.headers.get("idempotency-key")
+    if key is not None and not 1 <= len(key.strip()) <= MAX_IDEMPOTENCY_KEY_LENGTH:
+        raise _Refused(
+            422, _invalid("Idempotency-Key", f"1 to {MAX_IDEMPOTENCY_KEY_LENGTH} characters")
+        )
+    return key
+
+
+# SQLSTATEs of a server that is going away or cannot take a connection now, beside class 08
+# (connection exceptions): an outage, worth retrying.
+_UNAVAILABLE_STATES = frozenset({"53000", "53300", "57P01", "57P02", "57P03"})
+
+
+def database_failure(exc: Exception) -> str:
+    """``unavailable`` (a 503 the sender retries), ``value_refused`` (a value of the request
+    the database will not store: data exceptions, class 22, and program limits, class 54),
+    or ``error`` (a fault of the service: a 500)."""
+    if isinstance(exc, PoolTimeout):
+        return "unavailable"  # every connection busy for the pool's timeout
+    if isinstance(exc, DBAPIError) and exc.connection_invalidated:
+        return "unavailable"
+    state = getattr(getattr(exc, "orig", None), "sqlstate", None)
+    if state is None:
+        # No answer from a server at all (refused, timed out, reset): only a connection
+        # failure is raised without one.
+        return "unavailable" if isinstance(exc, OperationalError) else "error"
+    if state.startswith("08") or state in _UNAVAILABLE_STATES:
+        return "unavailable"
+    if state.startswith(("22", "54")):
+        return "value_refused"
+    return "error"
 
 
 def _invalid(field_name: str, message: str) -> dict[str, Any]:
@@ -359,42 +421,3 @@ def _invalid_field(request: Request, exc: Exception) -> Response:
 
 def _answer(answer: Answer) -> Response:
     return JSONResponse(answer.body, status_code=answer.status, headers=answer.headers)
-
-
-class _AccessLog:
-    """One JSON line per request: method, path, status, milliseconds. No bodies, no headers,
-    no query strings: nothing that could carry an email, a phone number or a key."""
-
-    def __init__(self, app: Any) -> None:
-        self.app = app
-
-    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        started = time.perf_counter()
-        logged = False
-
-        def log(status: int) -> None:
-            log_event(
-                "http_request",
-                method=scope["method"],
-                path=scope["path"],
-                status=status,
-                duration_ms=round((time.perf_counter() - started) * 1000, 2),
-            )
-
-        async def record(message: dict) -> None:
-            nonlocal logged
-            if message["type"] == "http.response.start":
-                # Written before the client can see the answer, so the line is never
-                # behind the response it describes.
-                logged = True
-                log(message["status"])
-            await send(message)
-
-        try:
-            await self.app(scope, receive, record)
-        finally:
-            if not logged:
-                log(500)

@@ -24,6 +24,7 @@ def app_from_environment() -> Starlette:
             database_url=url,
             # Each worker keeps its own budget: together they admit the configured rate.
             requests_per_minute=max(1, settings.intake_requests_per_minute // workers),
+            auth_failures_per_minute=max(1, settings.intake_auth_failures_per_minute // workers),
             owner_cache=os.environ.get(OWNER_CACHE_VARIABLE, "1") == "1",
             listen_url=libpq_url(url),
         )

@@ -45,29 +45,64 @@ def same_hash(stored: str, presented: str) -> bool:
     return hmac.compare_digest(stored.encode(), presented.encode())
 
 
-Found = tuple[uuid.UUID, str] | None  # (subscription id, stored hash), or unknown/revoked
+Found = tuple[uuid.UUID, str]  # (subscription id, stored hash) of an active key
+
+# What a presented key is compared with when its id names no active key: the same hash and
+# the same comparison as for a known key, so the answer takes the same time either way.
+_NO_KEY_HASH = key_hash(f"{KEY_PREFIX}{uuid.UUID(int=0).hex}_none")
 
 
-class KeyCache:
-    """Recent answers of the lookup by key id, for ``ttl_seconds``: a key revoked with
-    ``morpheus api-key revoke`` stops working within that time (docs/leads.md). Unknown ids
-    are remembered too, so a caller retrying a bad key does not cost a query each time."""
+class KeyDirectory:
+    """Every active key, held in memory and reloaded in full when older than
+    ``ttl_seconds``: a key created or revoked with ``morpheus api-key`` takes effect within
+    that time (docs/leads.md). Authenticating is then the same dictionary lookup and the same
+    constant-time comparison whether or not the key id exists, and no request, however many
+    unknown ids it tries, costs a query of its own (docs/security.md)."""
 
-    def __init__(self, ttl_seconds: float = 1.0, *, clock: Callable[[], float] = time.monotonic):
+    def __init__(
+        self,
+        load: Callable[[], dict[uuid.UUID, Found]],
+        ttl_seconds: float = 1.0,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._load = load
         self._ttl = ttl_seconds
         self._clock = clock
-        self._entries: dict[str, tuple[float, Found]] = {}
+        self._entries: dict[uuid.UUID, Found] | None = None
+        self._loaded_at = float("-inf")
         self._lock = threading.Lock()
 
-    def get(self, digest: str) -> tuple[bool, Found]:
-        with self._lock:
-            entry = self._entries.get(digest)
-        if entry is None or entry[0] < self._clock():
-            return False, None
-        return True, entry[1]
+    @property
+    def loaded(self) -> bool:
+        return self._entries is not None
 
-    def put(self, digest: str, found: Found) -> None:
-        with self._lock:
-            if len(self._entries) > 10_000:  # bounded: bad keys cannot grow it without end
-                self._entries.clear()
-            self._entries[digest] = (self._clock() + self._ttl, found)
+    def due(self) -> bool:
+        return self._clock() - self._loaded_at > self._ttl
+
+    def expire(self) -> None:
+        """Reload before the next verification (a key was just created or revoked)."""
+        self._loaded_at = float("-inf")
+
+    def reload(self) -> None:
+        """Load every active key; a concurrent caller that finds a reload under way goes on
+        with the current view (or waits for the first one)."""
+        if not self._lock.acquire(blocking=self._entries is None):
+            return
+        try:
+            if self.due():
+                started = self._clock()
+                self._entries = self._load()
+                self._loaded_at = started
+        finally:
+            self._lock.release()
+
+    def verify(self, presented: str) -> tuple[uuid.UUID, uuid.UUID] | None:
+        """``(key id, subscription id)`` of an active key whose whole hash matches."""
+        key_id = key_id_of(presented)
+        entry = (self._entries or {}).get(key_id) if key_id is not None else None
+        matches = same_hash(entry[1] if entry else _NO_KEY_HASH, key_hash(presented))
+        if entry is None or not matches:
+            return None
+        assert key_id is not None
+        return key_id, entry[0]

@@ -34,6 +34,7 @@ from morpheus_pipelines.rules.lead_intake import (
     normalise_phone,
     request_fingerprint,
 )
+from morpheus_pipelines.rules.timeline import FORM_EXTERNAL_ID_PREFIX
 
 _leads = LeadRepository()
 
@@ -92,7 +93,7 @@ def create_lead(
         "createdAt": created_at,
     }
     activity = {
-        "activity_external_id": f"form:{key}",
+        "activity_external_id": f"{FORM_EXTERNAL_ID_PREFIX}{key}",
         "activity_metadata": {"source": lead.source, "campaign_ids": list(lead.campaign_ids)},
     }
     candidates = directory.candidates(session, subscription_id, pool_id)

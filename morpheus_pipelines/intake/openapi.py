@@ -53,7 +53,14 @@ def _json(model: type[BaseModel], description: str, **headers: str) -> dict[str,
 _REFUSALS = {
     "401": _json(ErrorOut, "no or an unknown API key"),
     "403": _json(ErrorOut, "another subscription's data (whether or not it exists)"),
-    "429": _json(ErrorOut, "the key's request budget is spent", **{"Retry-After": "seconds"}),
+    "408": _json(ErrorOut, "the request head or body did not arrive in time"),
+    "429": _json(
+        ErrorOut,
+        "the key's request budget, or the address's budget of failed authentications, is spent",
+        **{"Retry-After": "seconds"},
+    ),
+    "431": _json(ErrorOut, "a request head over 16 KiB or 100 header fields"),
+    "500": _json(ErrorOut, "a fault of the service; the answer names its request_id"),
     "503": _json(ErrorOut, "the database does not answer; nothing was written"),
 }
 

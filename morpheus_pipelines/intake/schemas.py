@@ -119,6 +119,7 @@ class ErrorOut(BaseModel):
     error: str
     message: str | None = None
     fields: list[dict[str, str]] | None = None
+    request_id: str | None = Field(default=None, description="on a 500: quote it when asking")
 
 
 def field_errors(exc: ValidationError) -> list[dict[str, str]]:

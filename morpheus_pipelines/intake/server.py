@@ -28,6 +28,7 @@ def serve(
     import uvicorn
 
     from morpheus_pipelines.intake.asgi import OWNER_CACHE_VARIABLE, WORKERS_VARIABLE
+    from morpheus_pipelines.intake.http_server import uvicorn_options
 
     url = warehouse_url(settings)  # starts the embedded server when nothing is configured
     upgrade(url)
@@ -42,9 +43,9 @@ def serve(
         host=host,
         port=port,
         workers=workers,
-        access_log=False,  # the app writes its own JSON access lines
         log_level="warning",
         timeout_graceful_shutdown=5,
+        **uvicorn_options(),
     )
     return 0
 

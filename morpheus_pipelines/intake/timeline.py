@@ -23,6 +23,7 @@ from morpheus_pipelines.intake.schemas import ActivityIn, MessageIn
 from morpheus_pipelines.rules.lead_intake import request_fingerprint
 from morpheus_pipelines.rules.timeline import (
     InvalidActivity,
+    check_caller_external_id,
     check_occurred_at,
     whatsapp_window,
 )
@@ -81,6 +82,7 @@ def record_activity(
 ) -> Answer:
     """``201`` new, ``200`` the same external id delivered again, ``422`` the same external
     id with a different body, ``403`` a lead that is not the caller's."""
+    check_caller_external_id(activity.external_id)
     occurred_at = parse_occurred_at(activity.occurred_at, now)
     if not lead_of(session, activity.lead_id, subscription_id):
         return FORBIDDEN

@@ -56,3 +56,21 @@ def mask_emails(value: object) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return ""
     return EMAIL_PATTERN.sub(lambda m: mask_email(m.group(0)), str(value))
+
+
+def redacted_traceback(exc: BaseException) -> str:
+    """Where ``exc`` was raised, for a debug line: each exception's type and frames
+    (``file:line in function``), never its message or a frame's values, which can carry SQL
+    parameters, contact details or a token."""
+    import traceback
+
+    parts: list[str] = []
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        frames = traceback.extract_tb(current.__traceback__)
+        where = " < ".join(f"{f.filename}:{f.lineno} in {f.name}" for f in reversed(frames))
+        parts.append(f"{type(current).__module__}.{type(current).__qualname__} at {where}")
+        current = current.__cause__ or current.__context__
+    return " | caused by ".join(parts)

@@ -28,7 +28,10 @@ REASON_LABELS = {
 
 # Tenant text only ever lands inside table cells, where these are the characters that act.
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
-_CSV_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+_CSV_FORMULA_START = ("=", "+", "-", "@")
+# Characters a CSV reader may take for the end of a row, beside the other control
+# characters: a cell keeps none of them, so no cell can start a row of its own.
+_NOT_IN_A_CELL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 
 # -- escaping ---------------------------------------------------------------------------------
@@ -49,10 +52,15 @@ def md_escape(value: object) -> str:
 
 
 def csv_cell(value: object) -> object:
-    """A CSV cell that a spreadsheet will not execute (``=cmd()`` becomes ``'=cmd()``)."""
-    if isinstance(value, str) and value.startswith(_CSV_FORMULA_START):
-        return "'" + value
-    return value
+    """A CSV cell that a spreadsheet will not execute: control characters (line breaks among
+    them, which would start a new row) become spaces, and text whose first visible character
+    starts a formula is prefixed with ``'`` (``=cmd()`` becomes ``'=cmd()``)."""
+    if not isinstance(value, str):
+        return value
+    text = _NOT_IN_A_CELL.sub(" ", value)
+    if text.lstrip().startswith(_CSV_FORMULA_START):
+        return "'" + text
+    return text
 
 
 # -- formatting -------------------------------------------------------------------------------

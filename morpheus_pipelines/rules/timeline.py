@@ -19,6 +19,22 @@ MESSAGE_CHANNELS = ("whatsapp", "email")
 # Clocks drift: a webhook stamped a little ahead of ours is not "in the future".
 CLOCK_SKEW = timedelta(minutes=5)
 
+# External ids the product writes itself: a lead's form entry, a dialer call. A caller of
+# ``POST /v1/activities`` may not take one, or the entry it stands for would find its id in
+# use and never reach the timeline. All-digit ids are HubSpot engagement ids (the engagement
+# sync writes them bare), and the other prefixes are kept for the senders still to come.
+FORM_EXTERNAL_ID_PREFIX = "form:"
+DIALER_CALL_EXTERNAL_ID_PREFIX = "dialer-call:"
+RESERVED_EXTERNAL_ID_PREFIXES = (
+    FORM_EXTERNAL_ID_PREFIX,
+    DIALER_CALL_EXTERNAL_ID_PREFIX,
+    "hubspot:",
+    "meta:",
+    "whatsapp:",
+    "google-ads:",
+    "message:",
+)
+
 
 class InvalidActivity(ValueError):
     """An activity or message the timeline cannot take; ``field`` names the culprit."""
@@ -26,6 +42,24 @@ class InvalidActivity(ValueError):
     def __init__(self, field: str, message: str) -> None:
         super().__init__(message)
         self.field = field
+
+
+def check_caller_external_id(external_id: str) -> str:
+    """``external_id`` unless the product keeps it for its own entries
+    (:data:`RESERVED_EXTERNAL_ID_PREFIXES`, or all digits)."""
+    lowered = external_id.lower()
+    reserved = next((p for p in RESERVED_EXTERNAL_ID_PREFIXES if lowered.startswith(p)), None)
+    if reserved is not None:
+        raise InvalidActivity(
+            "external_id", f"external_id may not start with {reserved!r}: the product keeps it"
+        )
+    if external_id.isascii() and external_id.isdigit():
+        raise InvalidActivity(
+            "external_id",
+            "an all-digit external_id is kept for HubSpot engagements; prefix yours "
+            "(e.g. 'crm-12345')",
+        )
+    return external_id
 
 
 def check_occurred_at(occurred_at: datetime, now: datetime) -> datetime:

@@ -60,6 +60,7 @@ from morpheus_pipelines.crm.repositories.sales_rep import SalesRepRepository
 from morpheus_pipelines.crm.repositories.sales_rep_round_robin import lock_rotation
 from morpheus_pipelines.observability.events import log_event
 from morpheus_pipelines.rules.fairness import FairnessReport, RepShare, fairness
+from morpheus_pipelines.rules.timeline import DIALER_CALL_EXTERNAL_ID_PREFIX
 
 SessionFactory = Callable[[], AbstractContextManager[Session]]
 
@@ -338,7 +339,7 @@ def _record_ai_call(session: Session, member: ClaimedMember, subscription_id: uu
         session,
         {
             "subscriptionId": subscription_id,
-            "externalId": f"dialer-call:{member.source_event_id}",
+            "externalId": f"{DIALER_CALL_EXTERNAL_ID_PREFIX}{member.source_event_id}",
             "type": ActivityType.CALL,
             "direction": "OUTBOUND",
             "contactId": member.contact_id,

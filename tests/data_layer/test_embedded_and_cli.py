@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -103,3 +104,53 @@ def test_external_database_url_starts_nothing(tmp_path: Path, database_url: str)
     assert result.returncode == 0
     assert "nothing embedded" in result.stdout
     assert not (tmp_path / "unused" / "postgres" / "data").exists()
+
+
+def _psql_as(user: str, url: str) -> subprocess.CompletedProcess[str]:
+    """psql run as another OS user of this host, with no password file of its own."""
+    return subprocess.run(
+        [str(_binaries() / "psql"), url, "-Atc", "SELECT current_user"],
+        user=user,
+        env={"PGPASSFILE": "/dev/null", "HOME": "/", "PATH": "/usr/bin:/bin"},
+        cwd="/",
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="running as another user needs root")
+def test_another_os_user_without_the_password_is_refused(home: Path) -> None:
+    server = EmbeddedPostgres(home)
+    status = server.start()
+    assert stat.S_IMODE(server.password_file.stat().st_mode) == 0o600
+    assert f":{status.password}@" in status.url()
+    without = f"postgresql://postgres@127.0.0.1:{status.port}/morpheus"
+
+    refused = _psql_as("nobody", without)
+    assert refused.returncode != 0 and "password" in refused.stderr, refused.stderr
+    unreadable = subprocess.run(
+        ["cat", str(server.password_file)], user="nobody", capture_output=True, timeout=30
+    )
+    assert unreadable.returncode != 0  # the password file is its owner's alone
+    # The same user, host and port with the password get in: the refusal is the password's.
+    admitted = _psql_as("nobody", status.url().replace("postgresql+psycopg", "postgresql"))
+    assert admitted.stdout.strip() == "postgres", admitted.stderr
+
+
+def test_a_data_directory_made_with_trust_is_given_a_password(home: Path) -> None:
+    server = EmbeddedPostgres(home)
+    server.start()
+    hba = server.data_dir / "pg_hba.conf"
+    hba.write_text(hba.read_text().replace("scram-sha-256", "trust"))  # as initdb --auth=trust
+    server.password_file.unlink()
+    server.stop()
+
+    status = server.start()
+    without = f"postgresql://postgres@127.0.0.1:{status.port}/morpheus"
+    with pytest.raises(psycopg.OperationalError, match="password"):
+        psycopg.connect(without, connect_timeout=5)
+    with psycopg.connect(status.url().replace("+psycopg", "")) as conn:
+        assert conn.execute("SELECT current_database()").fetchone() == ("morpheus",)
+    url = _morpheus(home, "db", "url").stdout.strip()
+    assert url == status.url().replace("+psycopg", "")

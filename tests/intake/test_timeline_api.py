@@ -23,9 +23,22 @@ def clock() -> Clock:
 
 
 @pytest.fixture
-def timed_service(database_url: str, clock: Clock) -> Iterator[str]:
-    with serving(intake_settings(database_url, clock=clock)) as (base, _):
-        yield base
+def timed_serving(database_url: str, clock: Clock) -> Iterator[tuple[str, Any]]:
+    with serving(intake_settings(database_url, clock=clock)) as running:
+        yield running
+
+
+@pytest.fixture
+def timed_service(timed_serving: tuple[str, Any]) -> str:
+    return timed_serving[0]
+
+
+@pytest.fixture
+def other(database_url: str, timed_serving: tuple[str, Any]) -> Tenant:
+    """A second subscription, made while the service runs (which then reloads its keys)."""
+    made = Tenant(database_url)
+    timed_serving[1].state.keys.expire()
+    return made
 
 
 def activity(tenant: Tenant, lead_id: str, external_id: str, **fields: Any) -> dict[str, Any]:
@@ -114,11 +127,10 @@ def test_the_timeline_is_every_channel_newest_first_in_stable_pages(
 
 
 def test_bad_activities_name_the_field_and_write_nothing(
-    tenant: Tenant, timed_service: str, clock: Clock, database_url: str
+    tenant: Tenant, timed_service: str, clock: Clock, database_url: str, other: Tenant
 ) -> None:
     http = client(tenant.key)
     lead_id = create_lead(http, timed_service, tenant, "s-1")
-    other = Tenant(database_url)
     other_lead = create_lead(client(other.key), timed_service, other, "s-1")
     before = count(database_url, Activity)
     future = (clock.now + timedelta(hours=1)).isoformat()
@@ -269,9 +281,8 @@ def test_a_bad_message_names_the_field(
 
 
 def test_another_subscriptions_lead_is_403_on_every_timeline_endpoint(
-    tenant: Tenant, timed_service: str, database_url: str
+    tenant: Tenant, timed_service: str, other: Tenant, database_url: str
 ) -> None:
-    other = Tenant(database_url)
     theirs = create_lead(client(other.key), timed_service, other, "s-1")
     mine = client(tenant.key)
     unknown = "00000000-0000-4000-8000-000000000000"
@@ -313,3 +324,36 @@ def test_a_bad_limit_or_cursor_is_422(tenant: Tenant, timed_service: str) -> Non
         answer = http.get(timeline, params=params)
         assert answer.status_code == 422, (params, answer.text)
         assert answer.json()["fields"][0]["field"] == field
+
+
+@pytest.mark.parametrize(
+    "external_id",
+    ["form:web-form:s-2", "FORM:web-form:s-2", "dialer-call:77", "hubspot:9", "12345"],
+)
+def test_an_external_id_the_product_keeps_is_refused(
+    tenant: Tenant, timed_service: str, clock: Clock, database_url: str, external_id: str
+) -> None:
+    http = client(tenant.key)
+    lead_id = create_lead(http, timed_service, tenant, "s-1")
+    before = count(database_url, Activity)
+    planted = http.post(
+        f"{timed_service}/v1/activities",
+        json=activity(tenant, lead_id, external_id, occurred_at=clock.now.isoformat()),
+    )
+    assert planted.status_code == 422, planted.text
+    assert planted.json()["fields"][0]["field"] == "external_id"
+    assert count(database_url, Activity) == before
+
+
+def test_a_planted_form_id_cannot_take_a_later_leads_form_entry(
+    tenant: Tenant, timed_service: str, clock: Clock
+) -> None:
+    http = client(tenant.key)
+    first = create_lead(http, timed_service, tenant, "s-1")
+    http.post(
+        f"{timed_service}/v1/activities",
+        json=activity(tenant, first, "form:web-form:s-2", occurred_at=clock.now.isoformat()),
+    )
+    later = create_lead(http, timed_service, tenant, "s-2")
+    items = http.get(f"{timed_service}/v1/leads/{later}/timeline").json()["items"]
+    assert [(i["channel"], i["external_id"]) for i in items] == [("form", "form:web-form:s-2")]

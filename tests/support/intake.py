@@ -19,15 +19,18 @@ from morpheus_pipelines.db.session import get_session
 from morpheus_pipelines.db.urls import libpq_url
 from morpheus_pipelines.devtools.demo.intake import serving_in_thread
 from morpheus_pipelines.intake.app import IntakeSettings, create_app
+from morpheus_pipelines.intake.http_server import DEFAULT_LIMITS, ServerLimits
 from morpheus_pipelines.intake.server import create_api_key
 from tests.support.crm_round_robin import add_rep
 
 
 @contextmanager
-def serving(settings: IntakeSettings) -> Iterator[tuple[str, Any]]:
+def serving(
+    settings: IntakeSettings, limits: ServerLimits = DEFAULT_LIMITS
+) -> Iterator[tuple[str, Any]]:
     """The app under uvicorn in a thread; yields (base URL, app)."""
     app = create_app(settings)
-    with serving_in_thread(app) as base:
+    with serving_in_thread(app, limits) as base:
         yield base, app
 
 

@@ -387,14 +387,14 @@ class IntakeApiKeyRepository(BaseRepository[IntakeApiKey]):
         )
         return bool(result.rowcount)
 
-    def find_active(self, session: Session, key_id: uuid.UUID) -> tuple[uuid.UUID, str] | None:
-        """``(subscription id, stored hash)`` of the key, unless unknown or revoked."""
-        row = session.execute(
-            select(IntakeApiKey.subscriptionId, IntakeApiKey.keyHash).where(
-                IntakeApiKey.id == key_id, IntakeApiKey.revokedAt.is_(None)
+    def active_keys(self, session: Session) -> dict[uuid.UUID, tuple[uuid.UUID, str]]:
+        """``{key id: (subscription id, stored hash)}`` of every key not revoked."""
+        rows = session.execute(
+            select(IntakeApiKey.id, IntakeApiKey.subscriptionId, IntakeApiKey.keyHash).where(
+                IntakeApiKey.revokedAt.is_(None)
             )
-        ).first()
-        return (row[0], row[1]) if row else None
+        )
+        return {key_id: (subscription_id, stored) for key_id, subscription_id, stored in rows}
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,7 @@ from morpheus_pipelines.crm.repositories.timeline import AutomationRepository
 from morpheus_pipelines.db.session import get_session
 from morpheus_pipelines.db.urls import libpq_url
 from morpheus_pipelines.intake.app import IntakeSettings, create_app
+from morpheus_pipelines.intake.http_server import DEFAULT_LIMITS, ServerLimits, uvicorn_options
 from morpheus_pipelines.intake.server import create_api_key
 from morpheus_pipelines.rules.timeline import NudgeRule
 from morpheus_pipelines.services.lead_automations import add_rule, fire_due_nudges
@@ -40,11 +41,13 @@ LEADS = (
 
 
 @contextmanager
-def serving_in_thread(app: Any) -> Iterator[str]:
-    """``app`` under uvicorn on a free loopback port in a thread; yields its base URL and
-    stops it on exit (the demo and the tests)."""
+def serving_in_thread(app: Any, limits: ServerLimits = DEFAULT_LIMITS) -> Iterator[str]:
+    """``app`` under uvicorn on a free loopback port in a thread, with the limits of
+    ``morpheus serve``; yields its base URL and stops it on exit (the demo and the tests)."""
     server = uvicorn.Server(
-        uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", access_log=False)
+        uvicorn.Config(
+            app, host="127.0.0.1", port=0, log_level="warning", **uvicorn_options(limits)
+        )
     )
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
