@@ -64,8 +64,12 @@ def cmd_db(args: argparse.Namespace) -> int:
     if args.action == "url":
         try:
             url = warehouse_url(settings, start_embedded=False)
-        except EmbeddedPostgresError:
-            print("embedded PostgreSQL is not running; run `morpheus db start`", file=sys.stderr)
+        except EmbeddedPostgresError as exc:
+            running = _embedded(settings).status().running
+            print(
+                exc if running else "embedded PostgreSQL is not running; run `morpheus db start`",
+                file=sys.stderr,
+            )
             return 1
         if args.database == DAGSTER_DATABASE:
             url = dagster_url(settings)

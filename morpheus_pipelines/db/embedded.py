@@ -60,8 +60,21 @@ SERVER_OPTIONS: dict[str, str] = {
 }
 
 
-# An active pg_hba.conf line whose method is ``trust`` (group 1: everything before it).
-_TRUST_LINE = re.compile(r"^(\s*(?:local|host)\S*\s.*?)\btrust\b", re.MULTILINE)
+# An active pg_hba.conf line whose method is ``trust`` (group 1: everything before it, which
+# holds no comment).
+_TRUST_LINE = re.compile(r"^(\s*(?:local|host)\S*\s[^#\n]*?)\btrust\b", re.MULTILINE)
+
+
+def _new_password() -> str:
+    return secrets.token_urlsafe(24)  # URL-safe: it goes into URLs unquoted
+
+
+def _write_private(path: Path, text: str) -> None:
+    """``text`` in a new file only its owner may read, never through a link planted there."""
+    path.unlink(missing_ok=True)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+    with os.fdopen(os.open(path, flags, 0o600), "w") as handle:
+        handle.write(text + "\n")
 
 
 class EmbeddedPostgresError(RuntimeError):
@@ -81,9 +94,11 @@ class ServerStatus:
         if not self.running or self.port is None:
             raise EmbeddedPostgresError(f"embedded PostgreSQL in {self.data_dir} is not running")
         if self.password is None:
+            password_file = self.data_dir.parent / "password"
+            reason = "cannot be read by this user" if password_file.exists() else "is missing"
             raise EmbeddedPostgresError(
-                f"the embedded server's password ({self.data_dir.parent / 'password'}) "
-                "cannot be read by this user"
+                f"the embedded server's password file {password_file} {reason} "
+                "(it holds the postgres role's password; docs/security.md)"
             )
         return f"postgresql+{driver}://{SUPERUSER}:{self.password}@127.0.0.1:{self.port}/{database}"
 
@@ -230,27 +245,23 @@ class EmbeddedPostgres:
         ensure_folder_permissions(bin_path.parent / "lib", 0o044)
         os.chown(self.data_dir, entry.pw_uid, entry.pw_gid)
 
-    def _write_password(self) -> str:
-        """A new password in the password file, readable by its owner only."""
-        password = secrets.token_urlsafe(24)  # URL-safe: it goes into URLs unquoted
-        self.password_file.unlink(missing_ok=True)
-        descriptor = os.open(self.password_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(descriptor, "w") as handle:
-            handle.write(password + "\n")
-        return password
+    def _write_password(self, password: str) -> None:
+        """``password`` in the password file, readable by its owner only, replaced whole so
+        that a reader never sees it half written."""
+        _write_private(self.root / "password.new", password)
+        os.replace(self.root / "password.new", self.password_file)
 
     def _ensure_initialised(self) -> None:
         if (self.data_dir / "PG_VERSION").exists():
             return
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self._prepare_permissions()
-        password = self._write_password()
+        password = _new_password()
+        self._write_password(password)
         # initdb runs as the server's own user, which may not read ours: it gets a copy of
         # its own for the moment initdb takes.
         pwfile = self.root / "initdb-password"
-        descriptor = os.open(pwfile, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(descriptor, "w") as handle:
-            handle.write(password + "\n")
+        _write_private(pwfile, password)
         try:
             if self._run_as() is not None:
                 import pwd
@@ -284,13 +295,14 @@ class EmbeddedPostgres:
         """Give a data directory initialised with ``trust`` (an earlier version's) a
         password, then make the server ask for it."""
         admin = f"postgresql://{SUPERUSER}@127.0.0.1:{status.port}/postgres"
-        password = self._write_password()
+        password = _new_password()
         with psycopg.connect(admin, autocommit=True, connect_timeout=10) as conn:
             conn.execute(
                 sql.SQL("ALTER ROLE {} PASSWORD {}").format(
                     sql.Identifier(SUPERUSER), sql.Literal(password)
                 )
             )
+            self._write_password(password)  # only once the role has it
             hba = self.data_dir / "pg_hba.conf"
             hba.write_text(_TRUST_LINE.sub(rf"\1{PASSWORD_AUTH}", hba.read_text()))
             conn.execute("SELECT pg_reload_conf()")

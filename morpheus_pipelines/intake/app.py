@@ -155,13 +155,12 @@ def create_app(settings: IntakeSettings) -> Starlette:
     keys = KeyDirectory(lambda: run(_keys.active_keys))
 
     def reload_keys() -> None:
-        try:
+        with contextlib.suppress(_Refused):
+            # A failed reload leaves the view of a moment ago to answer; the request's own
+            # transaction meets the outage, if it lasts.
             keys.reload()
-        except _Refused:
-            if not keys.loaded:
-                raise  # no view to go on with: 503
-            # Otherwise the view of a moment ago answers; the request's own transaction
-            # meets the outage, if it lasts.
+        if not keys.loaded:
+            raise _Refused(503, {"error": "database_unavailable"}, {"Retry-After": "1"})
 
     async def authorised(request: Request) -> tuple[uuid.UUID, uuid.UUID]:
         """``(key id, subscription id)`` of the caller, or a 401/429 refusal. A client
@@ -197,19 +196,19 @@ def create_app(settings: IntakeSettings) -> Starlette:
     async def read_json(request: Request) -> Any:
         declared = request.headers.get("content-length")
         if declared and declared.isdigit() and int(declared) > MAX_BODY_BYTES:
-            raise _Refused(413, {"error": "body_too_large", "limit_bytes": MAX_BODY_BYTES})
+            raise _Refused(413, _TOO_LARGE, _CLOSE)
         chunks, size = [], 0
         with anyio.move_on_after(settings.body_read_timeout) as deadline:
             async for chunk in request.stream():
                 size += len(chunk)
                 if size > MAX_BODY_BYTES:
-                    raise _Refused(413, {"error": "body_too_large", "limit_bytes": MAX_BODY_BYTES})
+                    raise _Refused(413, _TOO_LARGE, _CLOSE)
                 chunks.append(chunk)
         if deadline.cancelled_caught:
             raise _Refused(
                 408,
                 {"error": "request_timeout", "message": "the body did not arrive in time"},
-                {"Connection": "close"},
+                _CLOSE,
             )
         try:
             return parse_body(b"".join(chunks))
@@ -369,6 +368,9 @@ def create_app(settings: IntakeSettings) -> Starlette:
 
 
 _FORBIDDEN = {"error": "forbidden", "message": "no such lead for this API key"}
+_TOO_LARGE = {"error": "body_too_large", "limit_bytes": MAX_BODY_BYTES}
+# The rest of a body not read is not worth the connection: the client starts afresh.
+_CLOSE = {"Connection": "close"}
 
 
 def _forbidden() -> Response:

@@ -8,7 +8,10 @@ timeout either and costs more per request. So the httptools protocol is kept and
 three guards it lacks, in :class:`GuardedHttpToolsProtocol`:
 
 * the head (request line and headers) is at most ``max_head_bytes``; past it the answer is
-  ``431`` and the connection is closed, having buffered at most one read beyond the limit;
+  ``431`` and the connection is closed. A head is counted as the parser hands over its URL and
+  each header, and, while a header is still unfinished (httptools buffers it whole before
+  handing it over), by the reads that carry it, so at most one read beyond the limit is ever
+  buffered;
 * at most ``max_headers`` header fields, else ``431``;
 * the head must arrive within ``head_timeout`` seconds of the connection opening or of the
   previous response, else ``408`` and the connection is closed.
@@ -59,9 +62,11 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._in_head = True
-        self._head_bytes = 0
+        self._head_bytes = 0  # of the current head: parsed parts and unfinished reads
         self._header_count = 0
+        self._began_in_read = False
         self._refusal: tuple[int, str] | None = None
+        self._deferred: tuple[int, str] | None = None
         self._head_timer: asyncio.TimerHandle | None = None
 
     # -- the head timer ----------------------------------------------------------------------
@@ -85,6 +90,12 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
 
     def _refuse(self, status: int, message: str) -> None:
         if self.transport.is_closing():
+            return
+        if self.cycle is not None and not self.cycle.response_complete:
+            # A pipelined request is refused while the one before it is still being
+            # answered: that answer goes out whole first, then this one, then the close.
+            self._deferred = (status, message)
+            self.flow.pause_reading()
             return
         error = "request_timeout" if status == 408 else "request_head_too_large"
         body = json.dumps({"error": error, "message": message}).encode()
@@ -121,26 +132,46 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
 
     def data_received(self, data: bytes) -> None:
         was_in_head = self._in_head
+        self._began_in_read = False
         super().data_received(data)
-        if was_in_head and self._in_head and not self.transport.is_closing():
-            # Still no end of the head: all of this read belonged to it.
-            self._head_bytes += len(data)
-            if self._head_bytes > self.limits.max_head_bytes:
-                self._refuse(431, f"the request head is over {self.limits.max_head_bytes} bytes")
+        if (
+            was_in_head
+            and self._in_head
+            and not self._began_in_read
+            and not self.transport.is_closing()
+        ):
+            # A head begun in an earlier read and still unfinished: all of this read is its.
+            self._count_head(len(data))
+            if self._refusal is not None:
+                self._refuse(*self._refusal)
+
+    def _count_head(self, size: int) -> None:
+        self._head_bytes += size
+        if self._head_bytes > self.limits.max_head_bytes and self._refusal is None:
+            self._refusal = (431, f"the request head is over {self.limits.max_head_bytes} bytes")
 
     def on_message_begin(self) -> None:
         super().on_message_begin()
         self._in_head = True
+        self._began_in_read = True
         self._head_bytes = 0
         self._header_count = 0
         if self._head_timer is None:
             self._arm_head_timer()
 
+    def on_url(self, url: bytes) -> None:
+        self._count_head(len(url))
+        if self._refusal is not None:
+            raise _HeadRefused
+        super().on_url(url)
+
     def on_header(self, name: bytes, value: bytes) -> None:
         self._header_count += 1
-        if self._header_count > self.limits.max_headers:
+        self._count_head(len(name) + len(value) + 4)  # ": " and CRLF
+        if self._header_count > self.limits.max_headers and self._refusal is None:
             self._refusal = (431, f"more than {self.limits.max_headers} header fields")
-            raise _HeadRefused
+        if self._refusal is not None:
+            raise _HeadRefused  # the parser stops; send_400_response answers
         super().on_header(name, value)
 
     def on_headers_complete(self) -> None:
@@ -150,7 +181,11 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
 
     def on_response_complete(self) -> None:
         super().on_response_complete()
-        if not self.transport.is_closing():
+        if self._deferred is not None:
+            status, message = self._deferred
+            self._deferred = None
+            self._refuse(status, message)
+        elif not self.transport.is_closing():
             self._arm_head_timer()
 
 

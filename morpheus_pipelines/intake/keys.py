@@ -70,7 +70,7 @@ class KeyDirectory:
         self._ttl = ttl_seconds
         self._clock = clock
         self._entries: dict[uuid.UUID, Found] | None = None
-        self._loaded_at = float("-inf")
+        self._attempted_at = float("-inf")  # the last load, whether or not it succeeded
         self._lock = threading.Lock()
 
     @property
@@ -78,22 +78,29 @@ class KeyDirectory:
         return self._entries is not None
 
     def due(self) -> bool:
-        return self._clock() - self._loaded_at > self._ttl
+        """Whether the caller should :meth:`reload` before verifying: no view yet, or the
+        last attempt is older than the TTL."""
+        return self._entries is None or self._attempt_is_old()
+
+    def _attempt_is_old(self) -> bool:
+        return self._clock() - self._attempted_at > self._ttl
 
     def expire(self) -> None:
         """Reload before the next verification (a key was just created or revoked)."""
-        self._loaded_at = float("-inf")
+        self._attempted_at = float("-inf")
 
     def reload(self) -> None:
-        """Load every active key; a concurrent caller that finds a reload under way goes on
-        with the current view (or waits for the first one)."""
+        """Load every active key, at most once a ``ttl_seconds`` whether or not the load
+        succeeds: while the database is away, one request a second pays for trying, not
+        every request. A concurrent caller goes on with the current view, or, before the
+        first load, waits for the attempt under way and then takes its outcome (check
+        :attr:`loaded`) instead of trying again."""
         if not self._lock.acquire(blocking=self._entries is None):
             return
         try:
-            if self.due():
-                started = self._clock()
+            if self._attempt_is_old():
+                self._attempted_at = self._clock()
                 self._entries = self._load()
-                self._loaded_at = started
         finally:
             self._lock.release()
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import threading
 import uuid
 
 from morpheus_pipelines.intake import keys as keys_module
@@ -105,3 +107,46 @@ def test_the_budget_forgets_refilled_buckets_before_it_grows_past_its_bound() ->
     now[0] = 2.0  # the old buckets have refilled since
     budget.take("new")
     assert len(budget._buckets) <= 3
+
+
+def test_a_failed_load_is_tried_again_only_after_the_ttl() -> None:
+    now = [0.0]
+    attempts: list[float] = []
+
+    def load() -> dict:
+        attempts.append(now[0])
+        raise ConnectionError("the database is away")
+
+    directory = KeyDirectory(load, 1.0, clock=lambda: now[0])
+    for _ in range(5):
+        with contextlib.suppress(ConnectionError):
+            directory.reload()
+    assert attempts == [0.0] and not directory.loaded
+    assert directory.due()  # no view yet: a caller still asks, and gets no new attempt
+    now[0] = 1.5
+    with contextlib.suppress(ConnectionError):
+        directory.reload()
+    assert attempts == [0.0, 1.5]
+
+
+def test_a_caller_during_the_first_load_waits_for_it_instead_of_finding_no_keys() -> None:
+    subscription, key_id = uuid.uuid4(), uuid.uuid4()
+    key = new_key(key_id)
+    loading, release = threading.Event(), threading.Event()
+
+    def load() -> dict:
+        loading.set()
+        release.wait(10)
+        return {key_id: (subscription, key_hash(key))}
+
+    directory = KeyDirectory(load, 1.0)
+    first = threading.Thread(target=directory.reload)
+    first.start()
+    assert loading.wait(10)
+    assert directory.due()  # the load under way has not given a view yet
+    second = threading.Thread(target=directory.reload)
+    second.start()
+    release.set()
+    first.join(10)
+    second.join(10)
+    assert directory.verify(key) == (key_id, subscription)

@@ -154,3 +154,52 @@ def test_morpheus_serve_refuses_three_100_mb_headers_without_growing(serve_proce
         assert answer == b"" or _status(answer) == 431
     assert grown < 20 * 1024 * 1024, f"the server grew by {grown / 2**20:.0f} MiB"
     assert requests.get(f"http://127.0.0.1:{port}/healthz", timeout=10).ok
+
+
+def _statuses(answer: bytes) -> list[int]:
+    return [int(part.split(b" ", 1)[0]) for part in answer.split(b"HTTP/1.1 ")[1:]]
+
+
+def test_a_large_body_and_the_next_pipelined_head_are_not_counted_as_one_head(
+    limited: int,
+) -> None:
+    body = b'{"x": "' + b"y" * 30_000 + b'"}'
+    first = b"POST /v1/leads HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n" % len(body)
+    second = b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+    with socket.create_connection(("127.0.0.1", limited)) as sock:
+        sock.sendall(first + body + second)
+        answer = _answer(sock)
+    assert _statuses(answer) == [401, 200]  # each answered for itself, in order
+
+
+@pytest.mark.parametrize("split", [None, 10_000])
+def test_a_finished_head_over_the_limit_is_431_however_it_arrives(
+    limited: int, split: int | None
+) -> None:
+    head = b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: " + b"b" * 200_000 + b"\r\n\r\n"
+    with socket.create_connection(("127.0.0.1", limited)) as sock:
+        try:
+            if split is None:
+                sock.sendall(head)
+            else:
+                sock.sendall(head[:split])
+                sock.sendall(head[split:])
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        try:
+            answer = _answer(sock)
+        except ConnectionResetError:  # closed with our bytes unread: the 431 may be lost
+            answer = b""
+        assert _statuses(answer) in ([431], [])  # never served
+
+
+def test_an_oversize_head_after_a_kept_alive_request_is_431_after_its_answer(
+    limited: int,
+) -> None:
+    with socket.create_connection(("127.0.0.1", limited)) as sock:
+        sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        sock.settimeout(10)
+        first = sock.recv(65536)
+        sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: " + b"b" * 40_000 + b"\r\n\r\n")
+        rest = _answer(sock)
+    assert _statuses(first) == [200] and _statuses(rest) == [431]
