@@ -190,7 +190,11 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
 
 
 def protocol_with(limits: ServerLimits) -> type[GuardedHttpToolsProtocol]:
-    """The protocol class enforcing ``limits`` (uvicorn takes a class, not an instance)."""
+    """The protocol class enforcing ``limits`` (uvicorn takes a class, not an instance). The
+    default limits are the module's own class: with several workers uvicorn pickles its
+    configuration, and only a class importable by name can be pickled."""
+    if limits == DEFAULT_LIMITS:
+        return GuardedHttpToolsProtocol
     return type("GuardedHttpToolsProtocol", (GuardedHttpToolsProtocol,), {"limits": limits})
 
 

@@ -136,7 +136,8 @@ def test_past_the_connection_cap_a_request_is_503(limited: int) -> None:
 
 @pytest.fixture
 def serve_process(database_url: str) -> Iterator[tuple[int, psutil.Process]]:
-    with morpheus_serve(database_url) as (base, pid):
+    # Two workers, as `morpheus serve` runs by default: uvicorn then pickles its options.
+    with morpheus_serve(database_url, workers=2) as (base, pid):
         yield int(base.rsplit(":", 1)[1]), psutil.Process(pid)
 
 
