@@ -93,15 +93,21 @@ def test_a_connection_that_sends_no_head_is_closed_after_the_head_timeout(limite
     assert [_status(a) for a in answers] == [408, 408, 408]
 
 
-def test_a_keep_alive_connection_gets_the_head_timeout_for_its_next_request(
-    limited: int,
-) -> None:
-    with socket.create_connection(("127.0.0.1", limited)) as sock:
+def _after_one_kept_alive_request(port: int, then: bytes) -> tuple[bytes, bytes]:
+    """The answer to one request, then everything the server sends after ``then`` on the
+    same connection."""
+    with socket.create_connection(("127.0.0.1", port)) as sock:
         sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
         sock.settimeout(10)
         first = sock.recv(65536)
-        sock.sendall(b"GET /healthz HTTP/1.1\r\nHo")  # the next head stalls
-        rest = _answer(sock)
+        sock.sendall(then)  # the next head stalls, or is too large
+        return first, _answer(sock)
+
+
+def test_a_keep_alive_connection_gets_the_head_timeout_for_its_next_request(
+    limited: int,
+) -> None:
+    first, rest = _after_one_kept_alive_request(limited, b"GET /healthz HTTP/1.1\r\nHo")
     assert _status(first) == 200
     assert _status(rest) == 408
 
@@ -197,10 +203,6 @@ def test_a_finished_head_over_the_limit_is_431_however_it_arrives(
 def test_an_oversize_head_after_a_kept_alive_request_is_431_after_its_answer(
     limited: int,
 ) -> None:
-    with socket.create_connection(("127.0.0.1", limited)) as sock:
-        sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
-        sock.settimeout(10)
-        first = sock.recv(65536)
-        sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: " + b"b" * 40_000 + b"\r\n\r\n")
-        rest = _answer(sock)
+    big = b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: " + b"b" * 40_000 + b"\r\n\r\n"
+    first, rest = _after_one_kept_alive_request(limited, big)
     assert _statuses(first) == [200] and _statuses(rest) == [431]
