@@ -35,8 +35,6 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
-from email.utils import parsedate_to_datetime
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -49,6 +47,7 @@ from morpheus_pipelines.clients.http import (
     backoff_seconds,
     error_summary,
     pause_before_retry,
+    retry_after_seconds,
 )
 from morpheus_pipelines.observability.redaction import register_secret
 
@@ -142,25 +141,7 @@ def _error_summary(response: requests.Response) -> str:
 
 
 def _retry_after_seconds(response: requests.Response | None) -> float | None:
-    """``Retry-After`` as seconds (delta-seconds or HTTP-date), ``None`` when absent or bad."""
-    if response is None:
-        return None
-    raw = (response.headers.get("Retry-After") or "").strip()
-    if not raw:
-        return None
-    try:
-        seconds = float(raw)
-    except ValueError:
-        try:
-            when = parsedate_to_datetime(raw)
-        except (TypeError, ValueError, IndexError):
-            return None
-        if when.tzinfo is None:
-            when = when.replace(tzinfo=UTC)
-        seconds = (when - datetime.now(UTC)).total_seconds()
-    if not math.isfinite(seconds):
-        return None
-    return max(0.0, seconds)
+    return None if response is None else retry_after_seconds(response.headers.get("Retry-After"))
 
 
 class DomainIntelligenceClient:

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import math
 import random
 import threading
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
 
 import requests
 
@@ -103,6 +106,28 @@ def error_summary(response: requests.Response, keys: Sequence[str], *, limit: in
         if isinstance(value, str | int) and value != "":
             parts.append(f"{key}={str(value)[:limit]}")
     return " ".join(parts)
+
+
+def retry_after_seconds(value: str | None, *, now: datetime | None = None) -> float | None:
+    """A ``Retry-After`` header as seconds to wait: delta-seconds (``"7"``) or an HTTP-date
+    (``"Wed, 03 Dec 2026 21:50:07 GMT"``), never negative; ``None`` when absent or not a
+    finite time (``"soon"``, ``"nan"``, ``"inf"``), so the caller backs off its own way."""
+    raw = (value or "").strip()
+    if not raw:
+        return None
+    try:
+        seconds = float(raw)
+    except ValueError:
+        try:
+            when = parsedate_to_datetime(raw)
+        except (TypeError, ValueError, IndexError):
+            return None
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=UTC)
+        seconds = (when - (now or datetime.now(UTC))).total_seconds()
+    if not math.isfinite(seconds):
+        return None
+    return max(0.0, seconds)
 
 
 def backoff_seconds(attempt: int, *, base: float = 0.5, cap: float = 30.0) -> float:

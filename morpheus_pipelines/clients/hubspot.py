@@ -30,6 +30,7 @@ from morpheus_pipelines.clients.http import (
     backoff_seconds,
     error_summary,
     pause_before_retry,
+    retry_after_seconds,
 )
 from morpheus_pipelines.observability.redaction import register_secret
 
@@ -146,12 +147,9 @@ class HubSpotClient:
 
     def _wait_before_retry(self, response: requests.Response | None, attempt: int) -> float:
         if response is not None:
-            retry_after = response.headers.get("Retry-After")
-            if retry_after:
-                try:
-                    return min(float(retry_after), self.max_backoff * 4)
-                except ValueError:
-                    pass
+            retry_after = retry_after_seconds(response.headers.get("Retry-After"))
+            if retry_after is not None:
+                return min(retry_after, self.max_backoff * 4)
             remaining = response.headers.get("X-HubSpot-RateLimit-Remaining")
             interval = response.headers.get("X-HubSpot-RateLimit-Interval-Milliseconds")
             if remaining is not None and interval and remaining.strip() == "0":

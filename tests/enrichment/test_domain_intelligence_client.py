@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from email.utils import format_datetime
 
 import pytest
 
@@ -11,6 +13,7 @@ from morpheus_pipelines.clients.domain_intelligence import (
     DomainIntelligenceError,
     coerce_employee_count,
 )
+from morpheus_pipelines.clients.http import retry_after_seconds
 from morpheus_pipelines.devtools.emulators import DomainIntelEmulator
 from morpheus_pipelines.resources.domain_intelligence import DomainIntelligenceResource
 from tests.enrichment.helpers import sent_batches
@@ -254,3 +257,16 @@ def test_resource_returns_no_client_without_base_url(emulator: DomainIntelEmulat
         assert client.timeout == (1.5, 4.0)
         assert client.retry_count == 1
         assert client.enrich_batch(_inputs("t-2"))[0]["official_website"]
+
+
+def test_one_retry_after_parser_reads_both_forms() -> None:
+    now = datetime(2026, 12, 3, 21, 50, 0, tzinfo=UTC)
+    assert retry_after_seconds("7", now=now) == 7.0
+    assert retry_after_seconds(" 2.5 ", now=now) == 2.5
+    later = format_datetime(now + timedelta(seconds=30), usegmt=True)
+    assert retry_after_seconds(later, now=now) == 30.0
+    earlier = format_datetime(now - timedelta(seconds=30), usegmt=True)
+    assert retry_after_seconds(earlier, now=now) == 0.0
+    for bad in (None, "", "soon", "nan", "inf", "-inf"):
+        assert retry_after_seconds(bad, now=now) is None, bad
+    assert retry_after_seconds("-5", now=now) == 0.0

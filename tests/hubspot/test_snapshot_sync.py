@@ -5,6 +5,8 @@ from __future__ import annotations
 import io
 import logging
 from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from email.utils import format_datetime
 
 import pytest
 from sqlalchemy import text
@@ -242,6 +244,28 @@ def test_transient_faults_are_retried_then_succeed(
         assert sleeps.waits == [expected_wait, expected_wait]
     else:
         assert all(0 <= w <= 30 for w in sleeps.waits)
+
+
+@pytest.mark.parametrize(
+    ("header", "lowest", "highest"),
+    [
+        # The HTTP-date form, 9 s ahead (whole seconds: the wait is 8-9 s when it is read).
+        (lambda: format_datetime(datetime.now(UTC) + timedelta(seconds=9), usegmt=True), 7.5, 9),
+        (lambda: "nan", 0, 30),  # not a time: the client's own back-off, never a crash
+        (lambda: "-5", 0, 0),  # a date or number in the past: no wait
+    ],
+    ids=["http-date", "nan", "negative"],
+)
+def test_retry_after_is_read_in_both_its_forms(
+    header, lowest, highest, emulator: HubSpotEmulator, make_client, sessions, sleeps
+) -> None:
+    emulator.rate_limit(retry_after=header(), rate_headers=False, endpoint="list", times=1)
+    outcome = _sync(make_client, sessions)
+    assert outcome.succeeded, outcome.error
+    assert outcome.retries == 1
+    assert all(lowest <= wait <= highest for wait in sleeps.waits), sleeps.waits
+    if lowest > 0:
+        assert len(sleeps.waits) == 1  # it did wait (no wait at all is not recorded)
 
 
 def test_retries_are_bounded(emulator: HubSpotEmulator, make_client, sessions) -> None:

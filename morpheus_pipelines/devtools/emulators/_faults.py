@@ -69,7 +69,7 @@ class Fault:
     times: int | None = 1
     status: int | None = None
     delay: float = 0.0
-    retry_after: int | None = None  # Retry-After header value in seconds, None = no header
+    retry_after: int | str | None = None  # Retry-After: seconds or an HTTP-date; None = none
     headers: Mapping[str, str] = field(default_factory=dict)  # extra response headers
     body: Any = None  # overrides the error body (JSON-able, or str/bytes sent verbatim)
     policy: str = "TEN_SECONDLY_ROLLING"  # rate_limit: TEN_SECONDLY_ROLLING | SECONDLY | DAILY

@@ -46,7 +46,7 @@ class HubSpotFaults(Portal):
         self,
         policy: str = "TEN_SECONDLY_ROLLING",
         *,
-        retry_after: int | None = None,
+        retry_after: int | str | None = None,
         rate_headers: bool = True,
         endpoint: str | None = None,
         page: int | None = None,
