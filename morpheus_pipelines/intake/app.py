@@ -135,9 +135,7 @@ def create_app(settings: IntakeSettings) -> Starlette:
                 log_event(
                     "intake_database_unavailable", level=logging.ERROR, error=type(exc).__name__
                 )
-                raise _Refused(
-                    503, {"error": "database_unavailable"}, {"Retry-After": "1"}
-                ) from None
+                raise _unavailable() from None
             if failure == "value_refused":
                 log_event(
                     "intake_value_refused_by_database",
@@ -160,7 +158,7 @@ def create_app(settings: IntakeSettings) -> Starlette:
             # transaction meets the outage, if it lasts.
             keys.reload()
         if not keys.loaded:
-            raise _Refused(503, {"error": "database_unavailable"}, {"Retry-After": "1"})
+            raise _unavailable()
 
     async def authorised(request: Request) -> tuple[uuid.UUID, uuid.UUID]:
         """``(key id, subscription id)`` of the caller, or a 401/429 refusal. A client
@@ -375,6 +373,11 @@ _CLOSE = {"Connection": "close"}
 
 def _forbidden() -> Response:
     return JSONResponse(_FORBIDDEN, status_code=403)
+
+
+def _unavailable() -> _Refused:
+    """The 503 a sender retries: nothing was written."""
+    return _Refused(503, {"error": "database_unavailable"}, {"Retry-After": "1"})
 
 
 def _idempotency_key(request: Request) -> str | None:
