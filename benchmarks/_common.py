@@ -21,7 +21,7 @@ from psycopg import sql
 from morpheus_pipelines.db.embedded import EmbeddedPostgres
 from morpheus_pipelines.db.migrate import upgrade
 from morpheus_pipelines.db.session import dispose_engines
-from morpheus_pipelines.settings import load_settings
+from morpheus_pipelines.platform.settings import load_settings
 
 
 @contextlib.contextmanager

@@ -16,7 +16,7 @@ from datetime import UTC, datetime, timedelta
 from _common import peak_rss_mib, scratch_database, timed
 
 from morpheus_pipelines.db.session import driver_cursor, get_session
-from morpheus_pipelines.repositories import ActiveTenantRepository
+from morpheus_pipelines.tenants.store import ActiveTenantRepository
 
 COLUMNS = [
     "tenant_id",

@@ -3,7 +3,7 @@
     uv run python benchmarks/copy_text.py [--rows 632683]
 
 Routing, scoring and enrichment hand every batch to PostgreSQL as `COPY` text built by
-`morpheus_pipelines.repositories.copy_csv.frame_csv`. The rows here are the demo data set's
+`morpheus_pipelines.platform.store.copy_csv.frame_csv`. The rows here are the demo data set's
 tenants shaped like a bucket row: text columns, counts, and three UTC timestamps (sign-up,
 last activity, the snapshot's sync time). Prints the best of three for each way of writing
 the text, per column kind and for the whole frame, the ratio, and whether the bytes are equal.
@@ -23,7 +23,7 @@ import pyarrow as pa
 import pyarrow.csv as pa_csv
 
 from morpheus_pipelines.devtools.demo.dataset import generate_dataset
-from morpheus_pipelines.repositories.copy_csv import frame_csv
+from morpheus_pipelines.platform.store.copy_csv import frame_csv
 
 OPTIONS = pa_csv.WriteOptions(include_header=False, quoting_style="all_valid")
 

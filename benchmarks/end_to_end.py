@@ -44,7 +44,7 @@ from morpheus_pipelines.assets.tenants.schedules import DAILY_ASSETS
 from morpheus_pipelines.db.urls import libpq_url
 from morpheus_pipelines.devtools.demo.dataset import generate_dataset
 from morpheus_pipelines.devtools.source import SOURCE_COLUMNS, replace_source_tenants
-from morpheus_pipelines.observability.events import log_events_to
+from morpheus_pipelines.platform.observability.events import log_events_to
 
 # Output tables of each asset: (table, partition filter column or None)
 OUTPUTS = {

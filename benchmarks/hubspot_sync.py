@@ -14,10 +14,10 @@ import time
 
 from _common import peak_rss_mib, scratch_database
 
-from morpheus_pipelines.clients.hubspot import HubSpotClient
 from morpheus_pipelines.db.session import get_session
 from morpheus_pipelines.devtools.emulators import HubSpotEmulator, build_hubspot_data
-from morpheus_pipelines.services.hubspot_snapshot import sync_target_list
+from morpheus_pipelines.platform.clients.hubspot import HubSpotClient
+from morpheus_pipelines.tenants.steps.hubspot_snapshot import sync_target_list
 
 TOKEN = "pat-na1-benchmark"
 

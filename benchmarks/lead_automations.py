@@ -23,9 +23,9 @@ import psycopg
 from _common import scratch_database
 
 from morpheus_pipelines.crm.repositories.timeline import EVALUATION_STATEMENT, MAX_FIRINGS
+from morpheus_pipelines.crm.rules.timeline import NudgeRule
+from morpheus_pipelines.crm.steps.lead_automations import add_rule, fire_due_nudges
 from morpheus_pipelines.db.session import get_session
-from morpheus_pipelines.rules.timeline import NudgeRule
-from morpheus_pipelines.services.lead_automations import add_rule, fire_due_nudges
 
 CHUNK = 2_000_000
 SPREAD_SECONDS = 30 * 24 * 3600  # leads created over the last 30 days

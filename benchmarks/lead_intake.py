@@ -26,12 +26,17 @@ import psutil
 import psycopg
 from _common import scratch_database
 
-from morpheus_pipelines.crm.leads import RoutingPool, RoutingPoolMember, RoutingPoolRule
-from morpheus_pipelines.crm.models import SalesRep, Subscription
+from morpheus_pipelines.crm.api.server import create_api_key
+from morpheus_pipelines.crm.models import (
+    RoutingPool,
+    RoutingPoolMember,
+    RoutingPoolRule,
+    SalesRep,
+    Subscription,
+)
 from morpheus_pipelines.db.session import get_session
 from morpheus_pipelines.db.urls import libpq_url
 from morpheus_pipelines.devtools.serve_process import morpheus_serve
-from morpheus_pipelines.intake.server import create_api_key
 
 POOLS = 5
 REPS_PER_POOL = 10

@@ -22,7 +22,7 @@ from morpheus_pipelines.db.embedded import EmbeddedPostgres
 from morpheus_pipelines.db.migrate import upgrade
 from morpheus_pipelines.db.session import dispose_engines
 from morpheus_pipelines.db.urls import with_driver
-from morpheus_pipelines.observability.events import LOGGER_NAME
+from morpheus_pipelines.platform.observability.events import LOGGER_NAME
 from tests.support.databases import (
     TEMPLATE,
     TEST_SERVER_OPTIONS,

@@ -21,15 +21,15 @@ from morpheus_pipelines.devtools.demo.dataset import (
     generate_dataset,
 )
 from morpheus_pipelines.devtools.emulators import DomainIntelEmulator, HubSpotEmulator
-from morpheus_pipelines.rules.email_domain_class import classify_email_domain
-from morpheus_pipelines.rules.matching import match_tenants, prepare_snapshot
-from morpheus_pipelines.rules.normalise import (
+from morpheus_pipelines.platform.text.email_domain_class import classify_email_domain
+from morpheus_pipelines.platform.text.normalise import (
     additional_domain_roots,
     email_domain,
     normalise_email,
     normalise_identifier,
     registrable_root,
 )
+from morpheus_pipelines.tenants.rules.matching import match_tenants, prepare_snapshot
 
 DAY = date(2026, 7, 14)
 STATUSES = {"active", "paid", "free_trial", "new_user", "closing", "suspended"}

@@ -29,7 +29,7 @@ from morpheus_pipelines.devtools.demo.runner import (
     demo_partitions,
     materialise_if_new_instance,
 )
-from morpheus_pipelines.settings import load_settings
+from morpheus_pipelines.platform.settings import load_settings
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 STARTUP_TIMEOUT_S = 120.0

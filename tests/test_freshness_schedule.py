@@ -17,8 +17,8 @@ from morpheus_pipelines.assets.hubspot.snapshot import ASSET_KEY, FRESHNESS_CHEC
 from morpheus_pipelines.db.session import get_session
 from morpheus_pipelines.db.urls import DAGSTER_URL_VARIABLE
 from morpheus_pipelines.definitions import defs
-from morpheus_pipelines.repositories import HubSpotTargetSyncStateRepository
-from morpheus_pipelines.settings import DEFAULTS
+from morpheus_pipelines.platform.settings import DEFAULTS
+from morpheus_pipelines.tenants.store import HubSpotTargetSyncStateRepository
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 CHECK_KEY = dg.AssetCheckKey(ASSET_KEY, FRESHNESS_CHECK)

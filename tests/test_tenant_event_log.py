@@ -13,9 +13,9 @@ import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from morpheus_pipelines.observability.events import json_lines
-from morpheus_pipelines.observability.redaction import register_secret
-from morpheus_pipelines.services.tenant_events import TenantEventLog
+from morpheus_pipelines.platform.observability.events import json_lines
+from morpheus_pipelines.platform.observability.redaction import register_secret
+from morpheus_pipelines.tenants.steps.tenant_events import TenantEventLog
 
 SECRET = "pat-na1-EVENTLOG-SECRET-0000"
 AWKWARD_IDS = [

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from morpheus_pipelines.db.migrate import upgrade
 from morpheus_pipelines.db.urls import DAGSTER_URL_VARIABLE, dagster_url, warehouse_url
-from morpheus_pipelines.settings import Settings
+from morpheus_pipelines.platform.settings import Settings
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 

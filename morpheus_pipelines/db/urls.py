@@ -14,7 +14,7 @@ from pathlib import Path
 from sqlalchemy.engine import make_url
 
 from morpheus_pipelines.db.embedded import DAGSTER_DATABASE, EmbeddedPostgres
-from morpheus_pipelines.settings import Settings, load_settings
+from morpheus_pipelines.platform.settings import Settings, load_settings
 
 DAGSTER_URL_VARIABLE = "MORPHEUS_DAGSTER_DATABASE_URL"
 

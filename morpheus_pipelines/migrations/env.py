@@ -9,10 +9,11 @@ from __future__ import annotations
 from alembic import context
 from sqlalchemy import create_engine, text
 
-# The timeline's tables and indexes sit beside the CRM service layer they need, so they are
-# registered here rather than through ``morpheus_pipelines.models``.
-from morpheus_pipelines.crm import automations as _automations  # noqa: F401
-from morpheus_pipelines.models import Base
+# The one place that imports both products' tables: importing each models package registers
+# its tables on the shared metadata.
+from morpheus_pipelines.crm import models as _crm_tables  # noqa: F401
+from morpheus_pipelines.platform.store.model_base import Base
+from morpheus_pipelines.tenants.store import models as _tenant_tables  # noqa: F401
 
 MIGRATION_LOCK_KEY = 0x6D6F7270  # "morp"
 

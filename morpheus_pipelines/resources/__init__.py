@@ -6,6 +6,7 @@
 
 from typing import Any
 
+from morpheus_pipelines.platform.settings import load_settings
 from morpheus_pipelines.resources.domain_intelligence import DomainIntelligenceResource
 from morpheus_pipelines.resources.env import env_int_or_default, env_or_default
 from morpheus_pipelines.resources.hubspot import HubSpotResource, TargetListResource
@@ -15,7 +16,6 @@ from morpheus_pipelines.resources.pipeline import PipelineSettingsResource
 from morpheus_pipelines.resources.routing import TenantRoutingResource
 from morpheus_pipelines.resources.scoring import ScoringModelResource
 from morpheus_pipelines.resources.warehouse import WarehouseResource
-from morpheus_pipelines.settings import load_settings
 
 
 def build_resources() -> dict[str, Any]:

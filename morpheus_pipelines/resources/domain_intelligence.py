@@ -7,7 +7,7 @@ import logging
 import dagster as dg
 from pydantic import Field
 
-from morpheus_pipelines.clients.domain_intelligence import DomainIntelligenceClient
+from morpheus_pipelines.platform.clients.domain_intelligence import DomainIntelligenceClient
 
 
 class DomainIntelligenceResource(dg.ConfigurableResource):

@@ -15,7 +15,7 @@ import os
 
 import dagster as dg
 
-from morpheus_pipelines.settings import DEFAULTS
+from morpheus_pipelines.platform.settings import DEFAULTS
 
 
 def env_or_default(name: str) -> str | dg.EnvVar:

@@ -7,8 +7,8 @@ import logging
 import dagster as dg
 from pydantic import Field
 
-from morpheus_pipelines.clients.hubspot import HubSpotClient
-from morpheus_pipelines.settings import DEFAULT_TARGET_LIST_ID, DEFAULTS
+from morpheus_pipelines.platform.clients.hubspot import HubSpotClient
+from morpheus_pipelines.platform.settings import DEFAULT_TARGET_LIST_ID, DEFAULTS
 
 
 class TargetListResource(dg.ConfigurableResource):

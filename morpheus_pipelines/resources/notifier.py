@@ -6,7 +6,7 @@ from typing import Any
 import dagster as dg
 import requests
 
-from morpheus_pipelines.observability.events import log_event
+from morpheus_pipelines.platform.observability.events import log_event
 
 
 class NotifierResource(dg.ConfigurableResource):

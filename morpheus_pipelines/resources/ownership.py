@@ -7,7 +7,7 @@ import uuid
 import dagster as dg
 from pydantic import Field
 
-from morpheus_pipelines.services.reengagement import DEFAULT_BATCH_SIZE, SegmentSettings
+from morpheus_pipelines.crm.steps.reengagement import DEFAULT_BATCH_SIZE, SegmentSettings
 
 
 class OwnershipResource(dg.ConfigurableResource):

@@ -3,7 +3,7 @@
 import dagster as dg
 from pydantic import Field
 
-from morpheus_pipelines.rules.routing import parse_email_list, parse_id_list
+from morpheus_pipelines.tenants.rules.routing import parse_email_list, parse_id_list
 
 
 class TenantRoutingResource(dg.ConfigurableResource):

@@ -4,7 +4,8 @@ from functools import cached_property
 
 import dagster as dg
 
-from morpheus_pipelines.rules.scoring_model import ScoringModel, load_model
+from morpheus_pipelines.tenants.rules.scoring_model import ScoringModel
+from morpheus_pipelines.tenants.steps.scoring_model import load_model
 
 
 class ScoringModelResource(dg.ConfigurableResource):

@@ -10,7 +10,7 @@ from sqlalchemy.orm import Session
 
 from morpheus_pipelines.db.session import get_session
 from morpheus_pipelines.db.urls import source_url, warehouse_url
-from morpheus_pipelines.settings import DEFAULTS, Settings, load_settings
+from morpheus_pipelines.platform.settings import DEFAULTS, Settings, load_settings
 
 
 class WarehouseResource(dg.ConfigurableResource):
@@ -26,7 +26,7 @@ class WarehouseResource(dg.ConfigurableResource):
     source_schema: str = DEFAULTS["MORPHEUS_SOURCE_SCHEMA"]
 
     def settings(self) -> Settings:
-        """This resource's configuration as :class:`~morpheus_pipelines.settings.Settings`."""
+        """This resource's configuration as :class:`~.settings.Settings`."""
         return load_settings(
             {
                 "MORPHEUS_DATABASE_URL": self.database_url,

@@ -7,8 +7,8 @@ import dagster as dg
 from morpheus_pipelines.resources.hubspot import TargetListResource
 from morpheus_pipelines.resources.notifier import NotifierResource
 from morpheus_pipelines.resources.warehouse import WarehouseResource
-from morpheus_pipelines.rules.snapshot_health import problem as snapshot_problem
-from morpheus_pipelines.services.hubspot_snapshot import read_snapshot_state
+from morpheus_pipelines.tenants.rules.snapshot_health import problem as snapshot_problem
+from morpheus_pipelines.tenants.steps.hubspot_snapshot import read_snapshot_state
 
 
 @dg.run_failure_sensor(

@@ -6,8 +6,8 @@ from datetime import UTC, datetime
 import dagster as dg
 
 from morpheus_pipelines.assets.metadata import as_metadata
+from morpheus_pipelines.crm.steps.lead_automations import fire_due_nudges
 from morpheus_pipelines.resources.warehouse import WarehouseResource
-from morpheus_pipelines.services.lead_automations import fire_due_nudges
 
 AUTOMATION_FIRINGS = dg.AssetSpec(
     "automation_firings",

@@ -2,8 +2,8 @@
 
 import dagster as dg
 
+from morpheus_pipelines.crm.steps.lead_follow_up import backlog
 from morpheus_pipelines.resources.warehouse import WarehouseResource
-from morpheus_pipelines.services.lead_follow_up import backlog
 
 
 @dg.sensor(

@@ -3,9 +3,9 @@
 
 import dagster as dg
 
+from morpheus_pipelines.crm.steps.reengagement import backlog
 from morpheus_pipelines.resources.ownership import OwnershipResource
 from morpheus_pipelines.resources.warehouse import WarehouseResource
-from morpheus_pipelines.services.reengagement import backlog
 
 
 @dg.sensor(

@@ -13,7 +13,7 @@ from sqlalchemy.exc import InvalidRequestError
 from morpheus_pipelines.crm.models import CampaignTarget
 from morpheus_pipelines.crm.repositories.call import CallRepository
 from morpheus_pipelines.db.session import get_session
-from morpheus_pipelines.repositories.base import BaseRepository, RepositoryError
+from morpheus_pipelines.platform.store.base import BaseRepository, RepositoryError
 from tests.support.crm import new_subscription
 
 

@@ -15,7 +15,7 @@ from morpheus_pipelines.crm.repositories.email import (
     EmailVariationRepository,
 )
 from morpheus_pipelines.db.session import get_session
-from morpheus_pipelines.repositories.base import BaseRepository
+from morpheus_pipelines.platform.store.base import BaseRepository
 from tests.support.crm import new_subscription
 
 email_repo = EmailRepository()

@@ -10,7 +10,7 @@ import pytest
 import morpheus_pipelines.crm.repositories as crm_repositories
 from morpheus_pipelines.crm.models import Subscription
 from morpheus_pipelines.db.session import get_session
-from morpheus_pipelines.repositories.base import BaseRepository, RepositoryError
+from morpheus_pipelines.platform.store.base import BaseRepository, RepositoryError
 
 EXPORTS = {
     "ActivityRepository",

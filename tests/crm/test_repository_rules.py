@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from morpheus_pipelines.crm import models
-from morpheus_pipelines.models.base import Base
+from morpheus_pipelines.platform.store.model_base import Base
 
 REPOSITORIES = Path(models.__file__).parent / "repositories"
 SOURCES = sorted(p for p in REPOSITORIES.glob("*.py") if p.name != "__init__.py")

@@ -13,7 +13,7 @@ The children are real processes with their own connections, started by a ``forks
 a fresh interpreter (spawn semantics: nothing inherited from the test process — no pooled
 connection, no thread) that has imported the worker module once, so each child is a cheap
 fork of it. Spawning eight interpreters that each import SQLAlchemy and pandas (pulled in by
-``morpheus_pipelines.repositories``) cost ~4.5 s of CPU apiece, which on two shared cores
+``morpheus_pipelines.tenants.store``) cost ~4.5 s of CPU apiece, which on two shared cores
 would dwarf the three seconds of workload. All eight start at a barrier; the test process is
 the ninth party.
 """

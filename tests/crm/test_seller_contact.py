@@ -23,7 +23,7 @@ from morpheus_pipelines.crm.models import (
 from morpheus_pipelines.crm.repositories.contact import ContactRepository
 from morpheus_pipelines.crm.repositories.seller import SellerRepository
 from morpheus_pipelines.db.session import get_session
-from morpheus_pipelines.repositories.base import RepositoryError
+from morpheus_pipelines.platform.store.base import RepositoryError
 from tests.support.crm import new_subscription
 
 sellers = SellerRepository()

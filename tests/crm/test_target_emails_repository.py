@@ -15,7 +15,7 @@ from sqlalchemy import event, select
 from morpheus_pipelines.crm.models import TargetEmails
 from morpheus_pipelines.crm.repositories.target_emails import TargetEmailsRepository
 from morpheus_pipelines.db.session import get_session
-from morpheus_pipelines.repositories.base import RepositoryError
+from morpheus_pipelines.platform.store.base import RepositoryError
 from tests.support.crm import new_subscription
 
 repo = TargetEmailsRepository()

@@ -17,7 +17,7 @@ from morpheus_pipelines.crm.repositories.target_phone_number import (
     significant_digits,
 )
 from morpheus_pipelines.db.session import get_session
-from morpheus_pipelines.settings import load_settings
+from morpheus_pipelines.platform.settings import load_settings
 from tests.support.crm import new_subscription
 
 repo = TargetPhoneNumberRepository()

@@ -11,14 +11,14 @@ import pytest
 from sqlalchemy import select, text
 
 from morpheus_pipelines.db.session import get_session
-from morpheus_pipelines.models import HubSpotTargetSyncState, TenantCandidate
-from morpheus_pipelines.repositories import (
+from morpheus_pipelines.tenants.store import (
     HubSpotTargetAccountRepository,
     HubSpotTargetSyncStateRepository,
     RepositoryError,
     TenantCandidateRepository,
     TenantScoreSnapshotRepository,
 )
+from morpheus_pipelines.tenants.store.models import HubSpotTargetSyncState, TenantCandidate
 
 sync_state_repo = HubSpotTargetSyncStateRepository()
 account_repo = HubSpotTargetAccountRepository()

@@ -16,8 +16,8 @@ from psycopg import sql
 from sqlalchemy import text
 
 from morpheus_pipelines.db.session import get_session
-from morpheus_pipelines.repositories.copy_csv import frame_csv
-from morpheus_pipelines.repositories.set_based import merge_joins, read_frame, write_frame
+from morpheus_pipelines.platform.store.copy_csv import frame_csv
+from morpheus_pipelines.platform.store.set_based import merge_joins, read_frame, write_frame
 
 AWKWARD = ["plain", "", None, "\\N", 'q"uo,te\nnew\tline\\back', "例え.jp ünïcode", "=SUM(A1)"]
 

@@ -7,9 +7,10 @@ from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import create_engine, text
 
-from morpheus_pipelines.crm import automations as _automations  # noqa: F401  (its tables)
+from morpheus_pipelines.crm import models as _crm_tables  # noqa: F401  (registers them)
 from morpheus_pipelines.db.migrate import MIGRATIONS, alembic_config, current_revision
-from morpheus_pipelines.models import Base
+from morpheus_pipelines.platform.store.model_base import Base
+from morpheus_pipelines.tenants.store import models as _tenant_tables  # noqa: F401
 
 
 def test_migrated_schema_matches_the_models(database_url: str) -> None:

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from morpheus_pipelines.clients.domain_intelligence import DomainIntelligenceClient
 from morpheus_pipelines.devtools.emulators import DomainIntelEmulator
+from morpheus_pipelines.platform.clients.domain_intelligence import DomainIntelligenceClient
 from tests.enrichment.helpers import KNOWN_DOMAINS, KNOWN_TENANTS, ListHandler
 from tests.support.hubspot import RecordingSleep
 

@@ -8,13 +8,13 @@ from email.utils import format_datetime
 
 import pytest
 
-from morpheus_pipelines.clients.domain_intelligence import (
+from morpheus_pipelines.devtools.emulators import DomainIntelEmulator
+from morpheus_pipelines.platform.clients.domain_intelligence import (
     DomainIntelligenceClient,
     DomainIntelligenceError,
     coerce_employee_count,
 )
-from morpheus_pipelines.clients.http import retry_after_seconds
-from morpheus_pipelines.devtools.emulators import DomainIntelEmulator
+from morpheus_pipelines.platform.clients.http import retry_after_seconds
 from morpheus_pipelines.resources.domain_intelligence import DomainIntelligenceResource
 from tests.enrichment.helpers import sent_batches
 from tests.support.events import EventLines

@@ -10,10 +10,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from morpheus_pipelines.clients.domain_intelligence import DomainIntelligenceClient
 from morpheus_pipelines.devtools.emulators import DomainIntelEmulator
-from morpheus_pipelines.rules.normalise import email_domain
-from morpheus_pipelines.services.enrichment import OUTPUT_COLUMNS, enrich_candidates
+from morpheus_pipelines.platform.clients.domain_intelligence import DomainIntelligenceClient
+from morpheus_pipelines.platform.text.normalise import email_domain
+from morpheus_pipelines.tenants.steps.enrichment import OUTPUT_COLUMNS, enrich_candidates
 from tests.enrichment.helpers import ListHandler, candidates, sent_batches, sent_ids
 from tests.support.events import EventLines
 from tests.support.hubspot import RecordingSleep

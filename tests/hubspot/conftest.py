@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 from sqlalchemy.orm import Session
 
-from morpheus_pipelines.clients.hubspot import HubSpotClient
 from morpheus_pipelines.db.session import get_session
 from morpheus_pipelines.devtools.emulators import HubSpotEmulator, build_hubspot_data
+from morpheus_pipelines.platform.clients.hubspot import HubSpotClient
 from tests.support.hubspot import LIST_ID, TOKEN, RecordingSleep, companies
 
 

@@ -13,12 +13,12 @@ from sqlalchemy import text
 
 from morpheus_pipelines.db.session import get_session
 from morpheus_pipelines.devtools.emulators import HubSpotEmulator
-from morpheus_pipelines.observability.events import LOGGER_NAME
-from morpheus_pipelines.repositories import (
+from morpheus_pipelines.platform.observability.events import LOGGER_NAME
+from morpheus_pipelines.tenants.steps.hubspot_snapshot import sync_target_list
+from morpheus_pipelines.tenants.store import (
     HubSpotTargetAccountRepository,
     HubSpotTargetSyncStateRepository,
 )
-from morpheus_pipelines.services.hubspot_snapshot import sync_target_list
 from tests.support.hubspot import LIST_ID, TOKEN, RecordingSleep, snapshot_hash
 
 accounts = HubSpotTargetAccountRepository()

@@ -10,14 +10,14 @@ from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import func, select, text
 
-from morpheus_pipelines.crm.automations import AutomationFiring, OutboundMessage
+from morpheus_pipelines.crm.models import AutomationFiring, OutboundMessage
 from morpheus_pipelines.crm.repositories.timeline import (
     EVALUATION_STATEMENT as EVALUATE,
 )
 from morpheus_pipelines.crm.repositories.timeline import AutomationRepository
+from morpheus_pipelines.crm.rules.timeline import NudgeRule, Touch, replay_evidence_rule
+from morpheus_pipelines.crm.steps.lead_automations import fire_due_nudges
 from morpheus_pipelines.db.session import get_session
-from morpheus_pipelines.rules.timeline import NudgeRule, Touch, replay_evidence_rule
-from morpheus_pipelines.services.lead_automations import fire_due_nudges
 from tests.support.timeline import lead_with_history, rule, subscription
 
 T0 = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)

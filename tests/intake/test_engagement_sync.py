@@ -10,11 +10,11 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from sqlalchemy import select
 
-from morpheus_pipelines.clients.hubspot import HubSpotClient
 from morpheus_pipelines.crm.models import Activity
+from morpheus_pipelines.crm.steps.engagement_sync import sync_engagements
 from morpheus_pipelines.db.session import get_session
 from morpheus_pipelines.devtools.emulators import HubSpotEmulator
-from morpheus_pipelines.services.engagement_sync import sync_engagements
+from morpheus_pipelines.platform.clients.hubspot import HubSpotClient
 from tests.support.timeline import lead_with_history, subscription
 
 TOKEN = "pat-na1-engagements"

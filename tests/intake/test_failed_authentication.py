@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from sqlalchemy import event
 
-from morpheus_pipelines.intake.keys import new_key
+from morpheus_pipelines.crm.api.keys import new_key
 from tests.support.intake import Tenant, client, intake_settings, serving
 
 

@@ -12,7 +12,7 @@ import psycopg
 import pytest
 from sqlalchemy.engine import make_url
 
-from morpheus_pipelines.observability.events import LOGGER_NAME
+from morpheus_pipelines.platform.observability.events import LOGGER_NAME
 from tests.support.databases import admin_url
 from tests.support.intake import Tenant, client, create_lead
 

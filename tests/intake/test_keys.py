@@ -6,9 +6,9 @@ import contextlib
 import threading
 import uuid
 
-from morpheus_pipelines.intake import keys as keys_module
-from morpheus_pipelines.intake.budget import MAX_BUCKETS, RequestBudget
-from morpheus_pipelines.intake.keys import KeyDirectory, key_hash, key_id_of, new_key, same_hash
+from morpheus_pipelines.crm.api import keys as keys_module
+from morpheus_pipelines.crm.api.budget import MAX_BUCKETS, RequestBudget
+from morpheus_pipelines.crm.api.keys import KeyDirectory, key_hash, key_id_of, new_key, same_hash
 
 
 def test_a_key_names_its_id_and_only_its_whole_hash_matches() -> None:

@@ -12,12 +12,12 @@ import pytest
 
 from morpheus_pipelines.assets.leads.attribution import lead_attribution
 from morpheus_pipelines.cli import main
-from morpheus_pipelines.crm.ownership import DIALER_FALLBACK_HUBSPOT_OWNER_ID
 from morpheus_pipelines.crm.repositories.leads import LeadRepository
+from morpheus_pipelines.crm.rules.ownership import DIALER_FALLBACK_HUBSPOT_OWNER_ID
+from morpheus_pipelines.crm.rules.timeline import Touch
 from morpheus_pipelines.db.session import get_session
 from morpheus_pipelines.resources.ownership import OwnershipResource
 from morpheus_pipelines.resources.warehouse import WarehouseResource
-from morpheus_pipelines.rules.timeline import Touch
 from tests.support.timeline import REP_OWNER_ID, lead_with_history, subscription
 
 T0 = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)

@@ -14,8 +14,7 @@ from morpheus_pipelines.assets.leads.follow_up import (
     lead_enrichment,
     lead_scores,
 )
-from morpheus_pipelines.crm.leads import Lead, LeadDuplicate, LeadEnrichment, LeadScore
-from morpheus_pipelines.crm.models import Contact
+from morpheus_pipelines.crm.models import Contact, Lead, LeadDuplicate, LeadEnrichment, LeadScore
 from morpheus_pipelines.db.session import get_session
 from morpheus_pipelines.devtools.emulators import DomainIntelEmulator
 from morpheus_pipelines.resources.domain_intelligence import DomainIntelligenceResource

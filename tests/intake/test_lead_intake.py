@@ -10,10 +10,9 @@ from datetime import UTC, datetime
 import psycopg
 from sqlalchemy import select, text
 
-from morpheus_pipelines.crm.leads import Lead
-from morpheus_pipelines.crm.models import Activity, ActivityType
-from morpheus_pipelines.crm.ownership import DIALER_FALLBACK_HUBSPOT_OWNER_ID
+from morpheus_pipelines.crm.models import Activity, ActivityType, Lead
 from morpheus_pipelines.crm.repositories.leads import LeadRepository
+from morpheus_pipelines.crm.rules.ownership import DIALER_FALLBACK_HUBSPOT_OWNER_ID
 from morpheus_pipelines.db.session import get_session
 from morpheus_pipelines.db.urls import libpq_url
 from tests.support.intake import Tenant, client, freeze_owner_cache

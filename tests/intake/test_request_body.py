@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from morpheus_pipelines.intake.body import MAX_DEPTH, BodyRefused, nesting_depth, parse_body
+from morpheus_pipelines.crm.api.body import MAX_DEPTH, BodyRefused, nesting_depth, parse_body
 
 json_values = st.recursive(
     st.none()

@@ -12,8 +12,8 @@ import psutil
 import pytest
 import requests
 
+from morpheus_pipelines.crm.api.http_server import ServerLimits
 from morpheus_pipelines.devtools.serve_process import morpheus_serve
-from morpheus_pipelines.intake.http_server import ServerLimits
 from tests.support.intake import Tenant, intake_settings, serving
 
 SHORT = ServerLimits(head_timeout=0.5, max_connections=4)

@@ -11,8 +11,7 @@ from typing import Any
 import pytest
 from sqlalchemy import func, select
 
-from morpheus_pipelines.crm.automations import OutboundMessage
-from morpheus_pipelines.crm.models import Activity
+from morpheus_pipelines.crm.models import Activity, OutboundMessage
 from morpheus_pipelines.db.session import get_session
 from tests.support.intake import Clock, Tenant, client, create_lead, intake_settings, serving
 

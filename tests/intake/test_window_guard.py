@@ -10,13 +10,13 @@ from datetime import datetime, timedelta
 
 from sqlalchemy import select
 
-from morpheus_pipelines.crm.automations import OutboundMessage
+from morpheus_pipelines.crm.models import OutboundMessage
 from morpheus_pipelines.crm.repositories.timeline import (
     OutboundMessageRepository,
     TimelineRepository,
 )
+from morpheus_pipelines.crm.rules.timeline import WHATSAPP_WINDOW, whatsapp_window
 from morpheus_pipelines.db.session import get_session
-from morpheus_pipelines.rules.timeline import WHATSAPP_WINDOW, whatsapp_window
 from tests.support.intake import Tenant, client, create_lead, intake_settings, serving
 
 _messages = OutboundMessageRepository()

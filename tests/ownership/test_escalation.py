@@ -16,8 +16,8 @@ from morpheus_pipelines.crm.models import (
     FollowUpTaskType,
     SalesRep,
 )
+from morpheus_pipelines.crm.steps.follow_up_escalation import escalate_stale_tasks
 from morpheus_pipelines.resources.notifier import NotifierResource
-from morpheus_pipelines.services.follow_up_escalation import escalate_stale_tasks
 from tests.support.events import EventLines
 from tests.support.ownership import World
 from tests.support.webhook import Receiver

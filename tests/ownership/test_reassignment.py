@@ -6,17 +6,16 @@ from __future__ import annotations
 import pytest
 
 from morpheus_pipelines.crm.models import AssignmentOutcome, ReengagementSegment
-from morpheus_pipelines.crm.ownership import (
+from morpheus_pipelines.crm.repositories.configs import ConfigsRepository
+from morpheus_pipelines.crm.repositories.sales_rep import SalesRepRepository
+from morpheus_pipelines.crm.repositories.sales_rep_round_robin import dialer_rr_config_key
+from morpheus_pipelines.crm.rules.ownership import (
     DIALER_FALLBACK_HUBSPOT_OWNER_ID,
     SEGMENT_POLICIES,
     NoRepAvailable,
     OwnershipRequest,
-    decide_ownership,
-    needs_owner,
 )
-from morpheus_pipelines.crm.repositories.configs import ConfigsRepository
-from morpheus_pipelines.crm.repositories.sales_rep import SalesRepRepository
-from morpheus_pipelines.crm.repositories.sales_rep_round_robin import dialer_rr_config_key
+from morpheus_pipelines.crm.steps.ownership import decide_ownership, needs_owner
 from tests.support.ownership import World
 
 reps = SalesRepRepository()

@@ -9,7 +9,7 @@ import pytest
 from sqlalchemy import select
 
 from morpheus_pipelines.crm.models import SalesRep
-from morpheus_pipelines.services.sales_rep_mirror import UnknownSubscription, mirror_owners
+from morpheus_pipelines.crm.steps.sales_rep_mirror import UnknownSubscription, mirror_owners
 from tests.support.ownership import World
 
 

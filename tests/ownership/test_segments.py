@@ -14,8 +14,8 @@ from morpheus_pipelines.crm.models import (
     ReengagementSegment,
     WriteBackStatus,
 )
-from morpheus_pipelines.crm.ownership import DIALER_FALLBACK_HUBSPOT_OWNER_ID
-from morpheus_pipelines.services.reengagement import MAX_WRITE_BACK_ATTEMPTS
+from morpheus_pipelines.crm.rules.ownership import DIALER_FALLBACK_HUBSPOT_OWNER_ID
+from morpheus_pipelines.crm.steps.reengagement import MAX_WRITE_BACK_ATTEMPTS
 from tests.support.events import EventLines
 from tests.support.ownership import UNASSIGNED_LIST, World
 

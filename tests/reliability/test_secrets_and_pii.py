@@ -15,7 +15,7 @@ from morpheus_pipelines.devtools.emulators import (
     HubSpotEmulator,
     build_hubspot_data,
 )
-from morpheus_pipelines.observability.events import LOGGER_NAME
+from morpheus_pipelines.platform.observability.events import LOGGER_NAME
 from tests.support.pipeline import Pipeline, load_source, tenant
 
 TOKEN = "pat-na1-RECOGNISABLE-SECRET-0123456789"

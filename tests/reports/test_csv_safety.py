@@ -10,7 +10,11 @@ import pandas as pd
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from morpheus_pipelines.reports.csv import DAILY_CSV_HEADER, daily_csv_header, daily_csv_rows
+from morpheus_pipelines.tenants.reports.csv import (
+    DAILY_CSV_HEADER,
+    daily_csv_header,
+    daily_csv_rows,
+)
 
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 COLUMNS = [c for c in DAILY_CSV_HEADER if c != "partition"]

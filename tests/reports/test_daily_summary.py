@@ -14,9 +14,9 @@ import pytest
 from sqlalchemy import text
 
 from morpheus_pipelines.db.session import get_session
-from morpheus_pipelines.reports.figures import MAX_SHOWN_TENANTS
-from morpheus_pipelines.repositories import DailySummaryRepository
-from morpheus_pipelines.services.report_publishing import publish_daily_summary
+from morpheus_pipelines.tenants.reports.figures import MAX_SHOWN_TENANTS
+from morpheus_pipelines.tenants.steps.report_publishing import publish_daily_summary
+from morpheus_pipelines.tenants.store import DailySummaryRepository
 from tests.support.reports import (
     DAY,
     LIST_ID,

@@ -14,7 +14,7 @@ import psycopg
 import pytest
 
 from morpheus_pipelines.db.urls import libpq_url
-from morpheus_pipelines.repositories.reports import (
+from morpheus_pipelines.tenants.store.reports import (
     ACTIVE_FIGURES_SQL,
     ACTIVE_TENANT_QUERIES,
     CHANGED_TOP_PRIORITIES_SQL,

@@ -10,24 +10,23 @@ from decimal import Decimal
 import pandas as pd
 import pytest
 
-from morpheus_pipelines.reports.csv import daily_csv_header, daily_csv_rows
-from morpheus_pipelines.reports.daily import ListedTenants, build_daily_summary
-from morpheus_pipelines.reports.figures import (
+from morpheus_pipelines.platform.rendering import csv_cell, md_escape
+from morpheus_pipelines.tenants.reports.csv import daily_csv_header, daily_csv_rows
+from morpheus_pipelines.tenants.reports.daily import ListedTenants, build_daily_summary
+from morpheus_pipelines.tenants.reports.figures import (
     SUMMARY_TENANT_COLUMNS,
     ActiveTenantFigures,
     check_key,
 )
-from morpheus_pipelines.reports.markdown import render_daily_markdown
-from morpheus_pipelines.reports.text import (
-    csv_cell,
+from morpheus_pipelines.tenants.reports.markdown import render_daily_markdown
+from morpheus_pipelines.tenants.reports.text import (
     display_name,
     format_score,
-    md_escape,
     snapshot_line,
     why,
 )
-from morpheus_pipelines.reports.weekly import build_weekly_metrics
-from morpheus_pipelines.services.hubspot_snapshot import SnapshotState
+from morpheus_pipelines.tenants.reports.weekly import build_weekly_metrics
+from morpheus_pipelines.tenants.steps.hubspot_snapshot import SnapshotState
 
 
 def test_why_names_the_evidence_or_the_score() -> None:

@@ -10,8 +10,8 @@ from decimal import Decimal
 from pathlib import Path
 
 from morpheus_pipelines.db.session import get_session
-from morpheus_pipelines.reports.figures import metrics_frame
-from morpheus_pipelines.repositories import DailySummaryRepository
+from morpheus_pipelines.tenants.reports.figures import metrics_frame
+from morpheus_pipelines.tenants.store import DailySummaryRepository
 from tests.support.reports import (
     WEEK,
     bucket_row,

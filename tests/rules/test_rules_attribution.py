@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from morpheus_pipelines.rules.attribution import (
+from morpheus_pipelines.crm.rules.attribution import (
     MODELS,
     AttributedTouch,
     WonLead,

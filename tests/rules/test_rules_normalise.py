@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from morpheus_pipelines.rules import normalise as domains
-from morpheus_pipelines.rules.normalise import (
+from morpheus_pipelines.platform.text import normalise as domains
+from morpheus_pipelines.platform.text.normalise import (
     additional_domain_roots,
     email_domain,
     email_domains,

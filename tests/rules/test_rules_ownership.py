@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from morpheus_pipelines.rules.fairness import RepShare, fairness
-from morpheus_pipelines.rules.owner_mirror import owner_list
+from morpheus_pipelines.crm.rules.fairness import RepShare, fairness
+from morpheus_pipelines.crm.rules.owner_mirror import owner_list
 
 
 def test_owner_list_matches_on_lower_cased_email_and_active_wins() -> None:

@@ -6,17 +6,12 @@ import pandas as pd
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from morpheus_pipelines.rules.email_domain_class import (
+from morpheus_pipelines.platform.text.email_domain_class import (
     EMAIL_DOMAIN_CLASSES,
     FREE_EMAIL_DOMAINS,
     classify_email_domain,
 )
-from morpheus_pipelines.rules.matching import (
-    match_tenants,
-    normalise_company_name,
-    prepare_snapshot,
-)
-from morpheus_pipelines.rules.normalise import (
+from morpheus_pipelines.platform.text.normalise import (
     additional_domain_roots,
     email_domain,
     email_domains,
@@ -29,7 +24,12 @@ from morpheus_pipelines.rules.normalise import (
     registrable_roots,
     split_additional_domains,
 )
-from morpheus_pipelines.rules.routing import (
+from morpheus_pipelines.tenants.rules.matching import (
+    match_tenants,
+    normalise_company_name,
+    prepare_snapshot,
+)
+from morpheus_pipelines.tenants.rules.routing import (
     TENANT_BUCKETS,
     parse_email_list,
     parse_id_list,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from morpheus_pipelines.rules.routing import (
+from morpheus_pipelines.tenants.rules.routing import (
     PRIORITY_OVERRIDE,
     PRIORITY_REASON,
     ROUTING_COLUMNS,

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pandas as pd
 
-from morpheus_pipelines.rules import routing_inputs
-from morpheus_pipelines.rules.matching import AMBIGUOUS, match_tenants, prepare_snapshot
-from morpheus_pipelines.rules.routing_inputs import (
+from morpheus_pipelines.tenants.rules import routing_inputs
+from morpheus_pipelines.tenants.rules.matching import AMBIGUOUS, match_tenants, prepare_snapshot
+from morpheus_pipelines.tenants.rules.routing_inputs import (
     RuleInputs,
     changed_keys,
     rule_inputs,

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from morpheus_pipelines.rules.timeline import (
+from morpheus_pipelines.crm.rules.timeline import (
     InvalidActivity,
     NudgeRule,
     Touch,

@@ -17,12 +17,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from morpheus_pipelines.rules.routing import (
+from morpheus_pipelines.tenants.rules.routing import (
     PRIORITY_OVERRIDE,
     PRIORITY_REASON,
     SCORING_CONTRACT_VIOLATIONS,
 )
-from morpheus_pipelines.rules.scoring import (
+from morpheus_pipelines.tenants.rules.scoring import (
     FORCED_SALES_OWNED_NOT_SCORED,
     INPUT_COLUMNS,
     OUTPUT_COLUMNS,
@@ -31,18 +31,17 @@ from morpheus_pipelines.rules.scoring import (
     partition_scoring_input,
     score_tenants,
 )
-from morpheus_pipelines.rules.scoring_model import (
-    DEFAULT_MODEL_PATH,
+from morpheus_pipelines.tenants.rules.scoring_model import (
     SCORE_REASON,
     SIGNALS,
     ScoringModel,
     ScoringModelError,
-    load_model,
     normalise_country,
     normalise_industry,
     normalise_plan,
     parse_model,
 )
+from morpheus_pipelines.tenants.steps.scoring_model import DEFAULT_MODEL_PATH, load_model
 
 AS_OF = datetime(2026, 11, 30, 16, 0, tzinfo=UTC)  # end of 2026-11-30 in CST (UTC+8)
 MODEL = load_model()

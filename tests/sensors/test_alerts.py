@@ -9,12 +9,12 @@ import dagster as dg
 import pytest
 
 from morpheus_pipelines.db.session import get_session
-from morpheus_pipelines.repositories import HubSpotTargetSyncStateRepository
 from morpheus_pipelines.resources.hubspot import TargetListResource
 from morpheus_pipelines.resources.notifier import NotifierResource
 from morpheus_pipelines.resources.warehouse import WarehouseResource
-from morpheus_pipelines.rules.snapshot_health import problem as snapshot_problem
 from morpheus_pipelines.sensors.alerts import hubspot_snapshot_health, run_failure_alert
+from morpheus_pipelines.tenants.rules.snapshot_health import problem as snapshot_problem
+from morpheus_pipelines.tenants.store import HubSpotTargetSyncStateRepository
 from tests.support.webhook import Receiver
 
 states = HubSpotTargetSyncStateRepository()

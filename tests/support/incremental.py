@@ -12,16 +12,17 @@ import pandas as pd
 from sqlalchemy import text
 
 from morpheus_pipelines.db.session import get_session
-from morpheus_pipelines.rules.matching import SNAPSHOT_COLUMNS, prepare_snapshot
-from morpheus_pipelines.rules.scoring_model import ScoringModel, load_model
-from morpheus_pipelines.services.hubspot_snapshot import SnapshotState
-from morpheus_pipelines.services.scoring import ScoringTotals, score_partition
-from morpheus_pipelines.services.tenant_routing import (
+from morpheus_pipelines.tenants.rules.matching import SNAPSHOT_COLUMNS, prepare_snapshot
+from morpheus_pipelines.tenants.rules.scoring_model import ScoringModel
+from morpheus_pipelines.tenants.steps.hubspot_snapshot import SnapshotState
+from morpheus_pipelines.tenants.steps.scoring import ScoringTotals, score_partition
+from morpheus_pipelines.tenants.steps.scoring_model import load_model
+from morpheus_pipelines.tenants.steps.tenant_routing import (
     PartitionRouting,
     SnapshotView,
     route_partition,
 )
-from morpheus_pipelines.services.tenant_selection import select_partition
+from morpheus_pipelines.tenants.steps.tenant_selection import select_partition
 from tests.support.pipeline import SCHEMA, load_source
 
 FIRST_DAY = date(2026, 11, 20)

@@ -13,14 +13,20 @@ from typing import Any
 import requests
 from sqlalchemy import func, select
 
-from morpheus_pipelines.crm.leads import Lead, RoutingPool, RoutingPoolMember, RoutingPoolRule
-from morpheus_pipelines.crm.models import SalesRep, Subscription
+from morpheus_pipelines.crm.api.app import IntakeSettings, create_app
+from morpheus_pipelines.crm.api.http_server import DEFAULT_LIMITS, ServerLimits
+from morpheus_pipelines.crm.api.server import create_api_key
+from morpheus_pipelines.crm.models import (
+    Lead,
+    RoutingPool,
+    RoutingPoolMember,
+    RoutingPoolRule,
+    SalesRep,
+    Subscription,
+)
 from morpheus_pipelines.db.session import get_session
 from morpheus_pipelines.db.urls import libpq_url
 from morpheus_pipelines.devtools.demo.intake import serving_in_thread
-from morpheus_pipelines.intake.app import IntakeSettings, create_app
-from morpheus_pipelines.intake.http_server import DEFAULT_LIMITS, ServerLimits
-from morpheus_pipelines.intake.server import create_api_key
 from tests.support.crm_round_robin import add_rep
 
 

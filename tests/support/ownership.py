@@ -10,7 +10,6 @@ from typing import Any
 
 from sqlalchemy import func, select
 
-from morpheus_pipelines.clients.hubspot import HubSpotClient
 from morpheus_pipelines.crm.models import (
     Contact,
     FollowUpTask,
@@ -20,15 +19,16 @@ from morpheus_pipelines.crm.models import (
     Subscription,
 )
 from morpheus_pipelines.crm.repositories.reengagement import ReengagementSegmentMemberRepository
-from morpheus_pipelines.db.session import get_session
-from morpheus_pipelines.devtools.emulators import HubSpotEmulator
-from morpheus_pipelines.services.reengagement import (
+from morpheus_pipelines.crm.steps.reengagement import (
     SegmentRun,
     SegmentSettings,
     WriteBackRun,
     assign_segment,
     write_back_pending,
 )
+from morpheus_pipelines.db.session import get_session
+from morpheus_pipelines.devtools.emulators import HubSpotEmulator
+from morpheus_pipelines.platform.clients.hubspot import HubSpotClient
 
 TOKEN = "pat-na1-ownership-test"
 UNASSIGNED_LIST = "9000"

@@ -6,13 +6,12 @@ import uuid
 from collections.abc import Iterable
 from datetime import datetime, timedelta
 
-from morpheus_pipelines.crm.leads import Lead
-from morpheus_pipelines.crm.models import Subscription
-from morpheus_pipelines.crm.ownership import DIALER_FALLBACK_HUBSPOT_OWNER_ID
+from morpheus_pipelines.crm.models import Lead, Subscription
 from morpheus_pipelines.crm.repositories.timeline import TimelineRepository
+from morpheus_pipelines.crm.rules.ownership import DIALER_FALLBACK_HUBSPOT_OWNER_ID
+from morpheus_pipelines.crm.rules.timeline import NudgeRule, Touch
+from morpheus_pipelines.crm.steps.lead_automations import add_rule
 from morpheus_pipelines.db.session import get_session
-from morpheus_pipelines.rules.timeline import NudgeRule, Touch
-from morpheus_pipelines.services.lead_automations import add_rule
 
 _timeline = TimelineRepository()
 REP_OWNER_ID = "5001"

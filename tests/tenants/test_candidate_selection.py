@@ -7,8 +7,8 @@ from datetime import datetime
 from functools import partial
 
 from morpheus_pipelines.db.session import get_session
-from morpheus_pipelines.repositories import TenantCandidateRepository
-from morpheus_pipelines.services.tenant_selection import candidate_query, select_partition
+from morpheus_pipelines.tenants.steps.tenant_selection import candidate_query, select_partition
+from morpheus_pipelines.tenants.store import TenantCandidateRepository
 from tests.support.pipeline import SCHEMA, load_source, tenant
 
 FIRST, SECOND = "2026-11-27", "2026-11-28"

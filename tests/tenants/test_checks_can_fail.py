@@ -15,13 +15,13 @@ import pytest
 from morpheus_pipelines.assets.tenants.routing import ROUTING_CHECKS
 from morpheus_pipelines.assets.tenants.schedules import DAILY_ASSETS
 from morpheus_pipelines.db.session import get_session
-from morpheus_pipelines.repositories import RoutingDecisionRepository
-from morpheus_pipelines.rules.snapshot_validation import (
+from morpheus_pipelines.tenants.rules.snapshot_validation import (
     COMPLETE,
     VALIDATION_RULES,
     FetchedList,
     validate,
 )
+from morpheus_pipelines.tenants.store import RoutingDecisionRepository
 from tests.support.pipeline import Pipeline, load_source, tenant
 from tests.support.tenants import PARTITION
 

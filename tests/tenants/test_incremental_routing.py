@@ -8,9 +8,9 @@ from datetime import timedelta
 
 from sqlalchemy import text
 
-from morpheus_pipelines.rules.routing import PRIORITY_REASON
-from morpheus_pipelines.services import tenant_routing
-from morpheus_pipelines.services.scoring import score_partition
+from morpheus_pipelines.tenants.rules.routing import PRIORITY_REASON
+from morpheus_pipelines.tenants.steps import tenant_routing
+from morpheus_pipelines.tenants.steps.scoring import score_partition
 from tests.support.incremental import (
     BETA_LISTED,
     FIRST_DAY,

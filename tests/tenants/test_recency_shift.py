@@ -19,10 +19,10 @@ from psycopg import sql
 
 from morpheus_pipelines.db.embedded import EmbeddedPostgres
 from morpheus_pipelines.db.urls import libpq_url
-from morpheus_pipelines.repositories.tenant_score_snapshot import RecencyShift
-from morpheus_pipelines.rules.scoring import score_tenants
-from morpheus_pipelines.rules.scoring_model import load_model
-from morpheus_pipelines.services.scoring import as_of, recency_shift
+from morpheus_pipelines.tenants.rules.scoring import score_tenants
+from morpheus_pipelines.tenants.steps.scoring import as_of, recency_shift
+from morpheus_pipelines.tenants.steps.scoring_model import load_model
+from morpheus_pipelines.tenants.store.tenant_score_snapshot import RecencyShift
 
 MODEL = load_model()
 PARTITION = "2026-11-30"

@@ -11,7 +11,7 @@ import logging
 from pathlib import Path
 
 from morpheus_pipelines.assets.tenants.schedules import DAILY_ASSETS
-from morpheus_pipelines.observability.events import LOGGER_NAME
+from morpheus_pipelines.platform.observability.events import LOGGER_NAME
 from tests.support.pipeline import Pipeline, load_source, tenant
 from tests.support.tenants import PARTITION
 

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from morpheus_pipelines.services.write_behind import write_behind
+from morpheus_pipelines.platform.store.write_behind import write_behind
 
 WAIT = 10  # seconds; only reached when the behaviour under test is broken
 

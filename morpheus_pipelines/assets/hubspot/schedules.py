@@ -3,7 +3,7 @@
 import dagster as dg
 
 from morpheus_pipelines.assets.hubspot.snapshot import snapshot_freshness
-from morpheus_pipelines.partitions import TIMEZONE
+from morpheus_pipelines.platform.partitions import TIMEZONE
 
 # The freshness check on its own: it only reads `apac_hubspot_target_sync_state` (no HubSpot
 # call, nothing materialised), so the check in the UI turns red when the daily job stops

@@ -7,9 +7,9 @@ import dagster as dg
 from morpheus_pipelines.assets.metadata import as_metadata, tables_written
 from morpheus_pipelines.resources.hubspot import HubSpotResource, TargetListResource
 from morpheus_pipelines.resources.warehouse import WarehouseResource
-from morpheus_pipelines.rules.snapshot_health import DEFAULT_MAX_AGE_HOURS, freshness
-from morpheus_pipelines.rules.snapshot_validation import VALIDATION_RULES
-from morpheus_pipelines.services.hubspot_snapshot import read_snapshot_state, sync_target_list
+from morpheus_pipelines.tenants.rules.snapshot_health import DEFAULT_MAX_AGE_HOURS, freshness
+from morpheus_pipelines.tenants.rules.snapshot_validation import VALIDATION_RULES
+from morpheus_pipelines.tenants.steps.hubspot_snapshot import read_snapshot_state, sync_target_list
 
 ASSET_KEY = dg.AssetKey("hubspot_target_accounts")
 REFRESH_CHECK = "snapshot_refresh_succeeded"

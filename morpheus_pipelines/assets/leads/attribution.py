@@ -5,11 +5,11 @@ import dagster as dg
 
 from morpheus_pipelines.assets.metadata import as_metadata
 from morpheus_pipelines.assets.reports.daily import file_paths
-from morpheus_pipelines.partitions import TIMEZONE
-from morpheus_pipelines.reports.attribution import render_attribution_markdown
+from morpheus_pipelines.crm.reports.attribution import render_attribution_markdown
+from morpheus_pipelines.crm.steps.lead_attribution import publish_lead_attribution
+from morpheus_pipelines.platform.partitions import TIMEZONE
 from morpheus_pipelines.resources.ownership import OwnershipResource
 from morpheus_pipelines.resources.warehouse import WarehouseResource
-from morpheus_pipelines.services.lead_attribution import publish_lead_attribution
 
 
 @dg.asset(group_name="leads", kinds={"html"}, tags={"domain": "leads"})

@@ -4,11 +4,11 @@
 import dagster as dg
 
 from morpheus_pipelines.assets.metadata import as_metadata, tables_written
-from morpheus_pipelines.partitions import TIMEZONE
+from morpheus_pipelines.crm.steps.engagement_sync import sync_engagements
+from morpheus_pipelines.platform.partitions import TIMEZONE
 from morpheus_pipelines.resources.hubspot import HubSpotResource
 from morpheus_pipelines.resources.ownership import OwnershipResource
 from morpheus_pipelines.resources.warehouse import WarehouseResource
-from morpheus_pipelines.services.engagement_sync import sync_engagements
 
 
 @dg.asset(

@@ -4,9 +4,9 @@
 import dagster as dg
 
 from morpheus_pipelines.assets.metadata import as_metadata, tables_written
+from morpheus_pipelines.crm.steps.lead_follow_up import enrich_leads, find_duplicates, score_leads
 from morpheus_pipelines.resources.domain_intelligence import DomainIntelligenceResource
 from morpheus_pipelines.resources.warehouse import WarehouseResource
-from morpheus_pipelines.services.lead_follow_up import enrich_leads, find_duplicates, score_leads
 
 
 @dg.asset(

@@ -6,10 +6,10 @@ from datetime import UTC, datetime
 import dagster as dg
 
 from morpheus_pipelines.assets.metadata import as_metadata, tables_written
+from morpheus_pipelines.crm.steps.follow_up_escalation import escalate_stale_tasks
 from morpheus_pipelines.resources.notifier import NotifierResource
 from morpheus_pipelines.resources.ownership import OwnershipResource
 from morpheus_pipelines.resources.warehouse import WarehouseResource
-from morpheus_pipelines.services.follow_up_escalation import escalate_stale_tasks
 
 
 @dg.asset(

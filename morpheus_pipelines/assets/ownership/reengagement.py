@@ -6,16 +6,16 @@ from datetime import timedelta
 import dagster as dg
 
 from morpheus_pipelines.assets.metadata import as_metadata, tables_written
-from morpheus_pipelines.crm.models import ReengagementSegment
-from morpheus_pipelines.resources.hubspot import HubSpotResource
-from morpheus_pipelines.resources.ownership import OwnershipResource
-from morpheus_pipelines.resources.warehouse import WarehouseResource
-from morpheus_pipelines.services.reengagement import (
+from morpheus_pipelines.crm.rules.ownership import ReengagementSegment
+from morpheus_pipelines.crm.steps.reengagement import (
     assign_segment,
     fairness_report,
     write_back_counts,
     write_back_pending,
 )
+from morpheus_pipelines.resources.hubspot import HubSpotResource
+from morpheus_pipelines.resources.ownership import OwnershipResource
+from morpheus_pipelines.resources.warehouse import WarehouseResource
 
 ASSET_KEY = dg.AssetKey("reengagement_assignments")
 BATCHES_CHECK = "every_batch_assigned"

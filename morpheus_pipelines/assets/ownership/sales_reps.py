@@ -3,10 +3,10 @@
 import dagster as dg
 
 from morpheus_pipelines.assets.metadata import as_metadata, tables_written
+from morpheus_pipelines.crm.steps.sales_rep_mirror import mirror_owners
 from morpheus_pipelines.resources.hubspot import HubSpotResource
 from morpheus_pipelines.resources.ownership import OwnershipResource
 from morpheus_pipelines.resources.warehouse import WarehouseResource
-from morpheus_pipelines.services.sales_rep_mirror import mirror_owners
 
 ASSET_KEY = dg.AssetKey("sales_reps")
 REFRESH_CHECK = "owners_mirror_refreshed"

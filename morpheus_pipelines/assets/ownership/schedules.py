@@ -2,7 +2,7 @@
 
 import dagster as dg
 
-from morpheus_pipelines.partitions import TIMEZONE
+from morpheus_pipelines.platform.partitions import TIMEZONE
 
 reengagement_job = dg.define_asset_job(
     name="reengagement_job",

@@ -5,11 +5,14 @@ from pathlib import Path
 import dagster as dg
 
 from morpheus_pipelines.assets.metadata import as_metadata, tables_written
-from morpheus_pipelines.partitions import daily_partitions
-from morpheus_pipelines.reports.markdown import render_daily_markdown
+from morpheus_pipelines.platform.partitions import daily_partitions
 from morpheus_pipelines.resources.hubspot import TargetListResource
 from morpheus_pipelines.resources.warehouse import WarehouseResource
-from morpheus_pipelines.services.report_publishing import DailyPublication, publish_daily_summary
+from morpheus_pipelines.tenants.reports.markdown import render_daily_markdown
+from morpheus_pipelines.tenants.steps.report_publishing import (
+    DailyPublication,
+    publish_daily_summary,
+)
 
 GROUP = "reports"
 # Written in the scoring module; referenced by key so this module does not import it.

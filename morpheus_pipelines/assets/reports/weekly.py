@@ -4,10 +4,10 @@ import dagster as dg
 
 from morpheus_pipelines.assets.metadata import as_metadata, tables_written
 from morpheus_pipelines.assets.reports.daily import GROUP, daily_summary, file_paths
-from morpheus_pipelines.partitions import weekly_partitions
-from morpheus_pipelines.reports.markdown import render_weekly_markdown
+from morpheus_pipelines.platform.partitions import weekly_partitions
 from morpheus_pipelines.resources.warehouse import WarehouseResource
-from morpheus_pipelines.services.report_publishing import publish_weekly_metrics
+from morpheus_pipelines.tenants.reports.markdown import render_weekly_markdown
+from morpheus_pipelines.tenants.steps.report_publishing import publish_weekly_metrics
 
 
 @dg.asset(

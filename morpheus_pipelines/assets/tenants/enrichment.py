@@ -6,11 +6,11 @@ import dagster as dg
 
 from morpheus_pipelines.assets.metadata import as_metadata, tables_written
 from morpheus_pipelines.assets.tenants.selection import GROUP, tenant_candidates
-from morpheus_pipelines.partitions import daily_partitions
+from morpheus_pipelines.platform.partitions import daily_partitions
 from morpheus_pipelines.resources.domain_intelligence import DomainIntelligenceResource
 from morpheus_pipelines.resources.pipeline import PipelineSettingsResource
 from morpheus_pipelines.resources.warehouse import WarehouseResource
-from morpheus_pipelines.services.enrichment import enrich_partitions
+from morpheus_pipelines.tenants.steps.enrichment import enrich_partitions
 
 
 @dg.asset(

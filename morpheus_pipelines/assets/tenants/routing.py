@@ -7,14 +7,14 @@ from morpheus_pipelines.assets.hubspot.snapshot import ASSET_KEY as HUBSPOT_TARG
 from morpheus_pipelines.assets.metadata import as_metadata, tables_written
 from morpheus_pipelines.assets.tenants.enrichment import enriched_tenants
 from morpheus_pipelines.assets.tenants.selection import GROUP
-from morpheus_pipelines.partitions import daily_partitions
+from morpheus_pipelines.platform.partitions import daily_partitions
 from morpheus_pipelines.resources.hubspot import TargetListResource
 from morpheus_pipelines.resources.pipeline import PipelineSettingsResource
 from morpheus_pipelines.resources.routing import TenantRoutingResource
 from morpheus_pipelines.resources.warehouse import WarehouseResource
-from morpheus_pipelines.services.hubspot_snapshot import SnapshotState
-from morpheus_pipelines.services.tenant_events import TenantEventLog
-from morpheus_pipelines.services.tenant_routing import (
+from morpheus_pipelines.tenants.steps.hubspot_snapshot import SnapshotState
+from morpheus_pipelines.tenants.steps.tenant_events import TenantEventLog
+from morpheus_pipelines.tenants.steps.tenant_routing import (
     PartitionRouting,
     load_snapshot,
     route_partition,

@@ -5,12 +5,12 @@ import dagster as dg
 from morpheus_pipelines.assets.metadata import as_metadata, tables_written
 from morpheus_pipelines.assets.tenants.routing import routed_tenants
 from morpheus_pipelines.assets.tenants.selection import GROUP
-from morpheus_pipelines.partitions import daily_partitions
+from morpheus_pipelines.platform.partitions import daily_partitions
 from morpheus_pipelines.resources.pipeline import PipelineSettingsResource
 from morpheus_pipelines.resources.scoring import ScoringModelResource
 from morpheus_pipelines.resources.warehouse import WarehouseResource
-from morpheus_pipelines.services.scoring import score_partition
-from morpheus_pipelines.services.tenant_events import TenantEventLog
+from morpheus_pipelines.tenants.steps.scoring import score_partition
+from morpheus_pipelines.tenants.steps.tenant_events import TenantEventLog
 
 ALLOWLIST_CHECK = "routing_messages_allowlisted"
 

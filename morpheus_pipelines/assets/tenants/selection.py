@@ -5,10 +5,10 @@ from pydantic import Field
 
 from morpheus_pipelines.assets.hubspot.snapshot import ASSET_KEY as HUBSPOT_TARGET_ACCOUNTS
 from morpheus_pipelines.assets.metadata import as_metadata, tables_written
-from morpheus_pipelines.partitions import daily_partitions
+from morpheus_pipelines.platform.partitions import daily_partitions
 from morpheus_pipelines.resources.routing import TenantRoutingResource
 from morpheus_pipelines.resources.warehouse import WarehouseResource
-from morpheus_pipelines.services.tenant_selection import select_partition
+from morpheus_pipelines.tenants.steps.tenant_selection import select_partition
 
 GROUP = "tenants"
 

@@ -25,7 +25,7 @@ from morpheus_pipelines.crm.repositories.sales_rep_round_robin import (
 from morpheus_pipelines.crm.repositories.seller import SellerRepository
 from morpheus_pipelines.crm.repositories.target_emails import TargetEmailsRepository
 from morpheus_pipelines.crm.repositories.target_phone_number import TargetPhoneNumberRepository
-from morpheus_pipelines.repositories.base import BaseRepository
+from morpheus_pipelines.platform.store.base import BaseRepository
 
 __all__ = [
     "ActivityRepository",

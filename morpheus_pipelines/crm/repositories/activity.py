@@ -19,7 +19,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from morpheus_pipelines.crm.models import Activity, ActivityType
-from morpheus_pipelines.repositories.base import BaseRepository
+from morpheus_pipelines.platform.store.base import BaseRepository
 
 
 class ActivityRepository(BaseRepository[Activity]):

@@ -18,7 +18,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, joinedload
 
 from morpheus_pipelines.crm.models import Call
-from morpheus_pipelines.repositories.base import BaseRepository
+from morpheus_pipelines.platform.store.base import BaseRepository
 
 
 class CallRepository(BaseRepository[Call]):

@@ -18,7 +18,7 @@ from sqlalchemy import Select, or_, select
 from sqlalchemy.orm import Session
 
 from morpheus_pipelines.crm.models import Contact
-from morpheus_pipelines.repositories.base import BaseRepository
+from morpheus_pipelines.platform.store.base import BaseRepository
 
 # Never rewritten by a merge: the surrogate key, the first-seen time, and the tenant that
 # created the row. ``email`` and ``phone`` are globally unique, so a second tenant's scrape can

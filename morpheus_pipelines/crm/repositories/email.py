@@ -14,7 +14,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from morpheus_pipelines.crm.models import Email, EmailCampaignTarget, EmailVariation
-from morpheus_pipelines.repositories.base import BaseRepository
+from morpheus_pipelines.platform.store.base import BaseRepository
 
 
 class EmailRepository(BaseRepository[Email]):

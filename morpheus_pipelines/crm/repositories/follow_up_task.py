@@ -20,7 +20,7 @@ from sqlalchemy import case, exists, func, select
 from sqlalchemy.orm import Session, joinedload
 
 from morpheus_pipelines.crm.models import FollowUpTask, FollowUpTaskStatus, FollowUpTaskType
-from morpheus_pipelines.repositories.base import BaseRepository
+from morpheus_pipelines.platform.store.base import BaseRepository
 
 # An escalation is sent at stages 0, 1 and 2; a task at stage 3 has been escalated three times
 # and is never picked up again (docs/data-layer.md: escalation is capped at three).

@@ -21,7 +21,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.postgresql.psycopg import PGDialect_psycopg
 from sqlalchemy.orm import Session
 
-from morpheus_pipelines.crm.leads import (
+from morpheus_pipelines.crm.models import (
     IntakeApiKey,
     Lead,
     LeadDuplicate,
@@ -30,9 +30,9 @@ from morpheus_pipelines.crm.leads import (
     RoutingPool,
     RoutingPoolMember,
     RoutingPoolRule,
+    SalesRep,
 )
-from morpheus_pipelines.crm.models import SalesRep
-from morpheus_pipelines.repositories.base import BaseRepository
+from morpheus_pipelines.platform.store.base import BaseRepository
 
 
 @dataclass(frozen=True)

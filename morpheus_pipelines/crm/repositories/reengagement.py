@@ -34,7 +34,7 @@ from morpheus_pipelines.crm.models import (
     SalesRepFairness,
     WriteBackStatus,
 )
-from morpheus_pipelines.repositories.base import BaseRepository
+from morpheus_pipelines.platform.store.base import BaseRepository
 
 
 @dataclass(frozen=True)

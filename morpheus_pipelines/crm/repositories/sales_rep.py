@@ -19,7 +19,7 @@ from sqlalchemy import ColumnElement, select
 from sqlalchemy.orm import InstrumentedAttribute, Session
 
 from morpheus_pipelines.crm.models import SalesRep
-from morpheus_pipelines.repositories.base import BaseRepository
+from morpheus_pipelines.platform.store.base import BaseRepository
 
 
 def _present(column: InstrumentedAttribute[str | None]) -> ColumnElement[bool]:

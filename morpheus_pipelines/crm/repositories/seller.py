@@ -18,7 +18,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from morpheus_pipelines.crm.models import LifeCycleStage, Seller, SellerPlatform
-from morpheus_pipelines.repositories.base import BaseRepository
+from morpheus_pipelines.platform.store.base import BaseRepository
 
 # Columns an upsert by ``sellerId`` never rewrites: the key itself, the surrogate key, and the
 # moment the row was first seen.

@@ -18,7 +18,7 @@ from sqlalchemy.orm import Session
 from sqlalchemy.sql.elements import ColumnElement
 
 from morpheus_pipelines.crm.models import TargetEmails
-from morpheus_pipelines.repositories.base import BaseRepository, RepositoryError
+from morpheus_pipelines.platform.store.base import BaseRepository, RepositoryError
 
 
 def _same_address(subscription_id: uuid.UUID, email: str) -> ColumnElement[bool]:

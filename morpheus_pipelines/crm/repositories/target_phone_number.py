@@ -14,7 +14,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from morpheus_pipelines.crm.models import TargetPhoneNumber
-from morpheus_pipelines.repositories.base import BaseRepository
+from morpheus_pipelines.platform.store.base import BaseRepository
 
 # A probe with fewer significant digits than this matches too much of any table to identify
 # a number (an empty probe would match every row), so it matches nothing.

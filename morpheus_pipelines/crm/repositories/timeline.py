@@ -23,16 +23,16 @@ from sqlalchemy import select, text, tuple_
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.orm import Session
 
-from morpheus_pipelines.crm.automations import (
+from morpheus_pipelines.crm.models import (
     ENGAGEMENT_PREDICATE,
     INBOUND_WHATSAPP_PREDICATE,
     WHATSAPP_WINDOW_SECONDS,
+    Activity,
     AutomationRule,
     OutboundMessage,
 )
-from morpheus_pipelines.crm.models import Activity
 from morpheus_pipelines.crm.repositories.activity import ActivityRepository
-from morpheus_pipelines.repositories.base import BaseRepository
+from morpheus_pipelines.platform.store.base import BaseRepository
 
 
 class TimelineRepository(ActivityRepository):

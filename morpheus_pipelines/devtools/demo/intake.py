@@ -21,14 +21,14 @@ from typing import Any
 
 import uvicorn
 
+from morpheus_pipelines.crm.api.app import IntakeSettings, create_app
+from morpheus_pipelines.crm.api.http_server import DEFAULT_LIMITS, ServerLimits, uvicorn_options
+from morpheus_pipelines.crm.api.server import create_api_key
 from morpheus_pipelines.crm.repositories.timeline import AutomationRepository
+from morpheus_pipelines.crm.rules.timeline import NudgeRule
+from morpheus_pipelines.crm.steps.lead_automations import add_rule, fire_due_nudges
 from morpheus_pipelines.db.session import get_session
 from morpheus_pipelines.db.urls import libpq_url
-from morpheus_pipelines.intake.app import IntakeSettings, create_app
-from morpheus_pipelines.intake.http_server import DEFAULT_LIMITS, ServerLimits, uvicorn_options
-from morpheus_pipelines.intake.server import create_api_key
-from morpheus_pipelines.rules.timeline import NudgeRule
-from morpheus_pipelines.services.lead_automations import add_rule, fire_due_nudges
 
 DEMO_RULE = "demo_quiet_day_email"
 _automations = AutomationRepository()

@@ -23,8 +23,8 @@ from morpheus_pipelines.crm.models import (
     SalesRep,
     Subscription,
 )
-from morpheus_pipelines.crm.ownership import DIALER_FALLBACK_HUBSPOT_OWNER_ID
 from morpheus_pipelines.crm.repositories.reengagement import ReengagementSegmentMemberRepository
+from morpheus_pipelines.crm.rules.ownership import DIALER_FALLBACK_HUBSPOT_OWNER_ID
 from morpheus_pipelines.db.session import get_session
 from morpheus_pipelines.devtools.emulators import HubSpotEmulator
 

@@ -31,8 +31,8 @@ from morpheus_pipelines.devtools.demo.ownership import (
 )
 from morpheus_pipelines.devtools.emulators import DomainIntelEmulator, HubSpotEmulator
 from morpheus_pipelines.devtools.source import SOURCE_COLUMNS, replace_source_tenants
-from morpheus_pipelines.observability.events import log_events_to
-from morpheus_pipelines.settings import Settings
+from morpheus_pipelines.platform.observability.events import log_events_to
+from morpheus_pipelines.platform.settings import Settings
 
 CST = ZoneInfo("Asia/Shanghai")
 
@@ -111,7 +111,7 @@ def demo_partitions(yesterday: str) -> tuple[list[str], str]:
     """The daily partitions to run, oldest first, and the weekly partition to report: the
     last complete Monday-to-Sunday week (so its report has seven days of data) and
     yesterday."""
-    from morpheus_pipelines.partitions import weekly_partitions
+    from morpheus_pipelines.platform.partitions import weekly_partitions
 
     week = weekly_partitions.get_last_partition_key()
     start = date.fromisoformat(week)
@@ -289,7 +289,7 @@ def _redacted(url: str) -> str:
 
 
 def main() -> int:  # pragma: no cover - `python -m morpheus_pipelines.devtools.demo.runner`
-    from morpheus_pipelines.settings import load_settings
+    from morpheus_pipelines.platform.settings import load_settings
 
     return run_demo(load_settings(), tenants=10_000, companies=500)
 

@@ -58,7 +58,7 @@ Planted HubSpot matches (docs/pipeline.md), each present at every supported size
 
 ``truth`` (one row per tenant, :data:`TRUTH_COLUMNS`) is computed from how the data was built
 (pool indices), not by running the matcher; the test suite checks that
-:func:`~morpheus_pipelines.rules.matching.match_tenants` agrees row for row (method, company,
+:func:`~.matching.match_tenants` agrees row for row (method, company,
 ambiguity) when given the companies' roots and the Domain Intelligence ``official_website``.
 A *candidate* is an ``APAC`` tenant whose status is not ``free_trial``/``new_user``/``closing``
 (the active query) or that signed up on the partition day in CST (the signup query); a tenant

@@ -7,7 +7,7 @@ from zoneinfo import ZoneInfo
 import numpy as np
 
 from morpheus_pipelines.devtools.source import SOURCE_COLUMNS
-from morpheus_pipelines.settings import DEFAULT_TARGET_LIST_ID
+from morpheus_pipelines.platform.settings import DEFAULT_TARGET_LIST_ID
 
 CST = ZoneInfo("Asia/Shanghai")
 TENANT_COLUMNS: tuple[str, ...] = SOURCE_COLUMNS

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from morpheus_pipelines.settings import DEFAULT_TARGET_LIST_ID
+from morpheus_pipelines.platform.settings import DEFAULT_TARGET_LIST_ID
 
 from .._messages import iso_now
 

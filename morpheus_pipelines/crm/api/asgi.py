@@ -1,0 +1,31 @@
+"""The application each ``morpheus serve`` worker process builds from the environment
+(uvicorn imports it by name when it runs several workers)."""
+
+from __future__ import annotations
+
+import os
+
+from starlette.applications import Starlette
+
+from morpheus_pipelines.crm.api.app import IntakeSettings, create_app
+from morpheus_pipelines.db.urls import libpq_url, warehouse_url
+from morpheus_pipelines.platform.settings import load_settings
+
+WORKERS_VARIABLE = "MORPHEUS_INTAKE_WORKERS"  # set by `morpheus serve` for its workers
+OWNER_CACHE_VARIABLE = "MORPHEUS_INTAKE_OWNER_CACHE"
+
+
+def app_from_environment() -> Starlette:
+    settings = load_settings()
+    url = warehouse_url(settings, start_embedded=False)
+    workers = int(os.environ.get(WORKERS_VARIABLE, "1"))
+    return create_app(
+        IntakeSettings(
+            database_url=url,
+            # Each worker keeps its own budget: together they admit the configured rate.
+            requests_per_minute=max(1, settings.intake_requests_per_minute // workers),
+            auth_failures_per_minute=max(1, settings.intake_auth_failures_per_minute // workers),
+            owner_cache=os.environ.get(OWNER_CACHE_VARIABLE, "1") == "1",
+            listen_url=libpq_url(url),
+        )
+    )

@@ -1,0 +1,120 @@
+"""The in-process view of who may receive leads (docs/leads.md, "The owner cache").
+
+Pools, members and rules change rarely and are read on every lead, so they are held
+in memory. A listener thread waits on ``LISTEN morpheus_routing`` (triggers on the routing
+tables and on the ``sales_reps`` columns that matter fire it) and marks the view stale; a
+short TTL covers a lost notification or a listener that is reconnecting. The view only
+proposes candidates: the statement that charges the owner re-checks that the rep is active,
+so a deactivated rep stops receiving leads at once, whatever the cache holds.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+import uuid
+from collections.abc import Callable
+
+import psycopg
+from sqlalchemy.orm import Session
+
+from morpheus_pipelines.crm.repositories.leads import (
+    Candidate,
+    RoutingDirectoryRepository,
+    SubscriptionRouting,
+)
+from morpheus_pipelines.db.session import SessionFactory
+from morpheus_pipelines.platform.observability.events import log_event
+
+CHANNEL = "morpheus_routing"
+DEFAULT_TTL_SECONDS = 5.0
+
+_repository = RoutingDirectoryRepository()
+
+
+class OwnerDirectory:
+    """Candidates per subscription and pool, from the cache."""
+
+    def __init__(
+        self,
+        session_factory: SessionFactory,
+        *,
+        ttl_seconds: float = DEFAULT_TTL_SECONDS,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._sessions = session_factory
+        self._ttl = ttl_seconds
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._view: dict[uuid.UUID, SubscriptionRouting] = {}
+        self._loaded_at: float | None = None
+        self._stale = True
+        self.refreshes = 0
+
+    def invalidate(self) -> None:
+        self._stale = True
+
+    def routing(self, session: Session, subscription_id: uuid.UUID) -> SubscriptionRouting:
+        """The subscription's routing (empty when it has no rep at all)."""
+        now = self._clock()
+        if self._stale or self._loaded_at is None or now - self._loaded_at > self._ttl:
+            with self._lock:
+                if self._stale or self._loaded_at is None or now - self._loaded_at > self._ttl:
+                    self._stale = False  # a notification during the load marks it again
+                    self._view = _repository.load(session)
+                    self._loaded_at = now
+                    self.refreshes += 1
+        return self._view.get(subscription_id) or SubscriptionRouting()
+
+    def candidates(
+        self, session: Session, subscription_id: uuid.UUID, pool_id: int | None
+    ) -> list[Candidate]:
+        return self.routing(session, subscription_id).pools.get(pool_id, [])
+
+
+class LiveDirectory(OwnerDirectory):
+    """The pool's members by a query on every lead, the rest from the cache: the benchmark's
+    baseline (``morpheus serve --no-owner-cache``)."""
+
+    def candidates(
+        self, session: Session, subscription_id: uuid.UUID, pool_id: int | None
+    ) -> list[Candidate]:
+        return _repository.live_candidates(session, subscription_id, pool_id)
+
+
+class RoutingListener:
+    """``LISTEN morpheus_routing`` on its own connection; invalidates the directory on every
+    notification, reconnecting (and invalidating) after a lost connection."""
+
+    def __init__(self, libpq_url: str, directory: OwnerDirectory) -> None:
+        self._url = libpq_url
+        self._directory = directory
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="routing-listener", daemon=True)
+        self.notifications = 0
+
+    def start(self) -> RoutingListener:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                with psycopg.connect(self._url, autocommit=True, connect_timeout=5) as conn:
+                    conn.execute(f"LISTEN {CHANNEL}")
+                    self._directory.invalidate()  # anything missed while disconnected
+                    while not self._stop.is_set():
+                        for _ in conn.notifies(timeout=0.5):
+                            self.notifications += 1
+                            self._directory.invalidate()
+            except psycopg.Error as exc:
+                log_event(
+                    "routing_listener_reconnecting", level=logging.WARNING, error=type(exc).__name__
+                )
+                self._directory.invalidate()
+                self._stop.wait(1.0)

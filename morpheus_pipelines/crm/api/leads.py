@@ -1,0 +1,181 @@
+"""Creating a lead and its owner in one transaction (docs/leads.md, "POST /v1/leads").
+
+1. resolve the routing pool from the source and the campaign ids (most specific rule wins,
+   else the default pool);
+2. charge the least-loaded assignable member of the pool (one ``UPDATE``; the pool's fallback,
+   else the AI owner, when nobody is assignable);
+3. insert the lead with its owner and its answer, ``ON CONFLICT DO NOTHING`` on the
+   idempotency key; a conflict rolls the charge back and replays the stored answer (or refuses
+   a different body under the same key);
+   — in the same statement, the ``FORM`` activity on the lead's timeline; commit, then
+   answer.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from morpheus_pipelines.crm.api.directory import OwnerDirectory
+from morpheus_pipelines.crm.api.schemas import LeadIn
+from morpheus_pipelines.crm.repositories.leads import Candidate, LeadRepository
+from morpheus_pipelines.crm.rules.lead_intake import (
+    PoolRule,
+    choose_pool,
+    idempotency_key,
+    normalise_email,
+    normalise_phone,
+    request_fingerprint,
+)
+from morpheus_pipelines.crm.rules.ownership import DIALER_FALLBACK_HUBSPOT_OWNER_ID
+from morpheus_pipelines.crm.rules.timeline import FORM_EXTERNAL_ID_PREFIX
+from morpheus_pipelines.platform.observability.events import log_event
+
+_leads = LeadRepository()
+
+
+@dataclass(frozen=True)
+class LeadAnswer:
+    status: int  # 201 created, 200 replayed, 422 key reused
+    body: dict[str, Any]
+    replayed: bool = False
+
+
+def create_lead(
+    session: Session,
+    directory: OwnerDirectory,
+    lead: LeadIn,
+    raw_body: dict[str, Any],
+    *,
+    idempotency_header: str | None = None,
+    now: datetime | None = None,
+) -> LeadAnswer:
+    """Create the lead and its owner, or replay the answer of an earlier delivery. The
+    caller's transaction commits the lead, the owner's load and the activity together.
+    Raises :class:`~morpheus_pipelines.crm.rules.lead_intake.InvalidContact` for an unusable
+    email or phone (before anything is written)."""
+    email = normalise_email(lead.contact.email)
+    phone = normalise_phone(lead.contact.phone)
+    key = idempotency_key(lead.source, lead.source_submission_id, idempotency_header)
+    fingerprint = request_fingerprint(raw_body)
+    subscription_id = lead.subscription_id
+
+    routing = directory.routing(session, subscription_id)
+    pool_id, rule_id = choose_pool(
+        [PoolRule(*rule) for rule in routing.rules],
+        lead.source,
+        lead.campaign_ids,
+        routing.default_pool,
+    )
+    pool_name = routing.pool_names.get(pool_id, "default")
+    lead_id = uuid.uuid4()
+    created_at = now or datetime.now(UTC)
+    row: dict[str, Any] = {
+        "id": lead_id,
+        "subscriptionId": subscription_id,
+        "idempotencyKey": key,
+        "requestFingerprint": fingerprint,
+        "source": lead.source,
+        "sourceSubmissionId": lead.source_submission_id,
+        "campaignIds": list(lead.campaign_ids),
+        "email": email,
+        "phone": phone,
+        "firstName": lead.contact.first_name,
+        "lastName": lead.contact.last_name,
+        "payload": lead.payload,
+        "poolId": pool_id,
+        "poolRuleId": rule_id,
+        "createdAt": created_at,
+    }
+    activity = {
+        "activity_external_id": f"{FORM_EXTERNAL_ID_PREFIX}{key}",
+        "activity_metadata": {"source": lead.source, "campaign_ids": list(lead.campaign_ids)},
+    }
+    candidates = directory.candidates(session, subscription_id, pool_id)
+    owner, stored = None, None
+    if candidates:  # the usual case: owner, lead and activity in one round trip
+        owner, stored = _leads.claim_and_insert(
+            session, row, candidates, pool_name=pool_name, **activity
+        )
+    if owner is None:  # every candidate busy (wait for one) or none at all (fall back)
+        owner = _leads.claim_owner(session, candidates)
+        fallback = owner is None
+        if owner is None:  # the pool's fallback rep if assignable now, else the AI owner
+            ai_owner = Candidate(None, DIALER_FALLBACK_HUBSPOT_OWNER_ID)
+            owner = _leads.fallback_owner(session, pool_id) or ai_owner
+        answer = {
+            "lead_id": str(lead_id),
+            "owner": {
+                "sales_rep_id": owner.sales_rep_id,
+                "hubspot_owner_id": owner.hubspot_owner_id,
+            },
+            "pool": pool_name,
+            "owner_is_fallback": fallback,
+            "created_at": created_at.isoformat(),
+        }
+        row |= {
+            "ownerSalesRepId": owner.sales_rep_id,
+            "ownerHubspotOwnerId": owner.hubspot_owner_id,
+            "ownerIsFallback": fallback,
+            "response": answer,
+        }
+        stored = _leads.insert_once(session, row, **activity)
+    else:
+        fallback = False
+    if stored is None:
+        session.rollback()  # the owner's load charge belongs to the first delivery only
+        return _replay(session, subscription_id, key, fingerprint)
+
+    log_event(
+        "lead_created",
+        level=logging.WARNING if fallback else logging.INFO,
+        lead_id=str(lead_id),
+        subscription_id=str(subscription_id),
+        source=lead.source,
+        pool=pool_name,
+        hubspot_owner_id=owner.hubspot_owner_id,
+        owner_is_fallback=fallback,
+        contact_email=email,
+        has_phone=phone is not None,
+    )
+    return LeadAnswer(201, dict(stored))
+
+
+def _replay(session: Session, subscription_id: uuid.UUID, key: str, fingerprint: str) -> LeadAnswer:
+    existing = _leads.get_by_key(session, subscription_id, key)
+    if existing is None:  # cannot happen: the conflict was on this key, committed
+        raise RuntimeError(f"idempotency key conflict without a lead for {key!r}")
+    if existing.requestFingerprint != fingerprint:
+        return LeadAnswer(
+            422,
+            {
+                "error": "idempotency_key_reused",
+                "message": "this idempotency key was used for a different submission",
+                "lead_id": str(existing.id),
+            },
+        )
+    return LeadAnswer(200, dict(existing.response), replayed=True)
+
+
+def lead_view(session: Session, lead_id: uuid.UUID) -> tuple[uuid.UUID, dict[str, Any]] | None:
+    """``(subscription id, GET /v1/leads/{id} body)``, or ``None``."""
+    lead = _leads.get_by_id(session, lead_id)
+    if lead is None:
+        return None
+    return lead.subscriptionId, {
+        **dict(lead.response),
+        "status": lead.status,
+        "source": lead.source,
+        "campaign_ids": list(lead.campaignIds),
+        "contact": {
+            "email": lead.email,
+            "phone": lead.phone,
+            "first_name": lead.firstName,
+            "last_name": lead.lastName,
+        },
+    }

@@ -1,0 +1,204 @@
+"""The lead-intake tables (docs/leads.md): leads, routing pools with their members and rules,
+and the per-subscription API keys.
+
+Two guarantees live here, not in application code: a lead cannot exist without an owner
+(``ownerHubspotOwnerId`` is NOT NULL), and a submission is stored once
+(``(subscriptionId, idempotencyKey)`` is UNIQUE).
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    CheckConstraint,
+    DateTime,
+    ForeignKey,
+    Index,
+    Integer,
+    Text,
+    UniqueConstraint,
+    func,
+    text,
+)
+from sqlalchemy.dialects.postgresql import ARRAY, JSONB, UUID
+from sqlalchemy.orm import Mapped, mapped_column
+
+from morpheus_pipelines.platform.store.model_base import Base
+
+
+def _subscription() -> Mapped[Any]:
+    return mapped_column(
+        UUID(as_uuid=True), ForeignKey("subscriptions.id"), nullable=False, index=True
+    )
+
+
+def _now() -> Mapped[datetime]:
+    return mapped_column(DateTime(timezone=True), nullable=False, server_default=func.now())
+
+
+class RoutingPool(Base):
+    """A group of reps that takes some leads; ``isDefault`` takes the rest. ``fallback*``:
+    who owns a lead when no member is assignable (else the AI owner)."""
+
+    __tablename__ = "routing_pools"
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=True)
+    subscriptionId: Mapped[uuid.UUID] = _subscription()
+    name: Mapped[str] = mapped_column(Text, nullable=False)
+    isDefault: Mapped[bool] = mapped_column(Boolean, nullable=False, server_default="false")
+    fallbackSalesRepId: Mapped[int | None] = mapped_column(ForeignKey("sales_reps.id"))
+    createdAt: Mapped[datetime] = _now()
+
+    __table_args__ = (
+        UniqueConstraint("subscriptionId", "name"),
+        # one default pool per subscription
+        Index(
+            "uq_routing_pools_default",
+            "subscriptionId",
+            unique=True,
+            postgresql_where=text('"isDefault"'),
+        ),
+    )
+
+
+class RoutingPoolMember(Base):
+    __tablename__ = "routing_pool_members"
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=True)
+    poolId: Mapped[int] = mapped_column(ForeignKey("routing_pools.id"), nullable=False)
+    salesRepId: Mapped[int] = mapped_column(ForeignKey("sales_reps.id"), nullable=False)
+    weight: Mapped[int] = mapped_column(Integer, nullable=False, server_default="1")
+    isAssignable: Mapped[bool] = mapped_column(Boolean, nullable=False, server_default="true")
+    createdAt: Mapped[datetime] = _now()
+
+    __table_args__ = (
+        UniqueConstraint("poolId", "salesRepId"),
+        CheckConstraint("weight > 0", name="weight_positive"),
+    )
+
+
+class RoutingPoolRule(Base):
+    """Leads of ``source`` and/or carrying ``campaignId`` go to ``poolId`` (the most specific
+    rule wins, docs/leads.md)."""
+
+    __tablename__ = "routing_pool_rules"
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=True)
+    subscriptionId: Mapped[uuid.UUID] = _subscription()
+    poolId: Mapped[int] = mapped_column(ForeignKey("routing_pools.id"), nullable=False)
+    source: Mapped[str | None] = mapped_column(Text)
+    campaignId: Mapped[str | None] = mapped_column(Text)
+    priority: Mapped[int] = mapped_column(Integer, nullable=False, server_default="0")
+    createdAt: Mapped[datetime] = _now()
+
+    __table_args__ = (
+        CheckConstraint('"source" IS NOT NULL OR "campaignId" IS NOT NULL', name="says_something"),
+    )
+
+
+class Lead(Base):
+    __tablename__ = "leads"
+
+    id: Mapped[uuid.UUID] = mapped_column(
+        UUID(as_uuid=True), primary_key=True, server_default=text("gen_random_uuid()")
+    )
+    subscriptionId: Mapped[uuid.UUID] = _subscription()
+    idempotencyKey: Mapped[str] = mapped_column(Text, nullable=False)
+    requestFingerprint: Mapped[str] = mapped_column(Text, nullable=False)
+    source: Mapped[str] = mapped_column(Text, nullable=False)
+    sourceSubmissionId: Mapped[str] = mapped_column(Text, nullable=False)
+    campaignIds: Mapped[list[str]] = mapped_column(ARRAY(Text), nullable=False, server_default="{}")
+    email: Mapped[str | None] = mapped_column(Text)
+    phone: Mapped[str | None] = mapped_column(Text)
+    firstName: Mapped[str | None] = mapped_column(Text)
+    lastName: Mapped[str | None] = mapped_column(Text)
+    payload: Mapped[dict[str, Any] | None] = mapped_column(JSONB)
+    poolId: Mapped[int | None] = mapped_column(ForeignKey("routing_pools.id"))
+    poolRuleId: Mapped[int | None] = mapped_column(ForeignKey("routing_pool_rules.id"))
+    ownerSalesRepId: Mapped[int | None] = mapped_column(ForeignKey("sales_reps.id"))
+    # The owner, always: a rep's HubSpot owner id, a pool's fallback, or the AI owner.
+    ownerHubspotOwnerId: Mapped[str] = mapped_column(Text, nullable=False)
+    ownerIsFallback: Mapped[bool] = mapped_column(Boolean, nullable=False, server_default="false")
+    status: Mapped[str] = mapped_column(Text, nullable=False, server_default="open")
+    # When the lead was won, lost or closed: the end of the touches attribution credits.
+    closedAt: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    # The 201 answer, replayed verbatim to a duplicate delivery.
+    response: Mapped[dict[str, Any]] = mapped_column(JSONB, nullable=False)
+    createdAt: Mapped[datetime] = _now()
+    updatedAt: Mapped[datetime] = mapped_column(
+        DateTime(timezone=True), nullable=False, server_default=func.now(), onupdate=func.now()
+    )
+
+    __table_args__ = (
+        UniqueConstraint("subscriptionId", "idempotencyKey"),
+        CheckConstraint("\"ownerHubspotOwnerId\" <> ''", name="owner_not_empty"),
+        CheckConstraint("status IN ('open', 'won', 'lost', 'closed')", name="known_status"),
+        Index(None, "subscriptionId", "createdAt"),
+    )
+
+
+class IntakeApiKey(Base):
+    """A subscription's API key for the intake service, stored only as its SHA-256."""
+
+    __tablename__ = "intake_api_keys"
+
+    id: Mapped[uuid.UUID] = mapped_column(
+        UUID(as_uuid=True), primary_key=True, server_default=text("gen_random_uuid()")
+    )
+    subscriptionId: Mapped[uuid.UUID] = _subscription()
+    keyHash: Mapped[str] = mapped_column(Text, nullable=False, unique=True)
+    label: Mapped[str | None] = mapped_column(Text)
+    createdAt: Mapped[datetime] = _now()
+    revokedAt: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+
+# -- The slow path after creation: enrichment, scores, duplicates (docs/leads.md) -----------
+
+
+class LeadEnrichment(Base):
+    """What Domain Intelligence says about the lead's email domain."""
+
+    __tablename__ = "lead_enrichments"
+
+    leadId: Mapped[uuid.UUID] = mapped_column(
+        UUID(as_uuid=True), ForeignKey("leads.id"), primary_key=True
+    )
+    emailDomain: Mapped[str | None] = mapped_column(Text)
+    # enriched | not_found | personal_email | no_email | unavailable (asked again next run)
+    status: Mapped[str] = mapped_column(Text, nullable=False)
+    companyName: Mapped[str | None] = mapped_column(Text)
+    officialWebsite: Mapped[str | None] = mapped_column(Text)
+    industry: Mapped[str | None] = mapped_column(Text)
+    employeeCount: Mapped[int | None] = mapped_column(Integer)
+    country: Mapped[str | None] = mapped_column(Text)
+    enrichedAt: Mapped[datetime] = _now()
+
+
+class LeadScore(Base):
+    __tablename__ = "lead_scores"
+
+    leadId: Mapped[uuid.UUID] = mapped_column(
+        UUID(as_uuid=True), ForeignKey("leads.id"), primary_key=True
+    )
+    score: Mapped[int] = mapped_column(Integer, nullable=False)
+    reasons: Mapped[list[str]] = mapped_column(JSONB, nullable=False)
+    scoredAt: Mapped[datetime] = _now()
+
+
+class LeadDuplicate(Base):
+    """An older contact the lead matches; recorded, never merged and never re-owned."""
+
+    __tablename__ = "lead_duplicates"
+
+    leadId: Mapped[uuid.UUID] = mapped_column(
+        UUID(as_uuid=True), ForeignKey("leads.id"), primary_key=True
+    )
+    contactId: Mapped[int | None] = mapped_column(ForeignKey("contacts.id"))
+    # email | phone | none (checked, nothing older matches)
+    matchedOn: Mapped[str] = mapped_column(Text, nullable=False)
+    checkedAt: Mapped[datetime] = _now()

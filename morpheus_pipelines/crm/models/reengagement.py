@@ -1,0 +1,129 @@
+"""The re-engagement tables: segment members, their assignments and the reps' fairness counts."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from decimal import Decimal
+
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    DateTime,
+    ForeignKey,
+    Index,
+    Integer,
+    Numeric,
+    Text,
+    UniqueConstraint,
+    func,
+)
+from sqlalchemy.orm import Mapped, mapped_column, relationship
+
+from morpheus_pipelines.crm.models.core import SalesRep, _created, _enum, _subscription
+from morpheus_pipelines.crm.rules.ownership import (
+    AssignmentOutcome,
+    ReengagementSegment,
+    WriteBackStatus,
+)
+from morpheus_pipelines.platform.store.model_base import Base
+
+
+class ReengagementSegmentMember(Base):
+    """A contact entering a re-engagement segment: the input of ``reengagement_assignments``.
+
+    Written by whatever detects the event (a HubSpot workflow export, a dialer webhook, the
+    demo). ``sourceEventId`` is the event's own id (click id, deal id and stage, provider call
+    id), so a re-delivered event is the same member. A member is *new* while it has no row in
+    ``reengagement_assignments``."""
+
+    __tablename__ = "reengagement_segment_members"
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=True)
+    subscriptionId: Mapped[uuid.UUID] = _subscription()
+    segment: Mapped[ReengagementSegment] = mapped_column(
+        _enum(ReengagementSegment, "reengagement_segment"), nullable=False
+    )
+    sourceEventId: Mapped[str] = mapped_column(Text, nullable=False)
+    contactId: Mapped[int] = mapped_column(ForeignKey("contacts.id"), nullable=False)
+    # The deal's HubSpot owner, for the segments that route to it (no-show, lost deal).
+    dealOwnerId: Mapped[str | None] = mapped_column(Text)
+    enteredAt: Mapped[datetime] = mapped_column(
+        DateTime(timezone=True), nullable=False, server_default=func.now()
+    )
+    createdAt: Mapped[datetime] = _created()
+
+    __table_args__ = (
+        UniqueConstraint("subscriptionId", "segment", "sourceEventId"),
+        Index(None, "subscriptionId", "segment", "id"),
+    )
+
+
+class ReengagementAssignment(Base):
+    """What the ownership block did with one segment member, and whether HubSpot has it yet.
+
+    ``memberId`` is unique: a member is processed once, whatever re-runs or concurrent runs
+    do. ``hubspotOwnerId`` / ``callAssignedTo`` hold the values written to HubSpot's
+    ``hubspot_owner_id`` / ``call_assigned_to`` (NULL: that property is not written)."""
+
+    __tablename__ = "reengagement_assignments"
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=True)
+    subscriptionId: Mapped[uuid.UUID] = _subscription()
+    memberId: Mapped[int] = mapped_column(
+        ForeignKey("reengagement_segment_members.id"), nullable=False, unique=True
+    )
+    segment: Mapped[ReengagementSegment] = mapped_column(
+        _enum(ReengagementSegment, "reengagement_segment"), nullable=False
+    )
+    contactId: Mapped[int] = mapped_column(ForeignKey("contacts.id"), nullable=False)
+    hubspotContactId: Mapped[str | None] = mapped_column(Text)
+    outcome: Mapped[AssignmentOutcome] = mapped_column(
+        _enum(AssignmentOutcome, "assignment_outcome"), nullable=False
+    )
+    roundRobin: Mapped[bool] = mapped_column(Boolean, nullable=False, server_default="false")
+    salesRepId: Mapped[int | None] = mapped_column(ForeignKey("sales_reps.id"))
+    previousOwnerId: Mapped[str | None] = mapped_column(Text)
+    hubspotOwnerId: Mapped[str | None] = mapped_column(Text)
+    callAssignedTo: Mapped[str | None] = mapped_column(Text)
+    followUpTaskId: Mapped[int | None] = mapped_column(ForeignKey("follow_up_tasks.id"))
+    listId: Mapped[str | None] = mapped_column(Text)
+    writeBackStatus: Mapped[WriteBackStatus] = mapped_column(
+        _enum(WriteBackStatus, "write_back_status"), nullable=False
+    )
+    writeBackAttempts: Mapped[int] = mapped_column(Integer, nullable=False, server_default="0")
+    writeBackError: Mapped[str | None] = mapped_column(Text)
+    runId: Mapped[str | None] = mapped_column(Text)
+    assignedAt: Mapped[datetime] = mapped_column(
+        DateTime(timezone=True), nullable=False, server_default=func.now()
+    )
+    writtenBackAt: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+    salesRep: Mapped[SalesRep | None] = relationship(lazy="raise")
+
+    __table_args__ = (
+        Index(None, "subscriptionId", "writeBackStatus"),
+        Index(None, "subscriptionId", "assignedAt"),
+    )
+
+
+class SalesRepFairness(Base):
+    """The latest fairness report of a subscription's rotation (docs/ownership.md,
+    "Fairness"): one row per rep, replaced on every ``reengagement_assignments`` run."""
+
+    __tablename__ = "sales_rep_fairness"
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=True)
+    subscriptionId: Mapped[uuid.UUID] = _subscription()
+    salesRepId: Mapped[int] = mapped_column(ForeignKey("sales_reps.id"), nullable=False)
+    email: Mapped[str] = mapped_column(Text, nullable=False)
+    isActive: Mapped[bool] = mapped_column(Boolean, nullable=False)
+    assignments: Mapped[int] = mapped_column(Integer, nullable=False)
+    expected: Mapped[Decimal] = mapped_column(Numeric(12, 2), nullable=False)
+    deviation: Mapped[Decimal] = mapped_column(Numeric(12, 2), nullable=False)
+    windowStart: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+    windowEnd: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+    runId: Mapped[str | None] = mapped_column(Text)
+    computedAt: Mapped[datetime] = _created()
+
+    __table_args__ = (UniqueConstraint("subscriptionId", "salesRepId"),)

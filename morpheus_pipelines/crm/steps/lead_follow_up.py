@@ -1,0 +1,145 @@
+"""The slow path after a lead is created (docs/leads.md, "After creation"): enrichment,
+scores and duplicates. Intake never waits for any of it, and none of it changes who owns the
+lead. Chunked: one transaction per chunk of ≤ 100 leads."""
+
+from __future__ import annotations
+
+from collections import Counter
+from datetime import UTC, datetime
+
+from morpheus_pipelines.crm.repositories.contact import ContactRepository
+from morpheus_pipelines.crm.repositories.leads import LeadFollowUpRepository, LeadToFollow
+from morpheus_pipelines.crm.rules.lead_intake import lead_score
+from morpheus_pipelines.db.session import SessionFactory
+from morpheus_pipelines.platform.clients.domain_intelligence import (
+    DomainIntelligenceClient,
+    DomainIntelligenceError,
+)
+from morpheus_pipelines.platform.text.email_domain_class import is_personal_domain
+from morpheus_pipelines.platform.text.normalise import email_domain
+
+CHUNK = 100
+
+_follow_up = LeadFollowUpRepository()
+_contacts = ContactRepository()
+
+
+def enrich_leads(
+    session_factory: SessionFactory, client: DomainIntelligenceClient | None
+) -> Counter[str]:
+    """Every lead not yet enriched (or last found ``unavailable``): its email domain asked of
+    Domain Intelligence. No service configured, or a batch that failed: ``unavailable``, asked
+    again next run. Personal and missing emails are not sent."""
+    counts: Counter[str] = Counter()
+    started = datetime.now(UTC)
+    while True:
+        with session_factory() as session:
+            leads = _follow_up.awaiting_enrichment(session, limit=CHUNK, tried_before=started)
+            if not leads:
+                return counts
+            rows = _enrichment_rows(leads, client)
+            _follow_up.save_enrichments(session, rows)
+        counts.update(row["status"] for row in rows)
+
+
+def _enrichment_rows(
+    leads: list[LeadToFollow], client: DomainIntelligenceClient | None
+) -> list[dict]:
+    rows, asked = [], {}
+    for lead in leads:
+        domain = email_domain(lead.email) if lead.email else None
+        row = {
+            "leadId": lead.lead_id,
+            "emailDomain": domain,
+            "status": "no_email",
+            "companyName": None,
+            "officialWebsite": None,
+            "industry": None,
+            "employeeCount": None,
+            "country": None,
+        }
+        if domain and is_personal_domain(domain):
+            row["status"] = "personal_email"
+        elif domain:
+            row["status"] = "unavailable"
+            asked[str(lead.lead_id)] = row
+        rows.append(row)
+    if asked and client is not None:
+        try:
+            results = client.enrich_batch(
+                [
+                    {"tenant_id": key, "name": None, "email_domain": row["emailDomain"]}
+                    for key, row in asked.items()
+                ]
+            )
+        except DomainIntelligenceError:
+            results = []  # stays "unavailable": asked again next run
+        for result in results:
+            row = asked.get(result.get("tenant_id"))
+            if row is None:
+                continue
+            found = result.get("company_name") or result.get("official_website")
+            row.update(
+                status="enriched" if found else "not_found",
+                companyName=result.get("company_name"),
+                officialWebsite=result.get("official_website"),
+                industry=result.get("industry"),
+                employeeCount=result.get("employee_count"),
+                country=result.get("country"),
+            )
+    return rows
+
+
+def score_leads(session_factory: SessionFactory) -> Counter[str]:
+    """Every enriched lead without a score or scored before its latest enrichment."""
+    counts: Counter[str] = Counter()
+    while True:
+        with session_factory() as session:
+            pending = _follow_up.awaiting_score(session, limit=CHUNK)
+            if not pending:
+                return counts
+            rows = []
+            for lead_id, phone, campaigns, status, employees in pending:
+                score, reasons = lead_score(
+                    enrichment_status=status,
+                    employee_count=employees,
+                    has_phone=phone is not None,
+                    campaigns=campaigns or 0,
+                )
+                rows.append({"leadId": lead_id, "score": score, "reasons": reasons})
+                counts["scored"] += 1
+            _follow_up.save_scores(session, rows)
+
+
+def find_duplicates(session_factory: SessionFactory) -> Counter[str]:
+    """Every lead not yet checked, matched against the CRM's contacts by
+    ``ContactRepository.find_existing`` (email, then phone). The match is recorded; the lead
+    and its owner are left alone."""
+    counts: Counter[str] = Counter()
+    while True:
+        with session_factory() as session:
+            leads = _follow_up.awaiting_duplicate_check(session, limit=CHUNK)
+            if not leads:
+                return counts
+            rows = []
+            for lead in leads:
+                contact = _contacts.find_existing(
+                    session, email=lead.email, phone=lead.phone, hubspot_contact_id=None
+                )
+                matched = "none"
+                if contact is not None:
+                    matched = "email" if lead.email and contact.email == lead.email else "phone"
+                rows.append(
+                    {
+                        "leadId": lead.lead_id,
+                        "contactId": contact.id if contact is not None else None,
+                        "matchedOn": matched,
+                    }
+                )
+                counts[matched] += 1
+            _follow_up.save_duplicates(session, rows)
+
+
+def backlog(session_factory: SessionFactory) -> dict:
+    with session_factory() as session:
+        return _follow_up.backlog(session)

@@ -1,0 +1,142 @@
+"""The ``sales_reps`` mirror of HubSpot's owners (docs/ownership.md, "The sales-rep mirror").
+
+Complete or nothing: every page of active and of archived owners is read before anything is
+written, and the write is one transaction. A failed page leaves ``sales_reps`` exactly as it
+was. Reps are matched on ``(subscriptionId, email)`` (case-insensitively); ``hubspotOwnerId``,
+names and ``isActive`` follow HubSpot, while ``nooksUserId``, ``activeListId`` and ``profileId``
+are ours and never touched. A rep whose owner disappeared or was archived is deactivated,
+never deleted. The AI dialer's owner (``86817215``) is in HubSpot's owner list but is never
+mirrored as a rep: it stands for "not a human".
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from dataclasses import dataclass, field
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from morpheus_pipelines.crm.models import SalesRep, Subscription
+from morpheus_pipelines.crm.repositories.sales_rep import SalesRepRepository
+from morpheus_pipelines.crm.rules.owner_mirror import MirroredOwner, owner_list
+from morpheus_pipelines.crm.rules.ownership import DIALER_FALLBACK_HUBSPOT_OWNER_ID
+from morpheus_pipelines.db.session import SessionFactory
+from morpheus_pipelines.platform.clients.hubspot import HubSpotClient, HubSpotError
+from morpheus_pipelines.platform.observability.events import log_event
+
+_sales_rep_repo = SalesRepRepository()
+
+
+class UnknownSubscription(LookupError):
+    """The configured subscription has no row in ``subscriptions``."""
+
+
+@dataclass
+class MirrorOutcome:
+    succeeded: bool
+    error: str | None = None
+    owners_active: int = 0
+    owners_archived: int = 0
+    without_email: int = 0
+    duplicates: int = 0
+    not_human: int = 0
+    counts: dict[str, int] = field(default_factory=dict)  # inserted, updated, ...
+    requests: int = 0
+    retries: int = 0
+    duration_seconds: float = 0.0
+
+
+def require_subscription(session: Session, subscription_id: uuid.UUID) -> None:
+    """Raise :class:`UnknownSubscription` naming the id when it is not a workspace here."""
+    if session.get(Subscription, subscription_id) is None:
+        raise UnknownSubscription(
+            f"subscription {subscription_id} does not exist in the warehouse; create it with "
+            "`morpheus subscription create` and set MORPHEUS_SUBSCRIPTION_ID to its id"
+        )
+
+
+def mirror_owners(
+    client: HubSpotClient, session_factory: SessionFactory, subscription_id: uuid.UUID
+) -> MirrorOutcome:
+    """Read every owner page, then apply them to the subscription's reps in one transaction.
+    A HubSpot failure returns ``succeeded=False`` with the (token-free) reason and changes
+    nothing."""
+    started = time.perf_counter()
+    with session_factory() as session:
+        require_subscription(session, subscription_id)
+    try:
+        active = [o for page in client.iter_owner_pages(archived=False) for o in page]
+        archived = [o for page in client.iter_owner_pages(archived=True) for o in page]
+    except HubSpotError as exc:
+        log_event("sales_rep_mirror_failed", subscription_id=str(subscription_id), error=str(exc))
+        return MirrorOutcome(
+            succeeded=False,
+            error=str(exc),
+            requests=client.stats.requests,
+            retries=client.stats.retries,
+            duration_seconds=time.perf_counter() - started,
+        )
+    owners = owner_list(active, archived, not_human=frozenset({DIALER_FALLBACK_HUBSPOT_OWNER_ID}))
+    with session_factory() as session:
+        counts = _apply(session, subscription_id, owners.owners)
+    outcome = MirrorOutcome(
+        succeeded=True,
+        owners_active=len(active),
+        owners_archived=len(archived),
+        without_email=owners.without_email,
+        duplicates=owners.duplicates,
+        not_human=owners.not_human,
+        counts=counts,
+        requests=client.stats.requests,
+        retries=client.stats.retries,
+        duration_seconds=time.perf_counter() - started,
+    )
+    log_event("sales_rep_mirror_completed", subscription_id=str(subscription_id), **counts)
+    return outcome
+
+
+def _apply(
+    session: Session, subscription_id: uuid.UUID, owners: dict[str, MirroredOwner]
+) -> dict[str, int]:
+    """Insert, update, deactivate; counts per kind of change. Rows are locked so two mirrors
+    of one subscription apply one after the other."""
+    statement = (
+        select(SalesRep)
+        .where(SalesRep.subscriptionId == subscription_id)
+        .order_by(SalesRep.id)
+        .with_for_update()
+    )
+    existing = {rep.email.strip().lower(): rep for rep in session.scalars(statement)}
+    counts = dict.fromkeys(("inserted", "updated", "reactivated", "deactivated", "unchanged"), 0)
+    for email, owner in owners.items():
+        rep = existing.get(email)
+        wanted = {
+            "hubspotOwnerId": owner.hubspot_owner_id,
+            "firstName": owner.first_name,
+            "lastName": owner.last_name,
+            "isActive": owner.active,
+        }
+        if rep is None:
+            _sales_rep_repo.insert(
+                session, {"subscriptionId": subscription_id, "email": email, **wanted}
+            )
+            counts["inserted"] += 1
+            continue
+        changed = {k: v for k, v in wanted.items() if getattr(rep, k) != v}
+        if not changed:
+            counts["unchanged"] += 1
+            continue
+        if changed.get("isActive") is True:
+            counts["reactivated"] += 1
+        elif changed.get("isActive") is False:
+            counts["deactivated"] += 1
+        else:
+            counts["updated"] += 1
+        _sales_rep_repo.update(session, rep, changed)
+    for email, rep in existing.items():
+        if email not in owners and rep.isActive:
+            _sales_rep_repo.update(session, rep, {"isActive": False})
+            counts["deactivated"] += 1
+    return counts

@@ -1,0 +1,76 @@
+"""Keeping secrets and customer emails out of everything the product writes.
+
+* every value registered with :func:`register_secret` (the HubSpot token) is replaced by
+  ``***`` wherever it appears;
+* :func:`mask_emails` masks any email-shaped text (``j***@acme.com``): the one rule used by
+  event lines and reports alike.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import threading
+
+from morpheus_pipelines.platform.text.normalise import mask_email
+
+# Every registered secret, longest first (no partial leftovers of a secret that contains
+# another); sorted once per new secret, replaced whole so that readers need no lock.
+_longest_first: tuple[str, ...] = ()
+# Anything shaped like an email address that reaches a line through a free-text field.
+EMAIL_PATTERN = re.compile(
+    r"[^\s\"'<>@,;:()\[\]]+@[A-Za-z0-9\-.\u00a0-\uffff]+\.[A-Za-z\u00a0-\uffff]{2,}"
+)
+_secrets_lock = threading.Lock()
+
+
+def register_secret(value: str | None) -> None:
+    """Never let ``value`` appear in an event line (no-op for empty or very short values)."""
+    global _longest_first
+    if value and len(value) >= 4:
+        with _secrets_lock:
+            _longest_first = tuple(sorted({*_longest_first, value}, key=len, reverse=True))
+
+
+def _registered_secrets() -> tuple[str, ...]:
+    return _longest_first
+
+
+def redact(text: str) -> str:
+    """``text`` with every registered secret replaced by ``***``."""
+    for secret in _registered_secrets():
+        text = text.replace(secret, "***")
+    return text
+
+
+def redact_bytes(data: bytes) -> bytes:
+    """:func:`redact` for UTF-8 bytes."""
+    for secret in _registered_secrets():
+        data = data.replace(secret.encode(), b"***")
+    return data
+
+
+def mask_emails(value: object) -> str:
+    """``value`` as text with every email-shaped substring masked (``j***@acme.com``); a
+    missing value (``None``, NaN) is the empty text."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    return EMAIL_PATTERN.sub(lambda m: mask_email(m.group(0)), str(value))
+
+
+def redacted_traceback(exc: BaseException) -> str:
+    """Where ``exc`` was raised, for a debug line: each exception's type and frames
+    (``file:line in function``), never its message or a frame's values, which can carry SQL
+    parameters, contact details or a token."""
+    import traceback
+
+    parts: list[str] = []
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        frames = traceback.extract_tb(current.__traceback__)
+        where = " < ".join(f"{f.filename}:{f.lineno} in {f.name}" for f in reversed(frames))
+        parts.append(f"{type(current).__module__}.{type(current).__qualname__} at {where}")
+        current = current.__cause__ or current.__context__
+    return " | caused by ".join(parts)

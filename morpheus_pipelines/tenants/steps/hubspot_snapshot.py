@@ -1,0 +1,340 @@
+"""The HubSpot target-account snapshot: fetch, validate, refresh atomically (docs/pipeline.md).
+
+``sync_target_list`` is the whole Dispatcher part: it never raises for a HubSpot, validation
+or database failure. It records the attempt and returns a :class:`SyncOutcome` saying whether
+the snapshot is ``fresh``, ``stale`` (an earlier success is still in place) or ``unavailable``
+(none ever succeeded), so tenant routing in the same run always goes on (docs/pipeline.md).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import requests
+from sqlalchemy.orm import Session
+
+from morpheus_pipelines.db.session import SessionFactory
+from morpheus_pipelines.platform.clients.hubspot import BATCH_READ_SIZE, HubSpotClient, HubSpotError
+from morpheus_pipelines.platform.observability.events import log_event
+from morpheus_pipelines.platform.observability.redaction import redact
+from morpheus_pipelines.platform.text.normalise import (
+    additional_domain_roots,
+    normalise_identifier,
+    registrable_root,
+)
+from morpheus_pipelines.tenants.rules.snapshot_validation import (
+    FetchedList,
+    RuleResult,
+    validate,
+)
+from morpheus_pipelines.tenants.store import (
+    HubSpotTargetAccountRepository,
+    HubSpotTargetSyncStateRepository,
+)
+from morpheus_pipelines.tenants.store.hubspot_target_account import SNAPSHOT_COLUMNS
+
+_accounts = HubSpotTargetAccountRepository()
+_sync_state = HubSpotTargetSyncStateRepository()
+
+
+@dataclass(frozen=True)
+class SnapshotState:
+    """What the warehouse says about the snapshot, as routing sees it (docs/pipeline.md)."""
+
+    status: str  # fresh | stale | unavailable
+    sync_id: str | None
+    synced_at: datetime | None
+    age_seconds: float | None
+    last_attempt_status: str | None = None
+    last_error: str | None = None
+
+    @property
+    def age_hours(self) -> float | None:
+        return None if self.age_seconds is None else round(self.age_seconds / 3600, 2)
+
+
+@dataclass
+class SyncOutcome:
+    succeeded: bool
+    state: SnapshotState
+    sync_id: str
+    list_total: int | None = None
+    rows_upserted: int = 0
+    rows_deleted: int = 0
+    validation: list[RuleResult] = field(default_factory=list)
+    error: str | None = None
+    requests: int = 0
+    retries: int = 0
+    rate_limited: int = 0
+    duration_seconds: float = 0.0
+
+
+def _parse_time(value: Any) -> datetime | None:
+    if not value or not isinstance(value, str):
+        return None
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def new_sync_id(now: datetime, run_id: str | None) -> str:
+    """``20260714T073000Z-<run>`` (docs/pipeline.md): sortable, and traceable to the run."""
+    return f"{now:%Y%m%dT%H%M%SZ}-{(run_id or 'manual')[:8]}"
+
+
+def fetch_target_list(
+    client: HubSpotClient, list_id: str, *, log: logging.Logger | None = None
+) -> FetchedList:
+    """Read the list, every membership page and every member company into memory.
+
+    A HubSpot failure stops the fetch and is recorded in ``fetch_error``; the partial result
+    is still returned so validation can report what was seen.
+    """
+    log = log or logging.getLogger(__name__)
+    fetched = FetchedList(list_id=list_id)
+    try:
+        listing = client.get_list(list_id)
+        fetched.processing_status = listing.get("processingStatus")
+        size = listing.get("size")
+        fetched.list_size = (
+            int(size) if isinstance(size, int | str) and str(size).isdigit() else None
+        )
+        for page in client.iter_membership_pages(list_id):
+            fetched.pages_fetched += 1
+            for member in page:
+                record_id = normalise_identifier((member or {}).get("recordId"))
+                if record_id is None:
+                    continue
+                fetched.member_ids.append(record_id)
+                fetched.membership_timestamps[record_id] = member.get("membershipTimestamp")
+            log_event(
+                "hubspot_sync_page",
+                list_id=list_id,
+                page=fetched.pages_fetched,
+                members_so_far=len(fetched.member_ids),
+            )
+            if fetched.pages_fetched % 20 == 0:
+                log.info(
+                    f"memberships: {fetched.pages_fetched} pages, "
+                    f"{len(fetched.member_ids):,} members"
+                )
+        fetched.pagination_complete = True
+        unique_ids = list(dict.fromkeys(fetched.member_ids))
+        for start in range(0, len(unique_ids), BATCH_READ_SIZE):
+            batch = client.batch_read_companies(unique_ids[start : start + BATCH_READ_SIZE])
+            fetched.batches += 1
+            if batch.missing_ids:
+                fetched.failed_batches += 1
+                fetched.missing_company_ids.extend(batch.missing_ids)
+            for company in batch.companies:
+                company_id = normalise_identifier(company.get("id"))
+                if company_id is not None:
+                    fetched.companies[company_id] = company.get("properties") or {}
+            if fetched.batches % 50 == 0:
+                log.info(f"companies: {fetched.batches} batches, {len(fetched.companies):,} read")
+                log_event(
+                    "hubspot_sync_batch",
+                    list_id=list_id,
+                    batch=fetched.batches,
+                    companies_so_far=len(fetched.companies),
+                )
+    except HubSpotError as exc:
+        fetched.fetch_error = redact(str(exc))
+    except requests.RequestException as exc:
+        # Retryable transport errors become HubSpotError in the client; anything else the HTTP
+        # stack raises (a redirect loop, an invalid URL) is still a failed fetch, not a crash.
+        fetched.fetch_error = redact(f"HubSpot request failed: {type(exc).__name__}")
+    except (AttributeError, KeyError, TypeError, ValueError) as exc:
+        # A payload of the wrong shape (missing fields, wrong types) is a failed fetch with a
+        # specific reason, never a crash of the run.
+        fetched.fetch_error = redact(f"malformed HubSpot response: {type(exc).__name__}: {exc}")[
+            :500
+        ]
+    return fetched
+
+
+def snapshot_rows(fetched: FetchedList, *, sync_id: str, synced_at: datetime) -> list[tuple]:
+    """Rows in ``SNAPSHOT_COLUMNS`` order, one per member, normalised (docs/pipeline.md)."""
+    rows = []
+    for company_id in dict.fromkeys(fetched.member_ids):
+        props = fetched.companies[company_id]
+        additional = props.get("hs_additional_domains")
+        rows.append(
+            (
+                company_id,
+                _parse_time(fetched.membership_timestamps.get(company_id)),
+                normalise_identifier(props.get("portal_id__c")),
+                normalise_identifier(props.get("account_id__c")),
+                props.get("name"),
+                props.get("account_allias__c"),
+                props.get("domain"),
+                props.get("website"),
+                additional,
+                registrable_root(props.get("domain")),
+                registrable_root(props.get("website")),
+                additional_domain_roots(additional) if additional is not None else None,
+                _parse_time(props.get("hs_lastmodifieddate")),
+                sync_id,
+                synced_at,
+            )
+        )
+    return rows
+
+
+def content_hash(rows: list[tuple]) -> str:
+    """SHA-256 of the snapshot's content, independent of sync id, time and order."""
+    content_columns = [c for c in SNAPSHOT_COLUMNS if c not in ("sync_id", "synced_at")]
+    positions = [SNAPSHOT_COLUMNS.index(c) for c in content_columns]
+    canonical = sorted(
+        json.dumps([row[i] for i in positions], default=str, ensure_ascii=False) for row in rows
+    )
+    return hashlib.sha256("\n".join(canonical).encode()).hexdigest()
+
+
+def sync_belongs_to_run(sync_id: str, run_ids: Iterable[str]) -> bool:
+    """Whether ``sync_id`` (see :func:`new_sync_id`) was made by one of ``run_ids``."""
+    return any(sync_id.endswith(f"-{run_id[:8]}") for run_id in run_ids)
+
+
+def read_snapshot_state(
+    session: Session,
+    list_id: str,
+    *,
+    now: datetime,
+    run_ids: Iterable[str] | None = None,
+) -> SnapshotState:
+    """``fresh`` when the snapshot in place comes from a successful sync of this run (with
+    ``run_ids``: the run and, for a re-execution, the runs it re-executes) or, without them,
+    when the last attempt succeeded; ``stale`` when an older success exists; ``unavailable``
+    when none ever did."""
+    row = _sync_state.get_by_id(session, list_id)
+    if row is None or row.last_successful_sync_id is None:
+        return SnapshotState(
+            "unavailable",
+            None,
+            None,
+            None,
+            row.last_attempt_status if row else None,
+            row.last_error if row else None,
+        )
+    fresh = row.last_attempt_status == "success"
+    if run_ids is not None:
+        # Materialising routing alone must not call a days-old snapshot fresh.
+        fresh = fresh and sync_belongs_to_run(row.last_successful_sync_id, run_ids)
+    status = "fresh" if fresh else "stale"
+    age = (now - row.last_successful_sync_at).total_seconds()
+    return SnapshotState(
+        status,
+        row.last_successful_sync_id,
+        row.last_successful_sync_at,
+        age,
+        row.last_attempt_status,
+        row.last_error,
+    )
+
+
+def sync_target_list(
+    client: HubSpotClient,
+    session_factory: SessionFactory,
+    *,
+    list_id: str,
+    run_id: str | None,
+    log: logging.Logger | None = None,
+    now: Callable[[], datetime] = lambda: datetime.now(UTC),
+) -> SyncOutcome:
+    """Fetch, validate and atomically refresh the snapshot; never raises for a failed sync."""
+    log = log or logging.getLogger(__name__)
+    started = time.perf_counter()
+    attempted_at = now()
+    sync_id = new_sync_id(attempted_at, run_id)
+    log_event("hubspot_sync_start", run_id=run_id, sync_id=sync_id, list_id=list_id)
+    fetched = fetch_target_list(client, list_id, log=log)
+    results = validate(fetched)
+    outcome = SyncOutcome(
+        False,
+        SnapshotState("unavailable", None, None, None),
+        sync_id,
+        list_total=fetched.list_size,
+        validation=results,
+    )
+    failed_rules = [r.rule for r in results if not r.passed]
+    log_event(
+        "hubspot_sync_validated",
+        run_id=run_id,
+        sync_id=sync_id,
+        list_id=list_id,
+        passed=not failed_rules,
+        failed_rules=failed_rules,
+        memberships=len(fetched.member_ids),
+        companies=len(fetched.companies),
+    )
+    if fetched.fetch_error:
+        outcome.error = fetched.fetch_error
+    elif failed_rules:
+        outcome.error = f"validation failed: {', '.join(failed_rules)}"
+    else:
+        rows = snapshot_rows(fetched, sync_id=sync_id, synced_at=attempted_at)
+        try:
+            with session_factory() as session:
+                outcome.rows_upserted, outcome.rows_deleted = _accounts.replace_snapshot(
+                    session, rows, sync_id=sync_id
+                )
+                _sync_state.record_success(
+                    session,
+                    list_id=list_id,
+                    sync_id=sync_id,
+                    synced_at=attempted_at,
+                    list_total=len(rows),
+                    snapshot_hash=content_hash(rows),
+                )
+            outcome.succeeded = True
+        # The refresh rolled back: record it and carry on (docs/reliability.md).
+        except Exception as exc:
+            outcome.error = redact(f"database refresh failed: {type(exc).__name__}: {exc}")[:2000]
+    if not outcome.succeeded:
+        try:
+            with session_factory() as session:
+                _sync_state.record_failure(
+                    session,
+                    list_id=list_id,
+                    attempted_at=attempted_at,
+                    error=outcome.error or "unknown error",
+                )
+        except Exception as exc:
+            log.warning(f"could not record the failed HubSpot sync attempt: {type(exc).__name__}")
+    try:
+        with session_factory() as session:
+            outcome.state = read_snapshot_state(session, list_id, now=now())
+    except Exception as exc:
+        log.warning(f"could not read the HubSpot sync state: {type(exc).__name__}")
+    outcome.requests = client.stats.requests
+    outcome.retries = client.stats.retries
+    outcome.rate_limited = client.stats.rate_limited
+    outcome.duration_seconds = time.perf_counter() - started
+    log_event(
+        "hubspot_sync_succeeded" if outcome.succeeded else "hubspot_sync_failed",
+        level=logging.INFO if outcome.succeeded else logging.WARNING,
+        run_id=run_id,
+        sync_id=sync_id,
+        list_id=list_id,
+        list_total=outcome.list_total,
+        rows_upserted=outcome.rows_upserted,
+        rows_deleted=outcome.rows_deleted,
+        snapshot_status=outcome.state.status,
+        snapshot_sync_id=outcome.state.sync_id,
+        snapshot_age_seconds=outcome.state.age_seconds,
+        error=outcome.error,
+        requests=outcome.requests,
+        retries=outcome.retries,
+        duration_seconds=round(outcome.duration_seconds, 3),
+    )
+    return outcome

@@ -1,0 +1,80 @@
+"""Repository of the HubSpot target-account snapshot (docs/pipeline.md)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import pandas as pd
+from psycopg import sql
+from sqlalchemy import delete, func, select
+from sqlalchemy.orm import Session
+
+from morpheus_pipelines.platform.store.set_based import SetBasedRepository, read_frame
+from morpheus_pipelines.tenants.rules.matching import SNAPSHOT_COLUMNS as MATCHED_COLUMNS
+from morpheus_pipelines.tenants.store.models import HubSpotTargetAccount
+
+# What matching reads of each company: the keys, and the names it logs as hints.
+MATCHING_COLUMNS = (*MATCHED_COLUMNS, "name", "account_alias")
+
+
+class HubSpotTargetAccountRepository(SetBasedRepository[HubSpotTargetAccount]):
+    model_class = HubSpotTargetAccount
+
+    def replace_snapshot(
+        self, session: Session, rows: Iterable[Sequence[Any]], *, sync_id: str
+    ) -> tuple[int, int]:
+        """The atomic refresh (docs/pipeline.md) inside the caller's transaction: upsert every
+        HubSpot-controlled column of
+        every row (NULLs included), then delete the companies of older syncs.
+
+        ``rows`` are tuples in ``SNAPSHOT_COLUMNS`` order, all carrying ``sync_id``.
+        Returns (rows upserted, rows deleted).
+        """
+        upserted = self.bulk_upsert(
+            session, rows, columns=SNAPSHOT_COLUMNS, conflict_columns=["hubspot_company_id"]
+        )
+        deleted = session.execute(
+            delete(HubSpotTargetAccount).where(HubSpotTargetAccount.sync_id != sync_id)
+        ).rowcount
+        return upserted, deleted or 0
+
+    def count_rows(self, session: Session) -> int:
+        return session.scalar(select(func.count()).select_from(HubSpotTargetAccount)) or 0
+
+    def load_frame(self, session: Session) -> pd.DataFrame:
+        """The snapshot's matching columns (``rules.matching.SNAPSHOT_COLUMNS`` and the names)
+        as a DataFrame. The JSON array of additional roots comes as its text, which matching
+        decodes, so every column is read with ``COPY`` and parsed by Arrow (15,000 companies:
+        0.05–0.14 s, against 0.30–0.44 s fetched as Python objects; docs/performance.md)."""
+        columns = sql.SQL(", ").join(
+            sql.SQL("{}::text AS {}").format(sql.Identifier(c), sql.Identifier(c))
+            if c == "additional_domain_roots"
+            else sql.Identifier(c)
+            for c in MATCHING_COLUMNS
+        )
+        return read_frame(
+            session,
+            sql.SQL(
+                "SELECT {} FROM apac_hubspot_target_accounts ORDER BY hubspot_company_id"
+            ).format(columns),
+        )
+
+
+SNAPSHOT_COLUMNS = (
+    "hubspot_company_id",
+    "membership_timestamp",
+    "portal_id",
+    "account_id",
+    "name",
+    "account_alias",
+    "domain",
+    "website",
+    "additional_domains",
+    "domain_root",
+    "website_domain_root",
+    "additional_domain_roots",
+    "hubspot_modified_at",
+    "sync_id",
+    "synced_at",
+)

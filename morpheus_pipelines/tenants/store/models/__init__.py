@@ -1,0 +1,41 @@
+"""The APAC tenant tables (docs/data-layer.md). Alembic migrations create these tables."""
+
+from morpheus_pipelines.platform.store.model_base import Base
+from morpheus_pipelines.tenants.store.models.hubspot import (
+    HubSpotTargetAccount,
+    HubSpotTargetSyncState,
+)
+from morpheus_pipelines.tenants.store.models.reports import (
+    DailySummaryMetric,
+    DailySummaryTenant,
+    WeeklyMetric,
+)
+from morpheus_pipelines.tenants.store.models.scores import TenantScoreSnapshot
+from morpheus_pipelines.tenants.store.models.tenants import (
+    ActiveTenant,
+    CandidateSelection,
+    EnrichedTenant,
+    RoutingDecision,
+    RoutingInput,
+    RoutingState,
+    SalesOwnedTenant,
+    TenantCandidate,
+)
+
+__all__ = [
+    "ActiveTenant",
+    "Base",
+    "CandidateSelection",
+    "DailySummaryMetric",
+    "DailySummaryTenant",
+    "EnrichedTenant",
+    "HubSpotTargetAccount",
+    "HubSpotTargetSyncState",
+    "RoutingDecision",
+    "RoutingInput",
+    "RoutingState",
+    "SalesOwnedTenant",
+    "TenantCandidate",
+    "TenantScoreSnapshot",
+    "WeeklyMetric",
+]

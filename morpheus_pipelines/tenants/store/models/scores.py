@@ -1,0 +1,41 @@
+"""Score history (docs/pipeline.md): one row per tenant per scored partition, with its bucket."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from decimal import Decimal
+
+from sqlalchemy import CheckConstraint, DateTime, Index, Numeric, Text
+from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.orm import Mapped, mapped_column
+
+from morpheus_pipelines.platform.store.model_base import Base
+
+
+class TenantScoreSnapshot(Base):
+    """A score as it was computed, with per-signal contributions so it can be explained.
+
+    Keyed by partition and tenant so that re-materialising a partition replaces its rows.
+    """
+
+    __tablename__ = "apac_tenant_score_snapshots"
+
+    partition_key: Mapped[str] = mapped_column(Text, primary_key=True)
+    tenant_id: Mapped[str] = mapped_column(Text, primary_key=True)
+    tenant_bucket: Mapped[str] = mapped_column(Text, nullable=False)
+    run_id: Mapped[str] = mapped_column(Text, nullable=False)
+    score_model_version: Mapped[str] = mapped_column(Text, nullable=False)
+    total_score: Mapped[Decimal] = mapped_column(Numeric(6, 2), nullable=False)
+    calculated_priority: Mapped[str] = mapped_column(Text, nullable=False)
+    priority: Mapped[str] = mapped_column(Text, nullable=False)
+    priority_reason: Mapped[str | None] = mapped_column(Text)
+    contributions: Mapped[dict] = mapped_column(JSONB, nullable=False)
+    scored_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+    # The scoring input and model the score was computed from (docs/scoring.md, "Incremental
+    # scoring"): the next day copies the row when they did not change.
+    input_fingerprint: Mapped[str | None] = mapped_column(Text)
+
+    __table_args__ = (
+        CheckConstraint("tenant_bucket IN ('active', 'sales_owned')", name="tenant_bucket"),
+        Index(None, "tenant_id"),
+    )

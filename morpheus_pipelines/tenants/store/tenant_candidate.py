@@ -1,0 +1,294 @@
+"""Repository of the per-partition tenant candidates."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import pandas as pd
+from psycopg import sql
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from morpheus_pipelines.db.session import driver_cursor
+from morpheus_pipelines.platform.store.base import BaseRepository
+from morpheus_pipelines.platform.store.set_based import (
+    SetBasedRepository,
+    analyze,
+    copy_into_empty_partition,
+    copy_out,
+    keyset_after,
+    read_frame,
+)
+from morpheus_pipelines.tenants.store.models import CandidateSelection, TenantCandidate
+
+# What the source selection gives, in this order.
+CANDIDATE_SOURCE_COLUMNS = (
+    "tenant_id",
+    "source_type",
+    "custom_id",
+    "name",
+    "email",
+    "sales_owner_email",
+    "status",
+    "plan",
+    "seats",
+    "active_users_30d",
+    "signup_at",
+    "last_active_at",
+)
+
+# One text per candidate of everything routing reads of it (its candidate row and its
+# enrichment, ``c`` and ``e``): equal fingerprints, equal routing inputs (docs/pipeline.md,
+# "Incremental routing"). Times are rendered in UTC so the session's time zone cannot change
+# the text.
+ROUTING_INPUT_FINGERPRINT = sql.SQL(
+    "md5(ROW(c.source_type, c.custom_id, c.name, c.email, c.sales_owner_email, c.status, "
+    "c.plan, c.seats, c.active_users_30d, c.signup_at AT TIME ZONE 'UTC', "
+    "c.last_active_at AT TIME ZONE 'UTC', c.rejection_reason, c.forced_sales_owned, "
+    "e.email_domain, e.email_domain_class, e.official_website, e.company_name, e.industry, "
+    "e.employee_count, e.country, e.enrichment_status, e.enrichment_error_count)::text)"
+)
+CANDIDATE_WITH_ENRICHMENT = sql.SQL(
+    "apac_tenant_candidates c LEFT JOIN apac_enriched_tenants e "
+    "ON e.partition_key = c.partition_key AND e.tenant_id = c.tenant_id"
+)
+
+INTEGER_COLUMNS = (
+    "seats",
+    "active_users_30d",
+    "employee_count",
+    "enrichment_error_count",
+    "enrichment_ms",
+)
+
+
+def _computed_columns(
+    partition_key: str, run_id: str, forced_ids: Iterable[str]
+) -> dict[str, sql.Composable]:
+    """The candidate columns the pipeline adds to a source row ``s``."""
+    forced = sql.Literal(sorted(forced_ids))
+    return {
+        "partition_key": sql.Literal(partition_key),
+        "forced_sales_owned": sql.SQL("s.tenant_id = ANY({}::text[])").format(forced),
+        # A blank id cannot be routed or joined on; it is kept with its reason.
+        "rejection_reason": sql.SQL("CASE WHEN btrim(s.tenant_id) = '' THEN 'blank tenant id' END"),
+        "run_id": sql.Literal(run_id),
+    }
+
+
+class CandidateSelectionRepository(BaseRepository[CandidateSelection]):
+    model_class = CandidateSelection
+
+
+class TenantCandidateRepository(SetBasedRepository[TenantCandidate]):
+    """``apac_tenant_candidates``, and ``apac_candidate_selections`` (one row per partition)."""
+
+    model_class = TenantCandidate
+    selections = CandidateSelectionRepository()
+
+    def replace_partition(
+        self,
+        session: Session,
+        staging: str,
+        *,
+        partition_key: str,
+        run_id: str,
+        forced_ids: Iterable[str],
+    ) -> int:
+        """Make the partition's candidates exactly the staged rows; returns rows written.
+
+        Unchanged rows are left as they were (their ``run_id`` included), so re-running a
+        partition over unchanged source data leaves the table byte-identical.
+        """
+        written = self.upsert_from_staging(
+            session,
+            staging,
+            columns=CANDIDATE_SOURCE_COLUMNS,
+            conflict_columns=["partition_key", "tenant_id"],
+            touch_columns=["run_id"],
+            computed=_computed_columns(partition_key, run_id, forced_ids),
+        )
+        with driver_cursor(session) as cursor:
+            cursor.execute(
+                sql.SQL(
+                    "DELETE FROM apac_tenant_candidates c WHERE c.partition_key = {p} "
+                    "AND NOT EXISTS (SELECT 1 FROM {s} s WHERE s.tenant_id = c.tenant_id)"
+                ).format(p=sql.Literal(partition_key), s=sql.Identifier(staging))
+            )
+            written += max(cursor.rowcount, 0)
+        analyze(session, "apac_tenant_candidates")
+        return written
+
+    def write_partition(
+        self,
+        session: Session,
+        *,
+        source: Session,
+        query: sql.Composable,
+        partition_key: str,
+        run_id: str,
+        forced_ids: Iterable[str],
+    ) -> int:
+        """Make the partition's candidates exactly the rows of ``query`` (run on ``source``,
+        columns in ``CANDIDATE_SOURCE_COLUMNS`` order); returns rows written. A first run
+        copies them straight in (:meth:`load_new_partition`); a re-run stages them and
+        upserts (:meth:`replace_partition`)."""
+        written = self.load_new_partition(
+            session,
+            source=source,
+            query=query,
+            partition_key=partition_key,
+            run_id=run_id,
+            forced_ids=forced_ids,
+        )
+        if written is not None:
+            return written
+        staging = self.stream_into_staging(
+            session, copy_out(source, query), columns=CANDIDATE_SOURCE_COLUMNS
+        )
+        return self.replace_partition(
+            session, staging, partition_key=partition_key, run_id=run_id, forced_ids=forced_ids
+        )
+
+    def load_new_partition(
+        self,
+        session: Session,
+        *,
+        source: Session,
+        query: sql.Composable,
+        partition_key: str,
+        run_id: str,
+        forced_ids: Iterable[str],
+    ) -> int | None:
+        """When the partition has no candidates yet (its first run, every day's case), stream
+        the rows of ``query`` — run on ``source``, columns in ``CANDIDATE_SOURCE_COLUMNS``
+        order — straight into the table, with the columns :meth:`replace_partition` computes
+        computed by the same expressions; returns rows written. Otherwise None, nothing
+        written (:meth:`write_partition` then stages and upserts them)."""
+        computed = _computed_columns(partition_key, run_id, forced_ids)
+        rows = sql.SQL("SELECT {columns}, {computed} FROM ({query}) AS s ({names})").format(
+            columns=sql.SQL(", ").join(
+                sql.SQL("s.{}").format(sql.Identifier(c)) for c in CANDIDATE_SOURCE_COLUMNS
+            ),
+            computed=sql.SQL(", ").join(computed.values()),
+            query=query,
+            names=sql.SQL(", ").join(map(sql.Identifier, CANDIDATE_SOURCE_COLUMNS)),
+        )
+        written = copy_into_empty_partition(
+            session,
+            table=self.table.name,
+            columns=[*CANDIDATE_SOURCE_COLUMNS, *computed],
+            select=rows,
+            source=source,
+            partition_key=partition_key,
+        )
+        if written is not None:
+            analyze(session, self.table.name)
+        return written
+
+    def record_selection(
+        self,
+        session: Session,
+        *,
+        partition_key: str,
+        run_id: str,
+        tenant_limit: int | None,
+        candidates: int,
+    ) -> None:
+        """Record when (and with which ``limit``) the partition's candidates were read."""
+        self.selections.upsert(
+            session,
+            {
+                "partition_key": partition_key,
+                "run_id": run_id,
+                "selected_at": func.now(),
+                "tenant_limit": tenant_limit,
+                "candidates": candidates,
+            },
+            conflict_columns=["partition_key"],
+        )
+
+    def selection(self, session: Session, *, partition_key: str) -> CandidateSelection | None:
+        """The partition's last candidate selection (None before the first)."""
+        return self.selections.get_by_id(session, partition_key)
+
+    def missing_ids(
+        self, session: Session, *, partition_key: str, tenant_ids: Iterable[str]
+    ) -> list[str]:
+        """Those of ``tenant_ids`` that are not candidates of the partition, sorted."""
+        wanted = sorted(set(tenant_ids))
+        if not wanted:
+            return []
+        found = set(
+            session.scalars(
+                select(TenantCandidate.tenant_id).where(
+                    TenantCandidate.partition_key == partition_key,
+                    TenantCandidate.tenant_id.in_(wanted),
+                )
+            )
+        )
+        return [tenant_id for tenant_id in wanted if tenant_id not in found]
+
+    def partition_counts(self, session: Session, *, partition_key: str) -> dict[str, int]:
+        """Counts per source type, forced and rejected, for metadata."""
+        rejected = TenantCandidate.rejection_reason.is_not(None)
+        rows = session.execute(
+            select(
+                TenantCandidate.source_type,
+                TenantCandidate.forced_sales_owned,
+                rejected,
+                func.count(),
+            )
+            .where(TenantCandidate.partition_key == partition_key)
+            .group_by(TenantCandidate.source_type, TenantCandidate.forced_sales_owned, rejected)
+        ).all()
+        counts = {"total": 0, "active": 0, "signup": 0, "forced_sales_owned": 0, "rejected": 0}
+        for source_type, forced, rejected, n in rows:
+            counts["total"] += n
+            counts[source_type] += n
+            counts["forced_sales_owned"] += n if forced else 0
+            counts["rejected"] += n if rejected else 0
+        return counts
+
+    def read_with_enrichment(
+        self,
+        session: Session,
+        *,
+        partition_key: str,
+        forced: bool,
+        after: str | None,
+        limit: int,
+        tenant_ids: Sequence[str] | None = None,
+    ) -> pd.DataFrame:
+        """Up to ``limit`` candidates after tenant id ``after`` (keyset pagination), joined to
+        their enrichment, in tenant-id order, with their ``input_fingerprint``; only
+        ``tenant_ids`` when given."""
+        only = sql.SQL("")
+        if tenant_ids is not None:
+            only = sql.SQL(" AND c.tenant_id = ANY({}::text[])").format(
+                sql.Literal(list(tenant_ids))
+            )
+        query = sql.SQL(
+            "SELECT c.tenant_id, c.source_type, c.custom_id, c.name, c.email, "
+            "c.sales_owner_email, c.status, c.plan, c.seats, c.active_users_30d, "
+            "c.signup_at, c.last_active_at, c.rejection_reason, "
+            "e.email_domain, e.email_domain_class, e.official_website, e.company_name, "
+            "e.industry, e.employee_count, e.country, e.enrichment_status, "
+            "e.enrichment_error_count, e.enrichment_ms, {fingerprint} AS input_fingerprint "
+            "FROM {candidates} "
+            "WHERE c.partition_key = {p} AND c.forced_sales_owned = {forced}{only} {after} "
+            "ORDER BY c.tenant_id LIMIT {n}"
+        ).format(
+            fingerprint=ROUTING_INPUT_FINGERPRINT,
+            candidates=CANDIDATE_WITH_ENRICHMENT,
+            p=sql.Literal(partition_key),
+            forced=sql.Literal(forced),
+            only=only,
+            after=keyset_after("c.tenant_id", after),
+            n=sql.Literal(limit),
+        )
+        frame = read_frame(session, query)
+        for name in INTEGER_COLUMNS:
+            # NULLs would otherwise turn the column into floats that COPY rejects.
+            frame[name] = frame[name].astype("Int64")
+        return frame
