@@ -14,7 +14,7 @@ import pytest
 from morpheus_pipelines.crm import models
 from morpheus_pipelines.platform.store.model_base import Base
 
-REPOSITORIES = Path(models.__file__).parent / "repositories"
+REPOSITORIES = Path(models.__file__).parent.parent / "repositories"
 SOURCES = sorted(p for p in REPOSITORIES.glob("*.py") if p.name != "__init__.py")
 # What owning a transaction or a session looks like in SQLAlchemy.
 FORBIDDEN_CALLS = {"commit", "rollback", "begin", "begin_nested", "close", "get_session"}

@@ -136,7 +136,7 @@ def test_an_unexpected_failure_is_a_json_500_with_one_line_and_no_parameters(
     assert errors[0]["error"] == "ProgrammingError" and errors[0]["path"] == "/v1/leads"
     trace = event_lines.events("intake_unhandled_error_trace")
     assert len(trace) == 1 and trace[0]["level"] == "DEBUG"
-    assert "intake/app.py" in trace[0]["trace"] and "leads_moved" not in trace[0]["trace"]
+    assert "crm/api/" in trace[0]["trace"] and "leads_moved" not in trace[0]["trace"]
     assert "65 9123" not in trace[0]["trace"] and "91234567" not in trace[0]["trace"]
     _assert_quiet(capfd, event_lines)
 
