@@ -368,3 +368,63 @@ def test_the_top_level_holds_the_products_the_platform_and_the_definitions() -> 
         "cli",
         "devtools",
     }
+
+
+# Inside each product, and between the definitions, imports point down this ladder: a
+# module may import its own rung or a lower one, never a higher one.
+LADDERS: dict[str, list[tuple[str, ...]]] = {
+    "tenants": [("tenants.rules",), ("tenants.store", "tenants.reports"), ("tenants.steps",)],
+    "crm": [
+        ("crm.rules",),
+        ("crm.models",),
+        ("crm.repositories",),
+        ("crm.store", "crm.reports"),
+        ("crm.steps",),
+        ("crm.api",),
+    ],
+    "definitions": [("resources",), ("assets",), ("sensors",), ("definitions",)],
+}
+
+
+def _rung(ladder: list[tuple[str, ...]], module: str) -> int | None:
+    for height, rung in enumerate(ladder):
+        if any(_in(layer, module) for layer in rung):
+            return height
+    return None
+
+
+def imports_point_down(graph: Graph) -> list[tuple]:
+    offending = []
+    for ladder in LADDERS.values():
+        for module, imported in graph.items():
+            height = _rung(ladder, module)
+            if height is None:
+                continue
+            for target in imported:
+                target_height = _rung(ladder, target)
+                if target_height is not None and target_height > height:
+                    offending.append((module, target))
+    return sorted(offending)
+
+
+LADDER_CASES = [
+    (
+        "morpheus_pipelines.tenants.store.routing_decision",
+        "from morpheus_pipelines.tenants.steps import scoring",
+    ),
+    (
+        "morpheus_pipelines.crm.models.leads",
+        "from morpheus_pipelines.crm.repositories import LeadRepository",
+    ),
+    ("morpheus_pipelines.crm.steps.ownership", "from morpheus_pipelines.crm.api import app"),
+    ("morpheus_pipelines.resources.warehouse", "from morpheus_pipelines.assets import tenants"),
+]
+
+
+def test_imports_point_down_the_ladders() -> None:
+    assert imports_point_down(GRAPH) == []
+
+
+@pytest.mark.parametrize(("module", "source"), LADDER_CASES, ids=lambda v: v.rsplit(".", 1)[-1])
+def test_an_import_up_a_ladder_is_caught(module: str, source: str) -> None:
+    assert imports_point_down(_planted(module, source)) != []

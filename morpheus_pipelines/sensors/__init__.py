@@ -1,7 +1,19 @@
-"""Sensors: run failures and snapshot health."""
+"""Sensors: run failures and snapshot health, new leads and segment members waiting, and the
+lead automations."""
 
 import dagster as dg
 
 from morpheus_pipelines.sensors.alerts import hubspot_snapshot_health, run_failure_alert
+from morpheus_pipelines.sensors.lead_automations import lead_automations
+from morpheus_pipelines.sensors.leads import new_leads
+from morpheus_pipelines.sensors.reengagement import new_segment_members
 
-defs = dg.Definitions(sensors=[run_failure_alert, hubspot_snapshot_health])
+defs = dg.Definitions(
+    sensors=[
+        run_failure_alert,
+        hubspot_snapshot_health,
+        new_leads,
+        lead_automations,
+        new_segment_members,
+    ]
+)

@@ -5,21 +5,10 @@ from datetime import UTC, datetime
 
 import dagster as dg
 
+from morpheus_pipelines.assets.leads.automations import AUTOMATION_FIRINGS
 from morpheus_pipelines.assets.metadata import as_metadata
 from morpheus_pipelines.crm.steps.lead_automations import fire_due_nudges
 from morpheus_pipelines.resources.warehouse import WarehouseResource
-
-AUTOMATION_FIRINGS = dg.AssetSpec(
-    "automation_firings",
-    group_name="leads",
-    kinds={"postgres"},
-    description="Nudges sent by the automation rules, one per lead, rule and quiet period, "
-    "each with its queued message. A rule fires when the lead has had no inbound activity on "
-    "any channel and no call from a rep for its quiet period; a WhatsApp rule fires a set "
-    "time before the 24-hour window closes and never outside it. Written by the "
-    "lead_automations sensor.",
-    tags={"domain": "leads"},
-)
 
 
 @dg.sensor(

@@ -7,14 +7,13 @@ from morpheus_pipelines.assets.leads.attribution import (
     lead_attribution_job,
     lead_attribution_schedule,
 )
+from morpheus_pipelines.assets.leads.automations import AUTOMATION_FIRINGS
 from morpheus_pipelines.assets.leads.engagements import (
     hubspot_engagement_job,
     hubspot_engagement_schedule,
     hubspot_engagements,
 )
 from morpheus_pipelines.assets.leads.follow_up import lead_duplicates, lead_enrichment, lead_scores
-from morpheus_pipelines.sensors.lead_automations import AUTOMATION_FIRINGS, lead_automations
-from morpheus_pipelines.sensors.leads import new_leads
 
 lead_follow_up_job = dg.define_asset_job(
     name="lead_follow_up_job",
@@ -33,5 +32,4 @@ defs = dg.Definitions(
     ],
     jobs=[lead_follow_up_job, lead_attribution_job, hubspot_engagement_job],
     schedules=[lead_attribution_schedule, hubspot_engagement_schedule],
-    sensors=[new_leads, lead_automations],
 )

@@ -12,11 +12,9 @@ from morpheus_pipelines.assets.ownership.schedules import (
     reengagement_job,
     reengagement_schedule,
 )
-from morpheus_pipelines.sensors.reengagement import new_segment_members
 
 defs = dg.Definitions(
     assets=[sales_reps, reengagement_assignments, follow_up_escalations],
     jobs=[reengagement_job, follow_up_escalation_job],
     schedules=[reengagement_schedule, follow_up_escalation_schedule],
-    sensors=[new_segment_members],
 )
