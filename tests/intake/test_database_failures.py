@@ -9,7 +9,7 @@ import pytest
 from sqlalchemy import create_engine, text
 from sqlalchemy.exc import DBAPIError
 
-from morpheus_pipelines.crm.api.app import database_failure
+from morpheus_pipelines.crm.api.dependencies import database_failure
 
 
 def _error_of(url: str, *statements: str) -> DBAPIError:

@@ -13,9 +13,10 @@ from typing import Any
 import requests
 from sqlalchemy import func, select
 
-from morpheus_pipelines.crm.api.app import IntakeSettings, create_app
+from morpheus_pipelines.crm.api.app import create_app
 from morpheus_pipelines.crm.api.http_server import DEFAULT_LIMITS, ServerLimits
 from morpheus_pipelines.crm.api.server import create_api_key
+from morpheus_pipelines.crm.api.settings import IntakeSettings
 from morpheus_pipelines.crm.models import (
     Lead,
     RoutingPool,

@@ -7,7 +7,8 @@ import os
 
 from starlette.applications import Starlette
 
-from morpheus_pipelines.crm.api.app import IntakeSettings, create_app
+from morpheus_pipelines.crm.api.app import create_app
+from morpheus_pipelines.crm.api.settings import IntakeSettings
 from morpheus_pipelines.db.urls import libpq_url, warehouse_url
 from morpheus_pipelines.platform.settings import load_settings
 

@@ -1,4 +1,5 @@
-"""Creating a lead and its owner in one transaction (docs/leads.md, "POST /v1/leads").
+"""``POST /v1/leads`` and ``GET /v1/leads/{lead_id}``: a lead and its owner in one
+transaction (docs/leads.md, "POST /v1/leads").
 
 1. resolve the routing pool from the source and the campaign ids (most specific rule wins,
    else the default pool);
@@ -15,12 +16,24 @@ from __future__ import annotations
 
 import logging
 import uuid
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy.orm import Session
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
 
+from morpheus_pipelines.crm.api.dependencies import (
+    FORBIDDEN,
+    Answer,
+    idempotency_header,
+    intake_of,
+    lead_id_of,
+    parsed,
+    respond,
+)
 from morpheus_pipelines.crm.api.directory import OwnerDirectory
 from morpheus_pipelines.crm.api.schemas import LeadIn
 from morpheus_pipelines.crm.repositories.leads import Candidate, LeadRepository
@@ -39,11 +52,38 @@ from morpheus_pipelines.platform.observability.events import log_event
 _leads = LeadRepository()
 
 
-@dataclass(frozen=True)
-class LeadAnswer:
-    status: int  # 201 created, 200 replayed, 422 key reused
-    body: dict[str, Any]
-    replayed: bool = False
+async def post_lead(request: Request) -> Response:
+    intake = intake_of(request)
+    _, subscription_id = await intake.authorised(request)
+    header = idempotency_header(request)
+    raw = await intake.read_json(request)
+    lead = parsed(LeadIn, raw)
+    if lead.subscription_id != subscription_id:
+        return respond(FORBIDDEN)
+    now = intake.now()
+    return respond(
+        await intake.in_transaction(
+            lambda session: create_lead(
+                session, intake.directory, lead, raw, idempotency_header=header, now=now
+            )
+        )
+    )
+
+
+async def get_lead(request: Request) -> Response:
+    intake = intake_of(request)
+    _, subscription_id = await intake.authorised(request)
+    lead_id = lead_id_of(request)
+    found = await intake.in_transaction(lambda session: lead_view(session, lead_id))
+    if found is None or found[0] != subscription_id:
+        return respond(FORBIDDEN)
+    return JSONResponse(found[1])
+
+
+ROUTES = [
+    Route("/v1/leads", post_lead, methods=["POST"]),
+    Route("/v1/leads/{lead_id}", get_lead, methods=["GET"]),
+]
 
 
 def create_lead(
@@ -54,11 +94,12 @@ def create_lead(
     *,
     idempotency_header: str | None = None,
     now: datetime | None = None,
-) -> LeadAnswer:
-    """Create the lead and its owner, or replay the answer of an earlier delivery. The
-    caller's transaction commits the lead, the owner's load and the activity together.
-    Raises :class:`~morpheus_pipelines.crm.rules.lead_intake.InvalidContact` for an unusable
-    email or phone (before anything is written)."""
+) -> Answer:
+    """Create the lead and its owner (201), or replay the answer of an earlier delivery (200)
+    or refuse a different body under its key (422). The caller's transaction commits the lead,
+    the owner's load and the activity together. Raises
+    :class:`~morpheus_pipelines.crm.rules.lead_intake.InvalidContact` for an unusable email or
+    phone (before anything is written)."""
     email = normalise_email(lead.contact.email)
     phone = normalise_phone(lead.contact.phone)
     key = idempotency_key(lead.source, lead.source_submission_id, idempotency_header)
@@ -73,11 +114,47 @@ def create_lead(
         routing.default_pool,
     )
     pool_name = routing.pool_names.get(pool_id, "default")
-    lead_id = uuid.uuid4()
     created_at = now or datetime.now(UTC)
-    row: dict[str, Any] = {
-        "id": lead_id,
-        "subscriptionId": subscription_id,
+    row = _lead_row(lead, key, fingerprint, email, phone, pool_id, rule_id, created_at)
+    activity = {
+        "activity_external_id": f"{FORM_EXTERNAL_ID_PREFIX}{key}",
+        "activity_metadata": {"source": lead.source, "campaign_ids": list(lead.campaign_ids)},
+    }
+    candidates = directory.candidates(session, subscription_id, pool_id)
+    owner, fallback, stored = _store(session, row, candidates, pool_id, pool_name, activity)
+    if stored is None:
+        session.rollback()  # the owner's load charge belongs to the first delivery only
+        return _replay(session, subscription_id, key, fingerprint)
+
+    log_event(
+        "lead_created",
+        level=logging.WARNING if fallback else logging.INFO,
+        lead_id=str(row["id"]),
+        subscription_id=str(subscription_id),
+        source=lead.source,
+        pool=pool_name,
+        hubspot_owner_id=owner.hubspot_owner_id,
+        owner_is_fallback=fallback,
+        contact_email=email,
+        has_phone=phone is not None,
+    )
+    return Answer(201, dict(stored))
+
+
+def _lead_row(
+    lead: LeadIn,
+    key: str,
+    fingerprint: str,
+    email: str | None,
+    phone: str | None,
+    pool_id: int | None,
+    rule_id: int | None,
+    created_at: datetime,
+) -> dict[str, Any]:
+    """The new lead's columns, without its owner."""
+    return {
+        "id": uuid.uuid4(),
+        "subscriptionId": lead.subscription_id,
         "idempotencyKey": key,
         "requestFingerprint": fingerprint,
         "source": lead.source,
@@ -92,66 +169,55 @@ def create_lead(
         "poolRuleId": rule_id,
         "createdAt": created_at,
     }
-    activity = {
-        "activity_external_id": f"{FORM_EXTERNAL_ID_PREFIX}{key}",
-        "activity_metadata": {"source": lead.source, "campaign_ids": list(lead.campaign_ids)},
-    }
-    candidates = directory.candidates(session, subscription_id, pool_id)
-    owner, stored = None, None
+
+
+def _store(
+    session: Session,
+    row: dict[str, Any],
+    candidates: Sequence[Candidate],
+    pool_id: int | None,
+    pool_name: str,
+    activity: Mapping[str, Any],
+) -> tuple[Candidate, bool, Mapping[str, Any] | None]:
+    """Charge the owner and insert the lead: ``(owner, whether the owner is a fallback, the
+    stored answer)``, the answer ``None`` when an earlier delivery holds the key."""
     if candidates:  # the usual case: owner, lead and activity in one round trip
         owner, stored = _leads.claim_and_insert(
             session, row, candidates, pool_name=pool_name, **activity
         )
-    if owner is None:  # every candidate busy (wait for one) or none at all (fall back)
-        owner = _leads.claim_owner(session, candidates)
-        fallback = owner is None
-        if owner is None:  # the pool's fallback rep if assignable now, else the AI owner
-            ai_owner = Candidate(None, DIALER_FALLBACK_HUBSPOT_OWNER_ID)
-            owner = _leads.fallback_owner(session, pool_id) or ai_owner
-        answer = {
-            "lead_id": str(lead_id),
-            "owner": {
-                "sales_rep_id": owner.sales_rep_id,
-                "hubspot_owner_id": owner.hubspot_owner_id,
-            },
-            "pool": pool_name,
-            "owner_is_fallback": fallback,
-            "created_at": created_at.isoformat(),
-        }
-        row |= {
-            "ownerSalesRepId": owner.sales_rep_id,
-            "ownerHubspotOwnerId": owner.hubspot_owner_id,
-            "ownerIsFallback": fallback,
-            "response": answer,
-        }
-        stored = _leads.insert_once(session, row, **activity)
-    else:
-        fallback = False
-    if stored is None:
-        session.rollback()  # the owner's load charge belongs to the first delivery only
-        return _replay(session, subscription_id, key, fingerprint)
-
-    log_event(
-        "lead_created",
-        level=logging.WARNING if fallback else logging.INFO,
-        lead_id=str(lead_id),
-        subscription_id=str(subscription_id),
-        source=lead.source,
-        pool=pool_name,
-        hubspot_owner_id=owner.hubspot_owner_id,
-        owner_is_fallback=fallback,
-        contact_email=email,
-        has_phone=phone is not None,
-    )
-    return LeadAnswer(201, dict(stored))
+        if owner is not None:
+            return owner, False, stored
+    # Every candidate busy (wait for one) or none at all (fall back).
+    owner = _leads.claim_owner(session, candidates)
+    fallback = owner is None
+    if owner is None:  # the pool's fallback rep if assignable now, else the AI owner
+        ai_owner = Candidate(None, DIALER_FALLBACK_HUBSPOT_OWNER_ID)
+        owner = _leads.fallback_owner(session, pool_id) or ai_owner
+    answer = {
+        "lead_id": str(row["id"]),
+        "owner": {
+            "sales_rep_id": owner.sales_rep_id,
+            "hubspot_owner_id": owner.hubspot_owner_id,
+        },
+        "pool": pool_name,
+        "owner_is_fallback": fallback,
+        "created_at": row["createdAt"].isoformat(),
+    }
+    row |= {
+        "ownerSalesRepId": owner.sales_rep_id,
+        "ownerHubspotOwnerId": owner.hubspot_owner_id,
+        "ownerIsFallback": fallback,
+        "response": answer,
+    }
+    return owner, fallback, _leads.insert_once(session, row, **activity)
 
 
-def _replay(session: Session, subscription_id: uuid.UUID, key: str, fingerprint: str) -> LeadAnswer:
+def _replay(session: Session, subscription_id: uuid.UUID, key: str, fingerprint: str) -> Answer:
     existing = _leads.get_by_key(session, subscription_id, key)
     if existing is None:  # cannot happen: the conflict was on this key, committed
         raise RuntimeError(f"idempotency key conflict without a lead for {key!r}")
     if existing.requestFingerprint != fingerprint:
-        return LeadAnswer(
+        return Answer(
             422,
             {
                 "error": "idempotency_key_reused",
@@ -159,7 +225,7 @@ def _replay(session: Session, subscription_id: uuid.UUID, key: str, fingerprint:
                 "lead_id": str(existing.id),
             },
         )
-    return LeadAnswer(200, dict(existing.response), replayed=True)
+    return Answer(200, dict(existing.response), {"Idempotent-Replayed": "true"})
 
 
 def lead_view(session: Session, lead_id: uuid.UUID) -> tuple[uuid.UUID, dict[str, Any]] | None:
@@ -179,3 +245,10 @@ def lead_view(session: Session, lead_id: uuid.UUID) -> tuple[uuid.UUID, dict[str
             "last_name": lead.lastName,
         },
     }
+
+
+def lead_is_callers(session: Session, lead_id: uuid.UUID, subscription_id: uuid.UUID) -> bool:
+    """Whether the lead exists *and* is the caller's: one answer for both, so ids cannot be
+    probed from another subscription."""
+    lead = _leads.get_by_id(session, lead_id)
+    return lead is not None and lead.subscriptionId == subscription_id

@@ -21,9 +21,10 @@ from typing import Any
 
 import uvicorn
 
-from morpheus_pipelines.crm.api.app import IntakeSettings, create_app
+from morpheus_pipelines.crm.api.app import create_app
 from morpheus_pipelines.crm.api.http_server import DEFAULT_LIMITS, ServerLimits, uvicorn_options
 from morpheus_pipelines.crm.api.server import create_api_key
+from morpheus_pipelines.crm.api.settings import IntakeSettings
 from morpheus_pipelines.crm.repositories.timeline import AutomationRepository
 from morpheus_pipelines.crm.rules.timeline import NudgeRule
 from morpheus_pipelines.crm.steps.lead_automations import add_rule, fire_due_nudges

@@ -1,0 +1,24 @@
+"""What one intake application is built from (``create_app``): the database, the budgets, the
+owner cache and the clock; ``morpheus serve`` fills it in from the environment (``asgi``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+DEFAULT_REQUESTS_PER_MINUTE = 6_000
+DEFAULT_AUTH_FAILURES_PER_MINUTE = 30
+
+
+@dataclass
+class IntakeSettings:
+    database_url: str
+    requests_per_minute: int = DEFAULT_REQUESTS_PER_MINUTE
+    auth_failures_per_minute: int = DEFAULT_AUTH_FAILURES_PER_MINUTE
+    body_read_timeout: float = 15.0  # seconds for the whole body, once the head is read
+    owner_cache: bool = True
+    listen_url: str | None = None  # libpq URL for LISTEN; None = TTL only
+    pool_size: int = 20
+    # What "now" is for the WhatsApp window and the future-timestamp check: a test moves it.
+    clock: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
