@@ -11,8 +11,9 @@ from collections.abc import Iterable, Sequence
 import pandas as pd
 
 from morpheus_pipelines.platform.observability.redaction import mask_emails
+from morpheus_pipelines.platform.rendering import csv_cell
 from morpheus_pipelines.tenants.reports.figures import DailySummary, WeeklyMetrics
-from morpheus_pipelines.tenants.reports.text import csv_cell, format_score
+from morpheus_pipelines.tenants.reports.text import format_score
 from morpheus_pipelines.tenants.reports.weekly import weekly_table
 
 DAILY_CSV_HEADER = (

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
+from morpheus_pipelines.platform.rendering import md_escape
 from morpheus_pipelines.tenants.reports.daily import (
     entered_sentence,
     late_warning,
@@ -15,7 +16,6 @@ from morpheus_pipelines.tenants.reports.figures import ENTERED, DailySummary, We
 from morpheus_pipelines.tenants.reports.text import (
     change_label,
     display_name,
-    md_escape,
     snapshot_line,
     table_cell,
 )
