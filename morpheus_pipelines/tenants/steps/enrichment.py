@@ -21,6 +21,8 @@ columns of :data:`OUTPUT_COLUMNS`:
 Routing never waits on enrichment: without a client every tenant is ``unavailable`` at once,
 and a batch that fails for good marks only its own tenants ``unavailable`` while the others
 continue. Nothing here raises for bad candidate data (any ``email``/``name`` value is accepted).
+Nothing here touches the warehouse: a run's partitions, with the reuse of stored answers, are
+enriched by :mod:`morpheus_pipelines.tenants.steps.partition_enrichment`.
 
 Decisions:
 
