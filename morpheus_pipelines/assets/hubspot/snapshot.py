@@ -1,5 +1,6 @@
 """``hubspot_target_accounts``: the validated local mirror of the HubSpot target list."""
 
+import logging
 from datetime import UTC, datetime
 
 import dagster as dg
@@ -9,7 +10,11 @@ from morpheus_pipelines.resources.hubspot import HubSpotResource, TargetListReso
 from morpheus_pipelines.resources.warehouse import WarehouseResource
 from morpheus_pipelines.tenants.rules.snapshot_health import DEFAULT_MAX_AGE_HOURS, freshness
 from morpheus_pipelines.tenants.rules.snapshot_validation import VALIDATION_RULES
-from morpheus_pipelines.tenants.steps.hubspot_snapshot import read_snapshot_state, sync_target_list
+from morpheus_pipelines.tenants.steps.hubspot_snapshot import (
+    SyncOutcome,
+    read_snapshot_state,
+    sync_target_list,
+)
 
 ASSET_KEY = dg.AssetKey("hubspot_target_accounts")
 REFRESH_CHECK = "snapshot_refresh_succeeded"
@@ -63,17 +68,28 @@ def hubspot_target_accounts(
             run_id=context.run.run_id,
             log=context.log,
         )
+    _log_outcome(context.log, outcome)
+    return dg.MaterializeResult(
+        metadata=as_metadata(_sync_metadata(outcome)), check_results=_check_results(outcome)
+    )
+
+
+def _log_outcome(log: logging.Logger, outcome: SyncOutcome) -> None:
     state = outcome.state
     if outcome.succeeded:
-        context.log.info(
+        log.info(
             f"snapshot refreshed: {outcome.rows_upserted} upserted, {outcome.rows_deleted} "
             f"deleted, sync {outcome.sync_id}"
         )
     else:
-        context.log.warning(
+        log.warning(
             f"HubSpot sync failed ({outcome.error}); snapshot is {state.status}"
             + (f", {state.age_seconds / 3600:.1f} h old" if state.age_seconds is not None else "")
         )
+
+
+def _check_results(outcome: SyncOutcome) -> list[dg.AssetCheckResult]:
+    """One result per validation rule, then the refresh transaction's."""
     check_results = [
         dg.AssetCheckResult(
             check_name=result.rule,
@@ -88,29 +104,29 @@ def hubspot_target_accounts(
             check_name=REFRESH_CHECK,
             passed=outcome.succeeded,
             severity=dg.AssetCheckSeverity.ERROR,
-            metadata=as_metadata({"error": outcome.error, "snapshot_status": state.status}),
+            metadata=as_metadata({"error": outcome.error, "snapshot_status": outcome.state.status}),
         )
     )
-    return dg.MaterializeResult(
-        metadata=as_metadata(
-            {
-                "snapshot_status": state.status,
-                "sync_id": outcome.sync_id,
-                "snapshot_sync_id": state.sync_id,
-                "snapshot_age_hours": state.age_hours,
-                "list_total": outcome.list_total,
-                "rows_upserted": outcome.rows_upserted,
-                "rows_deleted": outcome.rows_deleted,
-                "requests": outcome.requests,
-                "retries": outcome.retries,
-                "rate_limited_429s": outcome.rate_limited,
-                "duration_seconds": round(outcome.duration_seconds, 3),
-                "error": outcome.error,
-                "dagster/row_count": None if state.status == "unavailable" else outcome.list_total,
-            }
-        ),
-        check_results=check_results,
-    )
+    return check_results
+
+
+def _sync_metadata(outcome: SyncOutcome) -> dict[str, object]:
+    state = outcome.state
+    return {
+        "snapshot_status": state.status,
+        "sync_id": outcome.sync_id,
+        "snapshot_sync_id": state.sync_id,
+        "snapshot_age_hours": state.age_hours,
+        "list_total": outcome.list_total,
+        "rows_upserted": outcome.rows_upserted,
+        "rows_deleted": outcome.rows_deleted,
+        "requests": outcome.requests,
+        "retries": outcome.retries,
+        "rate_limited_429s": outcome.rate_limited,
+        "duration_seconds": round(outcome.duration_seconds, 3),
+        "error": outcome.error,
+        "dagster/row_count": None if state.status == "unavailable" else outcome.list_total,
+    }
 
 
 class SnapshotFreshnessConfig(dg.Config):

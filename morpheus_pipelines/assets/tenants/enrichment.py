@@ -10,7 +10,7 @@ from morpheus_pipelines.platform.partitions import daily_partitions
 from morpheus_pipelines.resources.domain_intelligence import DomainIntelligenceResource
 from morpheus_pipelines.resources.pipeline import PipelineSettingsResource
 from morpheus_pipelines.resources.warehouse import WarehouseResource
-from morpheus_pipelines.tenants.steps.enrichment import enrich_partitions
+from morpheus_pipelines.tenants.steps.partition_enrichment import enrich_partitions
 
 
 @dg.asset(

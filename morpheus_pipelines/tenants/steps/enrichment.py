@@ -21,6 +21,8 @@ columns of :data:`OUTPUT_COLUMNS`:
 Routing never waits on enrichment: without a client every tenant is ``unavailable`` at once,
 and a batch that fails for good marks only its own tenants ``unavailable`` while the others
 continue. Nothing here raises for bad candidate data (any ``email``/``name`` value is accepted).
+Nothing here touches the warehouse: a run's partitions, with the reuse of stored answers, are
+enriched by :mod:`morpheus_pipelines.tenants.steps.partition_enrichment`.
 
 Decisions:
 
@@ -28,29 +30,22 @@ Decisions:
   pool of ``max_workers``; the client's rate budget bounds the request rate across the pool and
   at most ``2 * max_workers`` batches are in flight, so memory does not grow with the number of
   batches queued.
-* A free or disposable email domain is not sent to the service (``email_domain`` null): it says
-  nothing about the tenant's company, and a service that resolved ``gmail.com`` to Google would
-  hand routing a false ``official_website`` match (personal domains never match: docs/pipeline.md).
-* Names are sent trimmed and cut at 256 characters: a longer "name" is not a company name and
-  only inflates the request.
+* What is sent (a corporate email domain only, a cleaned name) and when an earlier answer is
+  reused instead of asking again are rules: :mod:`morpheus_pipelines.tenants.rules.enrichment`.
 """
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
-from functools import partial
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from morpheus_pipelines.db.session import SessionFactory
 from morpheus_pipelines.platform.clients.domain_intelligence import (
     ENRICHMENT_FIELDS,
     MAX_BATCH_INPUTS,
@@ -59,24 +54,21 @@ from morpheus_pipelines.platform.clients.domain_intelligence import (
 )
 from morpheus_pipelines.platform.observability.events import log_event
 from morpheus_pipelines.platform.observability.redaction import redact
-from morpheus_pipelines.platform.store.write_behind import write_behind
-from morpheus_pipelines.platform.text.email_domain_class import (
-    CORPORATE,
-    classifier_version,
-    classify_canonical_domain,
-)
+from morpheus_pipelines.platform.text.email_domain_class import classify_canonical_domain
 from morpheus_pipelines.platform.text.normalise import (
     email_domains,
     map_unique_values,
     normalise_identifiers,
     object_array,
 )
-from morpheus_pipelines.tenants.steps.tenant_selection import candidate_chunks
-from morpheus_pipelines.tenants.store import EnrichedTenantRepository
-from morpheus_pipelines.tenants.store.enriched_tenant import (
-    ENRICHMENT_RESULT_COLUMNS,
-    REUSABLE_STATUSES,
+from morpheus_pipelines.tenants.rules.enrichment import (
+    ENRICHED,
+    ENRICHMENT_STATUSES,
+    NOT_FOUND,
+    UNAVAILABLE,
+    service_inputs,
 )
+from morpheus_pipelines.tenants.store.enriched_tenant import ENRICHMENT_RESULT_COLUMNS
 
 __all__ = [
     "ENRICHED",
@@ -88,16 +80,9 @@ __all__ = [
     "enrich_candidates",
 ]
 
-ENRICHED = "enriched"
-NOT_FOUND = "not_found"
-UNAVAILABLE = "unavailable"
-ENRICHMENT_STATUSES: tuple[str, ...] = (ENRICHED, NOT_FOUND, UNAVAILABLE)
-
 INPUT_COLUMNS = ("tenant_id", "name", "email")
 OUTPUT_COLUMNS: tuple[str, ...] = ENRICHMENT_RESULT_COLUMNS
 _TEXT_RESULT_FIELDS = ("official_website", "company_name", "industry", "country")
-_MAX_NAME_LENGTH = 256
-DEFAULT_MAX_AGE_DAYS = 30  # DOMAIN_INTELLIGENCE_MAX_AGE_DAYS
 
 
 @dataclass
@@ -134,15 +119,38 @@ class _TenantEnrichment:
     ms: int
 
 
-_enriched = EnrichedTenantRepository()
 _UNAVAILABLE = _TenantEnrichment(fields=None, status=UNAVAILABLE, errors=0, ms=0)
 
 
-def _clean_name(value: object) -> str | None:
-    if not isinstance(value, str):
-        return None
-    text = value.strip()
-    return text[:_MAX_NAME_LENGTH] if text else None
+@dataclass
+class _Plan:
+    """What the rules say before any request: every row's email domain and its class, the
+    answers already known (by normalised tenant id) and the batches to ask about the rest."""
+
+    keys: list[str | None]
+    domains: pd.Series
+    classes: pd.Series
+    answers: dict[str, _TenantEnrichment]
+    inputs: list[dict[str, Any]]
+    batches: list[list[dict[str, Any]]]
+
+
+@dataclass
+class _Tally:
+    """What asking the service cost, batch by batch."""
+
+    batches: int = 0
+    failed_batches: int = 0
+    requests: int = 0
+    retries: int = 0
+    ignored: int = 0
+
+    def add(self, outcome: _BatchOutcome) -> None:
+        self.requests += outcome.attempts
+        self.retries += outcome.attempts - 1
+        self.ignored += outcome.ignored
+        if outcome.results is None:
+            self.failed_batches += 1
 
 
 def _run_batch(
@@ -151,31 +159,28 @@ def _run_batch(
     """One batch, never raising: a failure becomes an outcome without results."""
     tenant_ids = [item["tenant_id"] for item in inputs]
     started = time.monotonic()
+
+    def failed(attempts: int, error: str, status: int | None = None) -> _BatchOutcome:
+        ms = int((time.monotonic() - started) * 1000)
+        return _BatchOutcome(
+            number,
+            tenant_ids,
+            results=None,
+            attempts=attempts,
+            ignored=0,
+            ms=ms,
+            error=redact(error)[:500],
+            status=status,
+        )
+
     try:
         response = client.enrich_batch_detailed(inputs)
     except DomainIntelligenceError as exc:
-        return _BatchOutcome(
-            number=number,
-            tenant_ids=tenant_ids,
-            results=None,
-            attempts=exc.attempts,
-            ignored=0,
-            ms=int((time.monotonic() - started) * 1000),
-            error=redact(str(exc))[:500],
-            status=exc.status,
-        )
+        return failed(exc.attempts, str(exc), exc.status)
     except Exception as exc:
         # A bug or an unforeseen failure in one batch must not take routing down with it; it is
         # logged at ERROR level (below) so it is not silently absorbed.
-        return _BatchOutcome(
-            number=number,
-            tenant_ids=tenant_ids,
-            results=None,
-            attempts=1,
-            ignored=0,
-            ms=int((time.monotonic() - started) * 1000),
-            error=redact(f"unexpected {type(exc).__name__}: {exc}")[:500],
-        )
+        return failed(1, f"unexpected {type(exc).__name__}: {exc}")
     return _BatchOutcome(
         number=number,
         tenant_ids=tenant_ids,
@@ -235,104 +240,120 @@ def enrich_candidates(
     ``log`` (e.g. Dagster's ``context.log``) every ``progress_every`` batches and at the end;
     a failed batch also writes an ``enrichment_batch_failed`` event (no emails, no payloads).
     ``earlier_answers`` maps a tenant id to a stored answer that still holds (its service
-    fields and ``enrichment_status``; see :func:`enrich_partitions`): that tenant is not sent,
-    the answer is used as is, and the email-domain rules are applied to today's email.
+    fields and ``enrichment_status``; see :mod:`.partition_enrichment`): that tenant is not
+    sent, the answer is used as is, and the email-domain rules are applied to today's email.
     Raises ``ValueError`` only for a wrong call: missing columns, ``batch_size`` outside
     1..100, ``max_workers`` < 1.
     """
     _check_arguments(candidates, batch_size, max_workers)
     log = log or logging.getLogger(__name__)
     started = time.monotonic()
+    plan = _plan(candidates, earlier_answers or {}, batch_size)
+    tally = _ask_service(
+        client,
+        plan,
+        batch_size=batch_size,
+        max_workers=max_workers,
+        log=log,
+        run_id=run_id,
+        progress_every=progress_every,
+    )
+    frame = _build_frame(candidates, plan)
+    return _result(frame, tally, configured=client is not None, started=started, run_id=run_id)
 
+
+def _plan(
+    candidates: pd.DataFrame, earlier_answers: Mapping[str, dict[str, Any]], batch_size: int
+) -> _Plan:
     # Rules first: they need no service and are computed once per distinct value.
     domains = email_domains(candidates["email"])
     classes = map_unique_values(domains, classify_canonical_domain)
     # Ids are compared and sent trimmed; the output keeps the caller's values untouched.
     keys = normalise_identifiers(candidates["tenant_id"]).tolist()
-
-    # One input per distinct tenant id; the first row of a repeated id speaks for it.
-    inputs: list[dict[str, Any]] = []
-    seen: set[str] = set()
-    names = candidates["name"].tolist()
-    domain_values = domains.tolist()
-    class_values = classes.tolist()
-    per_tenant: dict[str, _TenantEnrichment] = {}
-    for key, answer in (earlier_answers or {}).items():
-        fields = {name: answer.get(name) for name in ENRICHMENT_FIELDS}
-        per_tenant[key] = _TenantEnrichment(
-            fields=fields,
-            status=answer["enrichment_status"],
-            errors=0,
-            ms=int(answer.get("enrichment_ms") or 0),
-        )
-    for position, key in enumerate(keys):
-        if key is None or key in seen or key in per_tenant:
-            continue
-        seen.add(key)
-        inputs.append(
-            {
-                "tenant_id": key,
-                "name": _clean_name(names[position]),
-                "email_domain": (
-                    domain_values[position] if class_values[position] == CORPORATE else None
-                ),
-            }
-        )
+    answers = {key: _earlier(answer) for key, answer in earlier_answers.items()}
+    inputs = service_inputs(
+        keys, candidates["name"].tolist(), domains.tolist(), classes.tolist(), answered=answers
+    )
     batches = [inputs[i : i + batch_size] for i in range(0, len(inputs), batch_size)]
+    return _Plan(keys, domains, classes, answers, inputs, batches)
 
-    failed_batches = requests_sent = retries = ignored = 0
+
+def _earlier(answer: Mapping[str, Any]) -> _TenantEnrichment:
+    """A stored answer as today's: its service fields, its status and how long it took."""
+    return _TenantEnrichment(
+        fields={name: answer.get(name) for name in ENRICHMENT_FIELDS},
+        status=answer["enrichment_status"],
+        errors=0,
+        ms=int(answer.get("enrichment_ms") or 0),
+    )
+
+
+def _ask_service(
+    client: DomainIntelligenceClient | None,
+    plan: _Plan,
+    *,
+    batch_size: int,
+    max_workers: int,
+    log: logging.Logger,
+    run_id: str | None,
+    progress_every: int,
+) -> _Tally:
+    """Send the plan's batches and put every tenant's outcome into ``plan.answers``."""
     if client is None:
         log.info(
-            f"enrichment: Domain Intelligence not configured; {len(inputs):,} tenants "
+            f"enrichment: Domain Intelligence not configured; {len(plan.inputs):,} tenants "
             "recorded as unavailable"
         )
-        batches = []
-    elif batches:
-        workers = min(max_workers, len(batches))
-        log.info(
-            f"enrichment: {len(inputs):,} tenants in {len(batches):,} batches "
-            f"of <= {batch_size}, {workers} workers"
-        )
-        for completed, outcome in enumerate(_run_batches(client, batches, workers), start=1):
-            requests_sent += outcome.attempts
-            retries += outcome.attempts - 1
-            ignored += outcome.ignored
-            if outcome.results is None:
-                failed_batches += 1
-                _log_failed_batch(outcome, run_id, log)
-            per_tenant.update(_tenant_outcomes(outcome))
-            if completed % max(1, progress_every) == 0 or completed == len(batches):
-                log.info(
-                    f"enrichment: {completed:,}/{len(batches):,} batches done, "
-                    f"{failed_batches:,} failed, {requests_sent:,} requests"
-                )
+        return _Tally()
+    tally = _Tally(batches=len(plan.batches))
+    if not plan.batches:
+        return tally
+    workers = min(max_workers, len(plan.batches))
+    log.info(
+        f"enrichment: {len(plan.inputs):,} tenants in {len(plan.batches):,} batches "
+        f"of <= {batch_size}, {workers} workers"
+    )
+    for completed, outcome in enumerate(_run_batches(client, plan.batches, workers), start=1):
+        tally.add(outcome)
+        if outcome.results is None:
+            _log_failed_batch(outcome, run_id, log)
+        plan.answers.update(_tenant_outcomes(outcome))
+        if completed % max(1, progress_every) == 0 or completed == len(plan.batches):
+            log.info(
+                f"enrichment: {completed:,}/{len(plan.batches):,} batches done, "
+                f"{tally.failed_batches:,} failed, {tally.requests:,} requests"
+            )
+    return tally
 
-    frame = _build_frame(candidates, keys, domains, classes, per_tenant)
+
+def _result(
+    frame: pd.DataFrame, tally: _Tally, *, configured: bool, started: float, run_id: str | None
+) -> EnrichmentResult:
     counts = frame["enrichment_status"].value_counts()
     status_counts = {status: int(counts.get(status, 0)) for status in ENRICHMENT_STATUSES}
     duration = time.monotonic() - started
     log_event(
         "enrichment_completed",
         run_id=run_id,
-        configured=client is not None,
+        configured=configured,
         tenants=len(frame),
-        batches=len(batches),
-        failed_batches=failed_batches,
-        requests=requests_sent,
-        retries=retries,
-        ignored_results=ignored,
+        batches=tally.batches,
+        failed_batches=tally.failed_batches,
+        requests=tally.requests,
+        retries=tally.retries,
+        ignored_results=tally.ignored,
         status_counts=status_counts,
         duration_seconds=round(duration, 3),
     )
     return EnrichmentResult(
         frame=frame,
-        batches=len(batches),
-        failed_batches=failed_batches,
-        requests=requests_sent,
-        retries=retries,
+        batches=tally.batches,
+        failed_batches=tally.failed_batches,
+        requests=tally.requests,
+        retries=tally.retries,
         duration_seconds=duration,
         status_counts=status_counts,
-        ignored_results=ignored,
+        ignored_results=tally.ignored,
     )
 
 
@@ -379,262 +400,32 @@ def _log_failed_batch(outcome: _BatchOutcome, run_id: str | None, log: logging.L
     )
 
 
-def _build_frame(
-    candidates: pd.DataFrame,
-    keys: list[str | None],
-    domains: pd.Series,
-    classes: pd.Series,
-    per_tenant: dict[str, _TenantEnrichment],
-) -> pd.DataFrame:
-    rows = [per_tenant.get(key, _UNAVAILABLE) if key is not None else _UNAVAILABLE for key in keys]
+def _text_column(values: list[object]) -> pd.Series:
+    # dtype=object keeps None as None (pandas 3 would infer "str" and turn it into NaN),
+    # which is what the database layer and the "is None" checks downstream expect.
+    return pd.Series(object_array(values), dtype=object)
 
+
+def _build_frame(candidates: pd.DataFrame, plan: _Plan) -> pd.DataFrame:
+    rows = [
+        plan.answers.get(key, _UNAVAILABLE) if key is not None else _UNAVAILABLE
+        for key in plan.keys
+    ]
     # Columns are built positionally and the caller's index is put on at the end, so an index
     # with repeated labels cannot trigger pandas' label alignment.
-    def text_column(values: list[object]) -> pd.Series:
-        # dtype=object keeps None as None (pandas 3 would infer "str" and turn it into NaN),
-        # which is what the database layer and the "is None" checks downstream expect.
-        return pd.Series(object_array(values), dtype=object)
-
     data: dict[str, Any] = {
         "tenant_id": candidates["tenant_id"].reset_index(drop=True),
-        "email_domain": text_column(domains.tolist()),
-        "email_domain_class": text_column(classes.tolist()),
+        "email_domain": _text_column(plan.domains.tolist()),
+        "email_domain_class": _text_column(plan.classes.tolist()),
     }
     for name in _TEXT_RESULT_FIELDS:
-        data[name] = text_column([r.fields.get(name) if r.fields else None for r in rows])
+        data[name] = _text_column([r.fields.get(name) if r.fields else None for r in rows])
     data["employee_count"] = pd.Series(
         pd.array([r.fields.get("employee_count") if r.fields else None for r in rows], "Int64")
     )
-    data["enrichment_status"] = text_column([r.status for r in rows])
+    data["enrichment_status"] = _text_column([r.status for r in rows])
     data["enrichment_error_count"] = np.fromiter((r.errors for r in rows), np.int64, len(rows))
     data["enrichment_ms"] = np.fromiter((r.ms for r in rows), np.int64, len(rows))
     frame = pd.DataFrame(data)[list(OUTPUT_COLUMNS)]  # the contract's column order
     frame.index = candidates.index
     return frame
-
-
-@dataclass
-class PartitionEnrichment:
-    """What enriching one run's partitions did, for metadata."""
-
-    tenants: int = 0
-    requests: int = 0
-    failed_batches: int = 0
-    rows_written: int = 0
-    status_counts: dict[str, int] = field(
-        default_factory=lambda: dict.fromkeys(ENRICHMENT_STATUSES, 0)
-    )
-    asked: int = 0  # tenants sent to the service
-    reused: int = 0  # tenants whose earlier answer still held
-
-
-def fingerprint_prefix() -> str:
-    """What every fingerprint starts with: the domain lists' version, so an answer stored
-    under other lists (whose email-domain class may differ) is never copied."""
-    return f"{classifier_version()}:"
-
-
-def input_fingerprints(candidates: pd.DataFrame) -> list[str]:
-    """A hash of what the service is asked about each candidate (its id, its cleaned name,
-    its email domain when corporate), after :func:`fingerprint_prefix`: an answer is reused
-    only while this is unchanged."""
-    domains = email_domains(candidates["email"])
-    classes = map_unique_values(domains, classify_canonical_domain)
-    keys = normalise_identifiers(candidates["tenant_id"]).tolist()
-    fingerprints = []
-    for key, name, domain, domain_class in zip(
-        keys, candidates["name"].tolist(), domains.tolist(), classes.tolist(), strict=True
-    ):
-        asked = "\x1f".join(
-            [str(key), _clean_name(name) or "", domain if domain_class == CORPORATE else ""]
-        )
-        fingerprints.append(hashlib.sha1(asked.encode(), usedforsecurity=False).hexdigest())
-    prefix = fingerprint_prefix()
-    return [prefix + fingerprint for fingerprint in fingerprints]
-
-
-def _reusable(
-    session_factory: SessionFactory,
-    routable: pd.DataFrame,
-    fingerprints: list[str],
-    answered_after: datetime,
-) -> dict[str, dict[str, Any]]:
-    """The earlier answers that still hold for these candidates (the same inputs, younger
-    than the maximum age), by normalised tenant id."""
-    given = routable["tenant_id"].tolist()
-    keys = normalise_identifiers(routable["tenant_id"]).tolist()
-    with session_factory() as session:
-        answers = _enriched.reusable_answers(
-            session,
-            [
-                (tenant, fingerprint)
-                for tenant, fingerprint in zip(given, fingerprints, strict=True)
-            ],
-            answered_after=answered_after,
-        )
-    return {
-        key: answers[tenant]
-        for tenant, key in zip(given, keys, strict=True)
-        if tenant in answers and key is not None
-    }
-
-
-@dataclass(frozen=True)
-class _AnsweredChunk:
-    """A chunk's enrichment rows, ready to write, and what producing them took."""
-
-    frame: pd.DataFrame
-    asked: int
-    reused: int
-    requests: int
-    failed_batches: int
-
-
-def _answer_chunk(
-    session_factory: SessionFactory,
-    client: DomainIntelligenceClient | None,
-    chunk: pd.DataFrame,
-    *,
-    answered_after: datetime | None,
-    now: datetime,
-    log: logging.Logger | None,
-    run_id: str,
-) -> _AnsweredChunk:
-    """Enrich a chunk's routable candidates, reusing an answer given after ``answered_after``
-    for the same inputs (None: reuse nothing); each row carries its input fingerprint and
-    when the service answered."""
-    routable = chunk.loc[chunk["rejection_reason"].isna(), ["tenant_id", "name", "email"]]
-    fingerprints = input_fingerprints(routable)
-    earlier = (
-        _reusable(session_factory, routable, fingerprints, answered_after)
-        if answered_after is not None and len(routable)
-        else {}
-    )
-    result = enrich_candidates(routable, client, log=log, run_id=run_id, earlier_answers=earlier)
-    frame = result.frame.copy()
-    frame["input_fingerprint"] = fingerprints
-    # When the service answered: now for today's answers, the original time for a reused one
-    # (so it ages), none for unavailable.
-    answered_at = [
-        earlier[tenant]["enriched_at"] if tenant in earlier else now
-        for tenant in normalise_identifiers(routable["tenant_id"]).tolist()
-    ]
-    frame["enriched_at"] = pd.Series(
-        [
-            at if status in REUSABLE_STATUSES else None
-            for at, status in zip(answered_at, frame["enrichment_status"], strict=True)
-        ],
-        index=frame.index,
-        dtype=object,
-    )
-    return _AnsweredChunk(
-        frame=frame,
-        asked=len(routable) - len(earlier),
-        reused=len(earlier),
-        requests=result.requests,
-        failed_batches=result.failed_batches,
-    )
-
-
-def _write_answers(
-    session_factory: SessionFactory, partition_key: str, run_id: str, frame: pd.DataFrame
-) -> int:
-    with session_factory() as session:
-        return _enriched.upsert_chunk(session, frame, partition_key=partition_key, run_id=run_id)
-
-
-def enrich_partitions(
-    session_factory: SessionFactory,
-    client: DomainIntelligenceClient | None,
-    *,
-    partition_keys: Sequence[str],
-    run_id: str,
-    chunk_size: int,
-    max_age_days: int = DEFAULT_MAX_AGE_DAYS,
-    now: datetime | None = None,
-    log: logging.Logger | None = None,
-) -> PartitionEnrichment:
-    """Enrich every routable candidate of ``partition_keys`` (the forced ids are not), a chunk
-    at a time, one transaction per chunk (written while the next chunk is asked about); remove
-    enrichment rows of tenants that left a partition. ``client`` None means the service is not
-    configured: every tenant is recorded ``unavailable``.
-
-    An answer (``enriched`` or ``not_found``) given less than ``max_age_days`` ago for the
-    same inputs is reused instead of asking again (``0``: ask for every tenant, every run);
-    when a service is configured. An ``unavailable`` tenant is always asked again."""
-    now = now or datetime.now(UTC)
-    totals = PartitionEnrichment()
-    reuse = max_age_days > 0 and client is not None
-    for partition_key in partition_keys:
-        tenant_ids = None
-        with session_factory() as session:
-            # Only a re-run can leave answers of tenants that are no longer candidates.
-            rerun = _enriched.has_partition(session, partition_key=partition_key)
-        if reuse:
-            # The tenants asked about with the same name and email the day before: their
-            # answers copied in one statement (docs/pipeline.md, "Enrichment reuse").
-            with session_factory() as session, session_factory() as source:
-                base = _enriched.newest_partition_before(session, partition_key=partition_key)
-                if base is not None:
-                    carried = _enriched.carry_forward(
-                        session,
-                        source=source,
-                        partition_key=partition_key,
-                        run_id=run_id,
-                        base_partition=base,
-                        answered_after=now - timedelta(days=max_age_days),
-                        fingerprint_prefix=fingerprint_prefix(),
-                    )
-                    tenant_ids = _enriched.unanswered_candidates(
-                        session, partition_key=partition_key, run_id=run_id
-                    )
-                    totals.tenants += carried
-                    totals.reused += carried
-                    totals.rows_written += carried
-                    for status, n in _enriched.status_counts(
-                        session, partition_key=partition_key, run_id=run_id
-                    ).items():
-                        totals.status_counts[status] = totals.status_counts.get(status, 0) + n
-            if log is not None and base is not None:
-                log.info(
-                    f"enrichment: {partition_key}: copied {carried:,} answers from {base}; "
-                    f"{len(tenant_ids or ()):,} tenants left"
-                )
-        chunks = candidate_chunks(
-            session_factory, partition_key, forced=False, size=chunk_size, tenant_ids=tenant_ids
-        )
-
-        def written(chunk: _AnsweredChunk) -> Callable[[int], None]:
-            def account(rows: int) -> None:
-                totals.rows_written += rows
-                totals.tenants += chunk.asked + chunk.reused
-                totals.asked += chunk.asked if client is not None else 0
-                totals.reused += chunk.reused
-                totals.requests += chunk.requests
-                totals.failed_batches += chunk.failed_batches
-                for status, n in chunk.frame["enrichment_status"].value_counts().items():
-                    totals.status_counts[status] = totals.status_counts.get(status, 0) + int(n)
-
-            return account
-
-        # Each chunk is written (its own transaction) while the next one is asked about.
-        with write_behind(
-            partial(_write_answers, session_factory, partition_key, run_id)
-        ) as writer:
-            for chunk in chunks:
-                writer.raise_if_failed()  # before asking the service about more tenants
-                answered = _answer_chunk(
-                    session_factory,
-                    client,
-                    chunk,
-                    answered_after=now - timedelta(days=max_age_days) if reuse else None,
-                    now=now,
-                    log=log,
-                    run_id=run_id,
-                )
-                writer.submit(answered.frame, then=written(answered))
-        with session_factory() as session:
-            totals.rows_written += _enriched.delete_orphans(
-                session, partition_key=partition_key, rerun=rerun
-            )
-    return totals

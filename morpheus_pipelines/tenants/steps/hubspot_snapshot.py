@@ -34,14 +34,8 @@ from morpheus_pipelines.tenants.rules.snapshot_validation import (
     RuleResult,
     validate,
 )
-from morpheus_pipelines.tenants.store import (
-    HubSpotTargetAccountRepository,
-    HubSpotTargetSyncStateRepository,
-)
 from morpheus_pipelines.tenants.store.hubspot_target_account import SNAPSHOT_COLUMNS
-
-_accounts = HubSpotTargetAccountRepository()
-_sync_state = HubSpotTargetSyncStateRepository()
+from morpheus_pipelines.tenants.store.store import TenantStore
 
 
 @dataclass(frozen=True)
@@ -102,51 +96,9 @@ def fetch_target_list(
     log = log or logging.getLogger(__name__)
     fetched = FetchedList(list_id=list_id)
     try:
-        listing = client.get_list(list_id)
-        fetched.processing_status = listing.get("processingStatus")
-        size = listing.get("size")
-        fetched.list_size = (
-            int(size) if isinstance(size, int | str) and str(size).isdigit() else None
-        )
-        for page in client.iter_membership_pages(list_id):
-            fetched.pages_fetched += 1
-            for member in page:
-                record_id = normalise_identifier((member or {}).get("recordId"))
-                if record_id is None:
-                    continue
-                fetched.member_ids.append(record_id)
-                fetched.membership_timestamps[record_id] = member.get("membershipTimestamp")
-            log_event(
-                "hubspot_sync_page",
-                list_id=list_id,
-                page=fetched.pages_fetched,
-                members_so_far=len(fetched.member_ids),
-            )
-            if fetched.pages_fetched % 20 == 0:
-                log.info(
-                    f"memberships: {fetched.pages_fetched} pages, "
-                    f"{len(fetched.member_ids):,} members"
-                )
-        fetched.pagination_complete = True
-        unique_ids = list(dict.fromkeys(fetched.member_ids))
-        for start in range(0, len(unique_ids), BATCH_READ_SIZE):
-            batch = client.batch_read_companies(unique_ids[start : start + BATCH_READ_SIZE])
-            fetched.batches += 1
-            if batch.missing_ids:
-                fetched.failed_batches += 1
-                fetched.missing_company_ids.extend(batch.missing_ids)
-            for company in batch.companies:
-                company_id = normalise_identifier(company.get("id"))
-                if company_id is not None:
-                    fetched.companies[company_id] = company.get("properties") or {}
-            if fetched.batches % 50 == 0:
-                log.info(f"companies: {fetched.batches} batches, {len(fetched.companies):,} read")
-                log_event(
-                    "hubspot_sync_batch",
-                    list_id=list_id,
-                    batch=fetched.batches,
-                    companies_so_far=len(fetched.companies),
-                )
+        _read_listing(client, fetched)
+        _read_memberships(client, fetched, log)
+        _read_companies(client, fetched, log)
     except HubSpotError as exc:
         fetched.fetch_error = redact(str(exc))
     except requests.RequestException as exc:
@@ -160,6 +112,61 @@ def fetch_target_list(
             :500
         ]
     return fetched
+
+
+def _read_listing(client: HubSpotClient, fetched: FetchedList) -> None:
+    """The list itself: its processing status and the size HubSpot reports."""
+    listing = client.get_list(fetched.list_id)
+    fetched.processing_status = listing.get("processingStatus")
+    size = listing.get("size")
+    fetched.list_size = int(size) if isinstance(size, int | str) and str(size).isdigit() else None
+
+
+def _read_memberships(client: HubSpotClient, fetched: FetchedList, log: logging.Logger) -> None:
+    """Every membership page, to the end: the member ids and when each joined."""
+    for page in client.iter_membership_pages(fetched.list_id):
+        fetched.pages_fetched += 1
+        for member in page:
+            record_id = normalise_identifier((member or {}).get("recordId"))
+            if record_id is None:
+                continue
+            fetched.member_ids.append(record_id)
+            fetched.membership_timestamps[record_id] = member.get("membershipTimestamp")
+        log_event(
+            "hubspot_sync_page",
+            list_id=fetched.list_id,
+            page=fetched.pages_fetched,
+            members_so_far=len(fetched.member_ids),
+        )
+        if fetched.pages_fetched % 20 == 0:
+            log.info(
+                f"memberships: {fetched.pages_fetched} pages, {len(fetched.member_ids):,} members"
+            )
+    fetched.pagination_complete = True
+
+
+def _read_companies(client: HubSpotClient, fetched: FetchedList, log: logging.Logger) -> None:
+    """Every member company, ``BATCH_READ_SIZE`` at a time; the ids HubSpot did not return
+    are recorded as missing."""
+    unique_ids = list(dict.fromkeys(fetched.member_ids))
+    for start in range(0, len(unique_ids), BATCH_READ_SIZE):
+        batch = client.batch_read_companies(unique_ids[start : start + BATCH_READ_SIZE])
+        fetched.batches += 1
+        if batch.missing_ids:
+            fetched.failed_batches += 1
+            fetched.missing_company_ids.extend(batch.missing_ids)
+        for company in batch.companies:
+            company_id = normalise_identifier(company.get("id"))
+            if company_id is not None:
+                fetched.companies[company_id] = company.get("properties") or {}
+        if fetched.batches % 50 == 0:
+            log.info(f"companies: {fetched.batches} batches, {len(fetched.companies):,} read")
+            log_event(
+                "hubspot_sync_batch",
+                list_id=fetched.list_id,
+                batch=fetched.batches,
+                companies_so_far=len(fetched.companies),
+            )
 
 
 def snapshot_rows(fetched: FetchedList, *, sync_id: str, synced_at: datetime) -> list[tuple]:
@@ -216,7 +223,7 @@ def read_snapshot_state(
     ``run_ids``: the run and, for a re-execution, the runs it re-executes) or, without them,
     when the last attempt succeeded; ``stale`` when an older success exists; ``unavailable``
     when none ever did."""
-    row = _sync_state.get_by_id(session, list_id)
+    row = TenantStore(session).sync_state.get_by_id(session, list_id)
     if row is None or row.last_successful_sync_id is None:
         return SnapshotState(
             "unavailable",
@@ -258,64 +265,128 @@ def sync_target_list(
     sync_id = new_sync_id(attempted_at, run_id)
     log_event("hubspot_sync_start", run_id=run_id, sync_id=sync_id, list_id=list_id)
     fetched = fetch_target_list(client, list_id, log=log)
+    outcome = _validated(fetched, sync_id=sync_id, run_id=run_id)
+    refusal = _refusal(fetched, outcome.validation)
+    if refusal is None:
+        _refresh(session_factory, fetched, outcome, attempted_at=attempted_at)
+    else:
+        outcome.error = refusal
+    if not outcome.succeeded:
+        _record_failure(
+            session_factory, outcome, list_id=list_id, attempted_at=attempted_at, log=log
+        )
+    _read_state(session_factory, outcome, list_id=list_id, now=now, log=log)
+    _finish(outcome, client, started=started, run_id=run_id, list_id=list_id)
+    return outcome
+
+
+def _validated(fetched: FetchedList, *, sync_id: str, run_id: str | None) -> SyncOutcome:
+    """The outcome so far: the fetch validated in memory, nothing written yet."""
     results = validate(fetched)
-    outcome = SyncOutcome(
+    failed_rules = [r.rule for r in results if not r.passed]
+    log_event(
+        "hubspot_sync_validated",
+        run_id=run_id,
+        sync_id=sync_id,
+        list_id=fetched.list_id,
+        passed=not failed_rules,
+        failed_rules=failed_rules,
+        memberships=len(fetched.member_ids),
+        companies=len(fetched.companies),
+    )
+    return SyncOutcome(
         False,
         SnapshotState("unavailable", None, None, None),
         sync_id,
         list_total=fetched.list_size,
         validation=results,
     )
+
+
+def _refusal(fetched: FetchedList, results: list[RuleResult]) -> str | None:
+    """Why the fetched list must not replace the snapshot, or None when it may."""
     failed_rules = [r.rule for r in results if not r.passed]
-    log_event(
-        "hubspot_sync_validated",
-        run_id=run_id,
-        sync_id=sync_id,
-        list_id=list_id,
-        passed=not failed_rules,
-        failed_rules=failed_rules,
-        memberships=len(fetched.member_ids),
-        companies=len(fetched.companies),
-    )
     if fetched.fetch_error:
-        outcome.error = fetched.fetch_error
-    elif failed_rules:
-        outcome.error = f"validation failed: {', '.join(failed_rules)}"
-    else:
-        rows = snapshot_rows(fetched, sync_id=sync_id, synced_at=attempted_at)
-        try:
-            with session_factory() as session:
-                outcome.rows_upserted, outcome.rows_deleted = _accounts.replace_snapshot(
-                    session, rows, sync_id=sync_id
-                )
-                _sync_state.record_success(
-                    session,
-                    list_id=list_id,
-                    sync_id=sync_id,
-                    synced_at=attempted_at,
-                    list_total=len(rows),
-                    snapshot_hash=content_hash(rows),
-                )
-            outcome.succeeded = True
-        # The refresh rolled back: record it and carry on (docs/reliability.md).
-        except Exception as exc:
-            outcome.error = redact(f"database refresh failed: {type(exc).__name__}: {exc}")[:2000]
-    if not outcome.succeeded:
-        try:
-            with session_factory() as session:
-                _sync_state.record_failure(
-                    session,
-                    list_id=list_id,
-                    attempted_at=attempted_at,
-                    error=outcome.error or "unknown error",
-                )
-        except Exception as exc:
-            log.warning(f"could not record the failed HubSpot sync attempt: {type(exc).__name__}")
+        return fetched.fetch_error
+    if failed_rules:
+        return f"validation failed: {', '.join(failed_rules)}"
+    return None
+
+
+def _refresh(
+    session_factory: SessionFactory,
+    fetched: FetchedList,
+    outcome: SyncOutcome,
+    *,
+    attempted_at: datetime,
+) -> None:
+    """Replace the snapshot and record the success, in one transaction."""
+    rows = snapshot_rows(fetched, sync_id=outcome.sync_id, synced_at=attempted_at)
+    try:
+        with session_factory() as session:
+            store = TenantStore(session)
+            outcome.rows_upserted, outcome.rows_deleted = store.accounts.replace_snapshot(
+                session, rows, sync_id=outcome.sync_id
+            )
+            store.sync_state.record_success(
+                session,
+                list_id=fetched.list_id,
+                sync_id=outcome.sync_id,
+                synced_at=attempted_at,
+                list_total=len(rows),
+                snapshot_hash=content_hash(rows),
+            )
+        outcome.succeeded = True
+    # The refresh rolled back: record it and carry on (docs/reliability.md).
+    except Exception as exc:
+        outcome.error = redact(f"database refresh failed: {type(exc).__name__}: {exc}")[:2000]
+
+
+def _record_failure(
+    session_factory: SessionFactory,
+    outcome: SyncOutcome,
+    *,
+    list_id: str,
+    attempted_at: datetime,
+    log: logging.Logger,
+) -> None:
+    try:
+        with session_factory() as session:
+            TenantStore(session).sync_state.record_failure(
+                session,
+                list_id=list_id,
+                attempted_at=attempted_at,
+                error=outcome.error or "unknown error",
+            )
+    except Exception as exc:
+        log.warning(f"could not record the failed HubSpot sync attempt: {type(exc).__name__}")
+
+
+def _read_state(
+    session_factory: SessionFactory,
+    outcome: SyncOutcome,
+    *,
+    list_id: str,
+    now: Callable[[], datetime],
+    log: logging.Logger,
+) -> None:
+    """The snapshot as routing will see it after this attempt (unavailable if unreadable)."""
     try:
         with session_factory() as session:
             outcome.state = read_snapshot_state(session, list_id, now=now())
     except Exception as exc:
         log.warning(f"could not read the HubSpot sync state: {type(exc).__name__}")
+
+
+def _finish(
+    outcome: SyncOutcome,
+    client: HubSpotClient,
+    *,
+    started: float,
+    run_id: str | None,
+    list_id: str,
+) -> None:
+    """What the sync cost, and the event that says how it ended."""
     outcome.requests = client.stats.requests
     outcome.retries = client.stats.retries
     outcome.rate_limited = client.stats.rate_limited
@@ -324,7 +395,7 @@ def sync_target_list(
         "hubspot_sync_succeeded" if outcome.succeeded else "hubspot_sync_failed",
         level=logging.INFO if outcome.succeeded else logging.WARNING,
         run_id=run_id,
-        sync_id=sync_id,
+        sync_id=outcome.sync_id,
         list_id=list_id,
         list_total=outcome.list_total,
         rows_upserted=outcome.rows_upserted,
@@ -337,4 +408,3 @@ def sync_target_list(
         retries=outcome.retries,
         duration_seconds=round(outcome.duration_seconds, 3),
     )
-    return outcome

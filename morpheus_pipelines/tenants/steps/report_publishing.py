@@ -1,7 +1,7 @@
 """Publishing the Daily Summary and the Weekly Metrics: read the figures, build the report,
 store its rows, write its files (docs/reports.md).
 
-The Daily Summary reads ``apac_active_tenants`` only (through ``repositories.reports``):
+The Daily Summary reads ``apac_active_tenants`` only (through ``tenants.store.reports``):
 Sales-owned tenants never appear in a report, whatever their priority.
 """
 
@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from morpheus_pipelines.db.session import SessionFactory
 from morpheus_pipelines.platform.rendering import atomic_text_file
@@ -30,15 +30,7 @@ from morpheus_pipelines.tenants.reports.files import (
 )
 from morpheus_pipelines.tenants.reports.weekly import build_weekly_metrics, week_days
 from morpheus_pipelines.tenants.steps.hubspot_snapshot import read_snapshot_state
-from morpheus_pipelines.tenants.store import (
-    DailySummaryRepository,
-    RoutingDecisionRepository,
-    WeeklyMetricsRepository,
-)
-
-_daily = DailySummaryRepository()
-_weekly = WeeklyMetricsRepository()
-_decisions = RoutingDecisionRepository()
+from morpheus_pipelines.tenants.store.store import TenantStore
 
 
 @dataclass
@@ -86,41 +78,68 @@ def publish_daily_summary(
     (docs/partitions.md). A day never summarised gets a summary of the current state, which
     says so (``late``)."""
     with session_factory() as session:
-        newer = _decisions.superseding_partition(session, partition_key=partition_key)
-        if newer is not None and _daily.has_partition(session, partition_key=partition_key):
+        store = TenantStore(session)
+        newer = store.decisions.superseding_partition(session, partition_key=partition_key)
+        if newer is not None and store.daily.has_partition(session, partition_key=partition_key):
             return DailyPublication(partition_key, None, {}, live_partition=newer)
     generated_at = datetime.now(UTC)
-    listed = ListedTenants()
     with (
         atomic_text_file(daily_tenants_csv_path(home, partition_key)) as csv_file,
         session_factory() as read,
         session_factory() as write,
     ):
-        _daily.begin_consistent_read(read)
-        figures = _daily.active_figures(read, partition_key=partition_key)
-        snapshot = read_snapshot_state(read, list_id, now=generated_at)
-        csv_file.write(daily_csv_header())
-
-        def listed_records() -> Iterator[tuple[Any, ...]]:
-            chunks = _daily.changed_top_priorities(
-                read, partition_key=partition_key, chunk_size=chunk_size
-            )
-            for chunk in chunks:
-                rows = listed.add(chunk)
-                csv_file.write(daily_csv_rows(partition_key, rows))
-                yield from frame_records(rows, SUMMARY_TENANT_COLUMNS)
-
-        written = _daily.replace_partition(
-            write, listed_records(), partition_key=partition_key, run_id=run_id
-        )
-        summary = build_daily_summary(
-            partition_key, figures, listed, snapshot, generated_at=generated_at
-        )
-        written += _daily.replace_metrics(
-            write, summary.metrics_rows(), partition_key=partition_key, run_id=run_id
+        summary, written = _store_daily_summary(
+            TenantStore(read),
+            TenantStore(write),
+            csv_file,
+            list_id=list_id,
+            partition_key=partition_key,
+            run_id=run_id,
+            chunk_size=chunk_size,
+            generated_at=generated_at,
         )
     files = write_daily_report(summary, home)
     return DailyPublication(partition_key, summary, files, written, live_partition=newer)
+
+
+def _store_daily_summary(
+    read: TenantStore,
+    write: TenantStore,
+    csv_file: TextIO,
+    *,
+    list_id: str,
+    partition_key: str,
+    run_id: str,
+    chunk_size: int,
+    generated_at: datetime,
+) -> tuple[DailySummary, int]:
+    """Build the summary from one consistent read of the Active table while its listed
+    tenants stream into ``write`` and ``csv_file``; returns it and the rows written."""
+    listed = ListedTenants()
+    read.daily.begin_consistent_read(read.session)
+    figures = read.daily.active_figures(read.session, partition_key=partition_key)
+    snapshot = read_snapshot_state(read.session, list_id, now=generated_at)
+    csv_file.write(daily_csv_header())
+
+    def listed_records() -> Iterator[tuple[Any, ...]]:
+        chunks = read.daily.changed_top_priorities(
+            read.session, partition_key=partition_key, chunk_size=chunk_size
+        )
+        for chunk in chunks:
+            rows = listed.add(chunk)
+            csv_file.write(daily_csv_rows(partition_key, rows))
+            yield from frame_records(rows, SUMMARY_TENANT_COLUMNS)
+
+    written = write.daily.replace_partition(
+        write.session, listed_records(), partition_key=partition_key, run_id=run_id
+    )
+    summary = build_daily_summary(
+        partition_key, figures, listed, snapshot, generated_at=generated_at
+    )
+    written += write.daily.replace_metrics(
+        write.session, summary.metrics_rows(), partition_key=partition_key, run_id=run_id
+    )
+    return summary, written
 
 
 def publish_weekly_metrics(
@@ -129,9 +148,11 @@ def publish_weekly_metrics(
     """The week's metrics from its stored Daily Summary metrics: stored and written."""
     days = [day.isoformat() for day in week_days(week_key)]
     with session_factory() as session:
-        daily = _daily.metrics_for_partitions(session, days)
+        daily = TenantStore(session).daily.metrics_for_partitions(session, days)
     weekly = build_weekly_metrics(week_key, daily)
     with session_factory() as session:
-        written = _weekly.replace_week(session, weekly.rows(), week_key=week_key, run_id=run_id)
+        written = TenantStore(session).weekly.replace_week(
+            session, weekly.rows(), week_key=week_key, run_id=run_id
+        )
     files = write_weekly_report(weekly, home)
     return WeeklyPublication(week_key, weekly, files, written)

@@ -32,9 +32,7 @@ from morpheus_pipelines.db.session import SessionFactory
 from morpheus_pipelines.platform.observability.events import log_event
 from morpheus_pipelines.platform.partitions import day_bounds
 from morpheus_pipelines.platform.store.keyset import iter_pages
-from morpheus_pipelines.tenants.store import TenantCandidateRepository
-
-_candidates = TenantCandidateRepository()
+from morpheus_pipelines.tenants.store.store import TenantStore
 
 EXCLUDED_ACTIVE_STATUSES = ("free_trial", "new_user", "closing")
 APAC = "APAC"
@@ -92,9 +90,10 @@ def select_partition(
     if limit is not None and limit < 1:
         raise ValueError(f"limit must be a positive number of tenants, got {limit}")
     with source_factory() as source, session_factory() as session:
+        candidates = TenantStore(session).candidates
         # A partition's first run (every day's) copies the rows straight in; a re-run stages
         # them and upserts, leaving unchanged rows as they were (docs/pipeline.md).
-        written = _candidates.write_partition(
+        written = candidates.write_partition(
             session,
             source=source,
             query=candidate_query(schema, partition_key, forced_ids=forced_ids, limit=limit),
@@ -102,8 +101,8 @@ def select_partition(
             run_id=run_id,
             forced_ids=forced_ids,
         )
-        counts = _candidates.partition_counts(session, partition_key=partition_key)
-        _candidates.record_selection(
+        counts = candidates.partition_counts(session, partition_key=partition_key)
+        candidates.record_selection(
             session,
             partition_key=partition_key,
             run_id=run_id,
@@ -138,7 +137,7 @@ def candidate_chunks(
     def read(
         session: Session, after: str | None, limit: int, page: Sequence[str] | None = None
     ) -> pd.DataFrame:
-        return _candidates.read_with_enrichment(
+        return TenantStore(session).candidates.read_with_enrichment(
             session,
             partition_key=partition_key,
             forced=forced,
