@@ -207,8 +207,7 @@ TENANT_ASSETS = ("tenant_candidates", "enriched_tenants", "routed_tenants", "ten
 
 def python_yardstick() -> float:
     """Seconds for a Python loop of 10 million additions: how fast this machine is right now,
-    to read seconds from different runs against (0.23 to 0.47 s in the runs of
-    docs/performance.md, "2026-12-02")."""
+    to read seconds from different runs against (docs/performance.md, "The machine")."""
     started = time.perf_counter()
     total = 0
     for n in range(10_000_000):

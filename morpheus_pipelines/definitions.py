@@ -26,9 +26,9 @@ def _code_location() -> dg.Definitions:
         sensors=slices.sensors,
         resources=build_resources(),
         # Every step of these jobs and asset runs waits for the one before it, and a new
-        # process per step costs the whole import again (about 5 s): assets materialised or
-        # backfilled from the UI or `dagster asset materialize` run in one process, like
-        # apac_daily_job (docs/performance.md, "Small runs").
+        # process per step costs the whole import again: assets materialised or backfilled
+        # from the UI or `dagster asset materialize` run in one process, like apac_daily_job
+        # (docs/decisions/0014).
         executor=dg.in_process_executor,
     )
 

@@ -204,7 +204,7 @@ def test_forced_ids_are_existing_apac_candidates(ds: DemoDataset) -> None:
     truth = ds.truth.set_index("tenant_id").loc[ds.forced_ids]
     assert truth["candidate"].all() and truth["forced"].all()
     assert (truth["bucket"] == "sales_owned").all()
-    # Forced wins over a HubSpot match and over the Sales list (002 §2).
+    # Forced wins over a HubSpot match and over the Sales list.
     assert truth["hubspot_match_method"].notna().any()
     assert truth["sales_owned"].any()
     assert (

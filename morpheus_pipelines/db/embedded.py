@@ -46,7 +46,7 @@ PASSWORD_AUTH = "scram-sha-256"
 # checkpoints during bulk loads. Durability settings stay at PostgreSQL's defaults. The data
 # directory is on a local disk, mostly in the page cache: at the default random_page_cost (4)
 # the planner read every stored day of a table to find one day's rows rather than use the
-# primary key (docs/performance.md, "A quiet day").
+# primary key (docs/decisions/0026).
 SERVER_OPTIONS: dict[str, str] = {
     "listen_addresses": "127.0.0.1",
     "unix_socket_directories": "",

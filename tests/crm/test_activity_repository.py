@@ -106,7 +106,7 @@ def test_engagement_sync_upsert_over_overlapping_windows_is_duplicate_free(
     database_url: str,
 ) -> None:
     """Two runs of the engagement sync whose watermark windows overlap: the overlap updates
-    in place (001's update columns, ``metadata`` included), nothing is duplicated, and the
+    in place (the contract's update columns, ``metadata`` included), nothing is duplicated, and the
     columns outside the update list keep their first-written values."""
     sub = new_subscription(database_url)
     contact_id = _contact(database_url, sub, "c@x.com")

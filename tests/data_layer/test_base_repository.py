@@ -1,4 +1,5 @@
-"""The repository contract of seed 001 against the real, migrated schema."""
+"""The repository contract (session first, options keyword-only, no transaction owned)
+against the real, migrated schema."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""002 §12 "Dispatcher": the snapshot refresh against the emulator and the real warehouse."""
+"""The snapshot refresh against the emulator and the real warehouse."""
 
 from __future__ import annotations
 

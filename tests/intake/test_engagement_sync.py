@@ -1,5 +1,5 @@
 """The HubSpot engagement sync against the emulator over HTTP: engagements land on the
-timeline with 001's upsert, re-running over an overlapping window duplicates nothing and
+timeline with the activities upsert, re-running over an overlapping window duplicates nothing and
 updates what changed, and the search is paged by key, so every engagement comes through."""
 
 from __future__ import annotations

@@ -83,7 +83,7 @@ HUBSPOT_CASES = {
     "unauthorized": Case(
         FaultKind.UNAUTHORIZED, lambda e, n: e.unauthorized(times=n), retryable=False
     ),
-    # Data-level faults fail validation (002 §5.2): a fetch that succeeded is not retried.
+    # Data-level faults fail validation: a fetch that succeeded is not retried.
     "duplicate_members": Case(
         FaultKind.DUPLICATE_MEMBERS, lambda e, n: e.duplicate_members(1, times=n), retryable=False
     ),

@@ -1,4 +1,5 @@
-"""Unit tests of HubSpot target-account matching (002 §6)."""
+"""Unit tests of HubSpot target-account matching: portal id, account id, email domain,
+official website, in that order."""
 
 from __future__ import annotations
 

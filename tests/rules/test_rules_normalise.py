@@ -1,4 +1,4 @@
-"""Unit tests of domain, email and identifier normalisation (002 §4.1, §5, §6)."""
+"""Unit tests of domain, email and identifier normalisation."""
 
 from __future__ import annotations
 

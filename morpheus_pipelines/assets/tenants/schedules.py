@@ -17,13 +17,13 @@ apac_daily_job = dg.define_asset_job(
     description="Snapshot, tenant selection, enrichment, routing, scores and the Daily "
     "Summary for one CST day.",
     # The steps are a chain (each waits for the one before), so a process per step buys no
-    # parallelism and costs a code-location import (about 6 s) per step. One process runs
-    # them in turn (docs/performance.md, "Small runs").
+    # parallelism and costs a code-location import per step. One process runs them in turn
+    # (docs/decisions/0014).
     executor_def=dg.in_process_executor,
 )
 
-# Schedules start STOPPED, as 002's rollout asks (smoke-test at full volume first); turn them
-# on in the UI. A daily partition is a finished CST day: at 07:30 on day D+1 the schedule
+# Schedules start STOPPED: a deployment smoke-tests a run at full volume first, then turns
+# them on in the UI. A daily partition is a finished CST day: at 07:30 on day D+1 the schedule
 # runs partition D.
 apac_daily_schedule = dg.build_schedule_from_partitioned_job(
     apac_daily_job, hour_of_day=7, minute_of_hour=30

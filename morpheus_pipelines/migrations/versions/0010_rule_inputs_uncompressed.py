@@ -1,6 +1,6 @@
 """rule inputs stored uncompressed: ``apac_routing_states.rule_inputs`` (tens of MiB of JSON
 a day, kept for the two newest partitions only) is written out of line without pglz, which
-cost about two thirds of writing it (docs/performance.md)
+cost most of writing it (docs/decisions/0033)
 
 Revision ID: 0010
 Revises: 0009

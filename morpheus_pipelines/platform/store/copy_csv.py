@@ -1,10 +1,9 @@
 """DataFrames to and from ``COPY … (FORMAT csv)``, converted by Arrow in C.
 
-``psycopg``'s ``write_row`` converts every value of every row in Python (about 5 µs a row of
-15 columns, docs/performance.md), which made it the largest cost of routing a million
-tenants. Arrow converts each column at once and writes CSV in C. Every non-null value is
-quoted and a NULL is an empty unquoted field, so PostgreSQL tells NULL from the empty string,
-and any text — commas, quotes, newlines, tabs, backslashes, ``\\N`` — round-trips unchanged.
+``psycopg``'s ``write_row`` converts every value of every row in Python, which made it the
+largest cost of routing a million tenants (docs/decisions/0005). Arrow converts each column at
+once and writes CSV in C. Every non-null value is quoted and a NULL is an empty unquoted
+field, so PostgreSQL tells NULL from the empty string, and any text — commas, quotes, newlines, tabs, backslashes, ``\\N`` — round-trips unchanged.
 
 Reading is the mirror image: ``COPY (query) TO STDOUT (FORMAT csv)`` parsed by Arrow's CSV
 reader with the column types the query declares, instead of one Python object per value from
@@ -62,14 +61,14 @@ def _holds_json(series: pd.Series) -> bool:
     first = series.iat[0]
     if isinstance(first, str | dict | list):  # not null: the first non-null value itself
         return not isinstance(first, str)
-    # Otherwise scan for it (about 1 µs a value: a text column, the usual case, never does).
+    # Otherwise scan for it (a text column, the usual case, never does).
     present = series.notna().to_numpy()
     return bool(present.any()) and isinstance(series.iat[int(present.argmax())], dict | list)
 
 
 def _utc_text(array: pa.Array) -> pa.Array:
     """A UTC timestamp column as text, ``2026-11-28 16:01:41.000000Z``: byte for byte what
-    Arrow's CSV writer gives it, 19× faster (benchmarks/copy_text.py, docs/performance.md).
+    Arrow's CSV writer gives it, several times faster (docs/decisions/0046).
     The writer converts each value through the time-zone database; the values are UTC
     already, so the zone is dropped and ``Z`` appended."""
     naive = array.cast(pa.timestamp(array.type.unit)).cast(pa.large_string())

@@ -2,7 +2,7 @@
 
 A chunked run reads and computes a chunk in Python, then waits while PostgreSQL writes it.
 With the write on a thread of its own, the server works on chunk N while the caller reads and
-computes chunk N+1 (docs/performance.md, "Writes behind the next chunk"). Writes keep their
+computes chunk N+1 (docs/decisions/0043). Writes keep their
 order, each in its own transaction as before; at most two chunks are held (one writing, one
 waiting), so memory stays bounded by the chunk size. Whatever follows a write (totals, phase
 times, event lines, the log) runs on the caller's thread, in order, once that write has

@@ -61,7 +61,7 @@ ORDER BY priority, total_score DESC NULLS LAST, tenant_id
 """
 
 # Every count of the Daily Summary in one scan of the table (one statement per figure took
-# seven scans; docs/performance.md). Each grouping set counts one figure, labelled with its
+# seven scans; docs/decisions/0034). Each grouping set counts one figure, labelled with its
 # field of ActiveTenantFigures; a row outside that figure's condition is NULL there and falls
 # into the set's NULL group, which is dropped:
 #   priority         Active tenants per final priority now ('unscored' for no priority yet)

@@ -72,7 +72,7 @@ candidates, ``buckets`` over all candidates, ``planted`` what was deliberately p
 ``write()`` produces a ``tenants.csv`` in PostgreSQL ``COPY … (FORMAT csv, HEADER)`` form:
 an unquoted empty field is NULL and ``""`` is the empty string.
 
-Performance: 1,000,000 tenants x 50,000 companies in about 6 s and under 1 GB. Per-tenant work
+Performance: 1,000,000 tenants x 50,000 companies in seconds and bounded memory. Per-tenant work
 is numpy arithmetic, indexing into small precomputed vocabularies and element-wise object-array
 concatenation; Python-level loops run over companies and to build the Domain Intelligence dict.
 Every step draws from its own child stream of ``numpy.random.SeedSequence(seed)``, so the same
