@@ -8,12 +8,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from morpheus_pipelines.platform.observability.redaction import mask_email
 from morpheus_pipelines.platform.text import normalise as domains
 from morpheus_pipelines.platform.text.normalise import (
     additional_domain_roots,
     email_domain,
     email_domains,
-    mask_email,
     normalise_domain,
     normalise_email,
     normalise_emails,

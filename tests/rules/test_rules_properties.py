@@ -6,6 +6,7 @@ import pandas as pd
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from morpheus_pipelines.platform.observability.redaction import mask_email
 from morpheus_pipelines.platform.text.email_domain_class import (
     EMAIL_DOMAIN_CLASSES,
     FREE_EMAIL_DOMAINS,
@@ -15,7 +16,6 @@ from morpheus_pipelines.platform.text.normalise import (
     additional_domain_roots,
     email_domain,
     email_domains,
-    mask_email,
     normalise_domain,
     normalise_email,
     normalise_identifier,

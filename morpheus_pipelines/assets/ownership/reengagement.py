@@ -6,7 +6,7 @@ from datetime import timedelta
 import dagster as dg
 
 from morpheus_pipelines.assets.metadata import as_metadata, tables_written
-from morpheus_pipelines.crm.rules.ownership import ReengagementSegment
+from morpheus_pipelines.crm.rules.ownership import ReengagementSegment, WriteBackStatus
 from morpheus_pipelines.crm.steps.reengagement import (
     assign_segment,
     fairness_report,
@@ -119,12 +119,12 @@ def reengagement_assignments(
             ),
             dg.AssetCheckResult(
                 check_name=WRITE_BACK_CHECK,
-                passed=not status.get("pending") and not owner_read_errors,
+                passed=not status.get(WriteBackStatus.PENDING) and not owner_read_errors,
                 severity=dg.AssetCheckSeverity.WARN,
                 metadata=as_metadata(
                     {
-                        "pending": status.get("pending", 0),
-                        "rejected": status.get("rejected", 0),
+                        "pending": status.get(WriteBackStatus.PENDING, 0),
+                        "rejected": status.get(WriteBackStatus.REJECTED, 0),
                         "error": error,
                         "owner_read_errors": owner_read_errors or None,
                     }

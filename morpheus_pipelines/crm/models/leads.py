@@ -28,6 +28,7 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import ARRAY, JSONB, UUID
 from sqlalchemy.orm import Mapped, mapped_column
 
+from morpheus_pipelines.crm.rules.lead_status import LeadStatus, sql_values
 from morpheus_pipelines.platform.store.model_base import Base
 
 
@@ -124,7 +125,9 @@ class Lead(Base):
     # The owner, always: a rep's HubSpot owner id, a pool's fallback, or the AI owner.
     ownerHubspotOwnerId: Mapped[str] = mapped_column(Text, nullable=False)
     ownerIsFallback: Mapped[bool] = mapped_column(Boolean, nullable=False, server_default="false")
-    status: Mapped[str] = mapped_column(Text, nullable=False, server_default="open")
+    status: Mapped[str] = mapped_column(  # a LeadStatus
+        Text, nullable=False, server_default=LeadStatus.OPEN.value
+    )
     # When the lead was won, lost or closed: the end of the touches attribution credits.
     closedAt: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     # The 201 answer, replayed verbatim to a duplicate delivery.
@@ -137,7 +140,7 @@ class Lead(Base):
     __table_args__ = (
         UniqueConstraint("subscriptionId", "idempotencyKey"),
         CheckConstraint("\"ownerHubspotOwnerId\" <> ''", name="owner_not_empty"),
-        CheckConstraint("status IN ('open', 'won', 'lost', 'closed')", name="known_status"),
+        CheckConstraint(f"status IN ({sql_values(LeadStatus)})", name="known_status"),
         Index(None, "subscriptionId", "createdAt"),
     )
 
@@ -169,8 +172,7 @@ class LeadEnrichment(Base):
         UUID(as_uuid=True), ForeignKey("leads.id"), primary_key=True
     )
     emailDomain: Mapped[str | None] = mapped_column(Text)
-    # enriched | not_found | personal_email | no_email | unavailable (asked again next run)
-    status: Mapped[str] = mapped_column(Text, nullable=False)
+    status: Mapped[str] = mapped_column(Text, nullable=False)  # an EnrichmentStatus
     companyName: Mapped[str | None] = mapped_column(Text)
     officialWebsite: Mapped[str | None] = mapped_column(Text)
     industry: Mapped[str | None] = mapped_column(Text)
@@ -199,6 +201,5 @@ class LeadDuplicate(Base):
         UUID(as_uuid=True), ForeignKey("leads.id"), primary_key=True
     )
     contactId: Mapped[int | None] = mapped_column(ForeignKey("contacts.id"))
-    # email | phone | none (checked, nothing older matches)
-    matchedOn: Mapped[str] = mapped_column(Text, nullable=False)
+    matchedOn: Mapped[str] = mapped_column(Text, nullable=False)  # a DuplicateMatch
     checkedAt: Mapped[datetime] = _now()

@@ -30,6 +30,7 @@ from sqlalchemy.orm import Mapped, mapped_column
 
 from morpheus_pipelines.crm.models.core import Activity, ActivityType, _enum
 from morpheus_pipelines.crm.models.leads import _now, _subscription
+from morpheus_pipelines.crm.rules.lead_status import MessageStatus, sql_values
 from morpheus_pipelines.crm.rules.ownership import DIALER_FALLBACK_HUBSPOT_OWNER_ID
 from morpheus_pipelines.platform.store.model_base import Base
 
@@ -79,7 +80,9 @@ class OutboundMessage(Base):
     kind: Mapped[str] = mapped_column(Text, nullable=False)
     templateName: Mapped[str | None] = mapped_column(Text)
     body: Mapped[str | None] = mapped_column(Text)
-    status: Mapped[str] = mapped_column(Text, nullable=False, server_default="queued")
+    status: Mapped[str] = mapped_column(  # a MessageStatus
+        Text, nullable=False, server_default=MessageStatus.QUEUED.value
+    )
     # A caller's ``Idempotency-Key``: a retried request queues nothing new.
     idempotencyKey: Mapped[str | None] = mapped_column(Text)
     requestFingerprint: Mapped[str | None] = mapped_column(Text)
@@ -95,7 +98,7 @@ class OutboundMessage(Base):
             "(kind = 'free_form' AND body IS NOT NULL)",
             name="says_something",
         ),
-        CheckConstraint("status IN ('queued', 'sent', 'failed', 'cancelled')", name="known_status"),
+        CheckConstraint(f"status IN ({sql_values(MessageStatus)})", name="known_status"),
     )
 
 

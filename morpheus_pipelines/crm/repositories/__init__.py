@@ -1,6 +1,7 @@
 """The CRM repositories (docs/data-layer.md, "The CRM tables"): the only sanctioned way to
-reach the CRM tables. Stateless, instantiated once at module level by their callers; every
-method takes the caller's ``Session`` first and never commits.
+reach the CRM tables. Stateless; the steps reach them through
+:class:`morpheus_pipelines.crm.store.CrmStore`. Every method takes the caller's ``Session``
+first and never commits.
 
 Exports exactly the names the data layer has always exported. There is no
 ``CampaignTargetRepository``: ``CampaignTarget`` is written through the base ``upsert``.

@@ -1,10 +1,15 @@
-"""Repositories of lead intake (docs/leads.md). Not among the 16 exports of
-``morpheus_pipelines.crm.repositories``; import them from this module.
+"""Repository of the ``leads`` table (docs/leads.md). Not among the 16 exports of
+``morpheus_pipelines.crm.repositories``; import it from this module.
 
 The two guarantees are statements, not checks: a lead is inserted with ``ON CONFLICT
 (subscriptionId, idempotencyKey) DO NOTHING`` (no read-then-write window), and an owner is
 taken with one ``UPDATE … RETURNING`` that also re-checks the rep is active, so a stale cache
 can never hand a lead to a deactivated rep.
+
+The rest of lead intake's repositories live beside it, one module per table: the routing
+directory (:mod:`.routing_directory`), the API keys (:mod:`.intake_keys`) and the slow path
+after creation (:mod:`.lead_follow_up`). Their names are importable from here as well, as
+they always were.
 """
 
 from __future__ import annotations
@@ -12,57 +17,37 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import func, select, text, update
-from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy import select, text, update
 from sqlalchemy.dialects.postgresql.psycopg import PGDialect_psycopg
 from sqlalchemy.orm import Session
 
-from morpheus_pipelines.crm.models import (
-    IntakeApiKey,
-    Lead,
-    LeadDuplicate,
-    LeadEnrichment,
-    LeadScore,
-    RoutingPool,
-    RoutingPoolMember,
-    RoutingPoolRule,
-    SalesRep,
+from morpheus_pipelines.crm.models import Lead, RoutingPool, SalesRep
+from morpheus_pipelines.crm.repositories.intake_keys import IntakeApiKeyRepository
+from morpheus_pipelines.crm.repositories.lead_follow_up import (
+    LeadFollowUpRepository,
+    LeadToFollow,
 )
+from morpheus_pipelines.crm.repositories.routing_directory import (
+    ASSIGNABLE,
+    Candidate,
+    RoutingDirectoryRepository,
+    SubscriptionRouting,
+)
+from morpheus_pipelines.crm.rules.lead_status import LeadStatus
 from morpheus_pipelines.platform.store.base import BaseRepository
 
-
-@dataclass(frozen=True)
-class Candidate:
-    """A rep a pool may give a lead to, with its weight in that pool (``sales_rep_id`` is
-    ``None`` only for the AI owner of last resort, who is not a rep)."""
-
-    sales_rep_id: int | None
-    hubspot_owner_id: str
-    weight: int = 1
-
-
-@dataclass
-class SubscriptionRouting:
-    """What intake needs to route one subscription's leads: pools with their assignable
-    members, the rules, the default pool (a pool's fallback rep is read in the lead's
-    transaction instead). ``None`` as a pool id is the implicit default pool (every active
-    rep with a HubSpot owner id) of a subscription without one."""
-
-    pools: dict[int | None, list[Candidate]] = field(default_factory=dict)
-    pool_names: dict[int | None, str] = field(default_factory=dict)
-    rules: list[tuple[int, int, str | None, str | None, int]] = field(default_factory=list)
-    default_pool: int | None = None
-
-
-_ASSIGNABLE = (
-    SalesRep.isActive.is_(True),
-    SalesRep.hubspotOwnerId.is_not(None),
-    SalesRep.hubspotOwnerId != "",
-)
+__all__ = [
+    "Candidate",
+    "IntakeApiKeyRepository",
+    "LeadFollowUpRepository",
+    "LeadRepository",
+    "LeadToFollow",
+    "RoutingDirectoryRepository",
+    "SubscriptionRouting",
+]
 
 # One statement picks and charges the owner: the least loaded candidate relative to its
 # weight, the longest-waiting first on a tie (a rotation), skipping rows another request is
@@ -232,7 +217,7 @@ class LeadRepository(BaseRepository[Lead]):
         ``False`` when the lead is not open (closing twice changes nothing)."""
         closed = session.execute(
             update(Lead)
-            .where(Lead.id == lead_id, Lead.status == "open")
+            .where(Lead.id == lead_id, Lead.status == LeadStatus.OPEN)
             .values(status=status, closedAt=at)
             .returning(Lead.ownerSalesRepId, Lead.ownerIsFallback)
         ).first()
@@ -279,222 +264,7 @@ class LeadRepository(BaseRepository[Lead]):
         row = session.execute(
             select(SalesRep.id, SalesRep.hubspotOwnerId)
             .join(RoutingPool, RoutingPool.fallbackSalesRepId == SalesRep.id)
-            .where(RoutingPool.id == pool_id, *_ASSIGNABLE)
+            .where(RoutingPool.id == pool_id, *ASSIGNABLE)
             .with_for_update(read=True, of=SalesRep)
         ).first()
         return None if row is None else Candidate(row.id, row.hubspotOwnerId)
-
-
-class RoutingDirectoryRepository(BaseRepository[RoutingPool]):
-    """Reads the routing configuration of every subscription at once (the intake cache)."""
-
-    model_class = RoutingPool
-
-    def load(self, session: Session) -> dict[uuid.UUID, SubscriptionRouting]:
-        directory: dict[uuid.UUID, SubscriptionRouting] = {}
-        for pool in session.scalars(select(RoutingPool).order_by(RoutingPool.id)):
-            routing = directory.setdefault(pool.subscriptionId, SubscriptionRouting())
-            routing.pools[pool.id] = []
-            routing.pool_names[pool.id] = pool.name
-            if pool.isDefault:
-                routing.default_pool = pool.id
-        members = session.execute(
-            select(
-                RoutingPool.subscriptionId,
-                RoutingPoolMember.poolId,
-                SalesRep.id,
-                SalesRep.hubspotOwnerId,
-                RoutingPoolMember.weight,
-            )
-            .join(RoutingPool, RoutingPool.id == RoutingPoolMember.poolId)
-            .join(SalesRep, SalesRep.id == RoutingPoolMember.salesRepId)
-            .where(RoutingPoolMember.isAssignable.is_(True), *_ASSIGNABLE)
-            .order_by(RoutingPoolMember.poolId, SalesRep.id)
-        )
-        for subscription_id, pool_id, rep_id, owner_id, weight in members:
-            directory[subscription_id].pools[pool_id].append(Candidate(rep_id, owner_id, weight))
-        rules = session.execute(
-            select(
-                RoutingPoolRule.subscriptionId,
-                RoutingPoolRule.id,
-                RoutingPoolRule.poolId,
-                RoutingPoolRule.source,
-                RoutingPoolRule.campaignId,
-                RoutingPoolRule.priority,
-            )
-        )
-        for subscription_id, *rule in rules:
-            directory.setdefault(subscription_id, SubscriptionRouting()).rules.append(tuple(rule))
-        # Subscriptions without a default pool: every active rep with an owner id, weight 1.
-        reps = session.execute(
-            select(SalesRep.subscriptionId, SalesRep.id, SalesRep.hubspotOwnerId)
-            .where(*_ASSIGNABLE)
-            .order_by(SalesRep.id)
-        )
-        for subscription_id, rep_id, owner_id in reps:
-            routing = directory.setdefault(subscription_id, SubscriptionRouting())
-            if routing.default_pool is None:
-                routing.pools.setdefault(None, []).append(Candidate(rep_id, owner_id))
-                routing.pool_names[None] = "default"
-        return directory
-
-    def live_candidates(
-        self, session: Session, subscription_id: uuid.UUID, pool_id: int | None
-    ) -> list[Candidate]:
-        """The same members as the cache, by a query per lead (the benchmark's baseline)."""
-        if pool_id is None:
-            statement = (
-                select(SalesRep.id, SalesRep.hubspotOwnerId, 1)
-                .where(SalesRep.subscriptionId == subscription_id, *_ASSIGNABLE)
-                .order_by(SalesRep.id)
-            )
-        else:
-            statement = (
-                select(SalesRep.id, SalesRep.hubspotOwnerId, RoutingPoolMember.weight)
-                .join(RoutingPoolMember, RoutingPoolMember.salesRepId == SalesRep.id)
-                .where(
-                    RoutingPoolMember.poolId == pool_id,
-                    RoutingPoolMember.isAssignable.is_(True),
-                    *_ASSIGNABLE,
-                )
-                .order_by(SalesRep.id)
-            )
-        return [Candidate(*row) for row in session.execute(statement)]
-
-
-class IntakeApiKeyRepository(BaseRepository[IntakeApiKey]):
-    model_class = IntakeApiKey
-
-    def create(
-        self,
-        session: Session,
-        key_id: uuid.UUID,
-        subscription_id: uuid.UUID,
-        key_hash: str,
-        label: str | None,
-    ) -> None:
-        session.add(
-            IntakeApiKey(id=key_id, subscriptionId=subscription_id, keyHash=key_hash, label=label)
-        )
-        session.flush()
-
-    def revoke(self, session: Session, key_id: uuid.UUID) -> bool:
-        """Revoke a key; False when it does not exist or was already revoked."""
-        result = session.execute(
-            update(IntakeApiKey)
-            .where(IntakeApiKey.id == key_id, IntakeApiKey.revokedAt.is_(None))
-            .values(revokedAt=func.now())
-        )
-        return bool(result.rowcount)
-
-    def active_keys(self, session: Session) -> dict[uuid.UUID, tuple[uuid.UUID, str]]:
-        """``{key id: (subscription id, stored hash)}`` of every key not revoked."""
-        rows = session.execute(
-            select(IntakeApiKey.id, IntakeApiKey.subscriptionId, IntakeApiKey.keyHash).where(
-                IntakeApiKey.revokedAt.is_(None)
-            )
-        )
-        return {key_id: (subscription_id, stored) for key_id, subscription_id, stored in rows}
-
-
-@dataclass(frozen=True)
-class LeadToFollow:
-    lead_id: uuid.UUID
-    email: str | None
-    phone: str | None
-    campaign_count: int
-
-
-class LeadFollowUpRepository(BaseRepository[LeadEnrichment]):
-    """The slow path's reads and writes (docs/leads.md, "After creation"). Every write is an
-    upsert keyed by the lead, so a re-run changes nothing that is already right; none of
-    them touches the lead's owner."""
-
-    model_class = LeadEnrichment
-
-    def _leads(self, *conditions: Any, limit: int) -> Any:
-        return (
-            select(Lead.id, Lead.email, Lead.phone, func.cardinality(Lead.campaignIds))
-            .where(*conditions)
-            .order_by(Lead.createdAt, Lead.id)
-            .limit(limit)
-        )
-
-    def awaiting_enrichment(
-        self, session: Session, *, limit: int, tried_before: datetime | None = None
-    ) -> list[LeadToFollow]:
-        """Leads never enriched, or whose last attempt (before ``tried_before``, so a run
-        does not ask twice) found the service unavailable."""
-        settled = LeadEnrichment.status != "unavailable"
-        if tried_before is not None:
-            settled = settled | (LeadEnrichment.enrichedAt >= tried_before)
-        done = select(LeadEnrichment.leadId).where(LeadEnrichment.leadId == Lead.id, settled)
-        statement = self._leads(~done.exists(), limit=limit)
-        return [LeadToFollow(*row) for row in session.execute(statement)]
-
-    def save_enrichments(self, session: Session, rows: Sequence[Mapping[str, Any]]) -> None:
-        if not rows:
-            return
-        statement = pg_insert(LeadEnrichment).values([dict(r) for r in rows])
-        columns = [c for c in rows[0] if c != "leadId"]
-        session.execute(
-            statement.on_conflict_do_update(
-                index_elements=["leadId"],
-                set_={c: statement.excluded[c] for c in columns} | {"enrichedAt": func.now()},
-            )
-        )
-
-    def awaiting_score(self, session: Session, *, limit: int) -> list[tuple[Any, ...]]:
-        """Enriched leads without a score, or scored before their latest enrichment:
-        ``(lead id, phone, campaign count, status, employee count)``."""
-        statement = (
-            select(
-                Lead.id,
-                Lead.phone,
-                func.cardinality(Lead.campaignIds),
-                LeadEnrichment.status,
-                LeadEnrichment.employeeCount,
-            )
-            .join(LeadEnrichment, LeadEnrichment.leadId == Lead.id)
-            .outerjoin(LeadScore, LeadScore.leadId == Lead.id)
-            .where((LeadScore.leadId.is_(None)) | (LeadScore.scoredAt < LeadEnrichment.enrichedAt))
-            .order_by(Lead.createdAt, Lead.id)
-            .limit(limit)
-        )
-        return [tuple(row) for row in session.execute(statement)]
-
-    def save_scores(self, session: Session, rows: Sequence[Mapping[str, Any]]) -> None:
-        if not rows:
-            return
-        statement = pg_insert(LeadScore).values([dict(r) for r in rows])
-        session.execute(
-            statement.on_conflict_do_update(
-                index_elements=["leadId"],
-                set_={
-                    "score": statement.excluded.score,
-                    "reasons": statement.excluded.reasons,
-                    "scoredAt": func.now(),
-                },
-            )
-        )
-
-    def awaiting_duplicate_check(self, session: Session, *, limit: int) -> list[LeadToFollow]:
-        checked = select(LeadDuplicate.leadId).where(LeadDuplicate.leadId == Lead.id)
-        statement = self._leads(~checked.exists(), limit=limit)
-        return [LeadToFollow(*row) for row in session.execute(statement)]
-
-    def save_duplicates(self, session: Session, rows: Sequence[Mapping[str, Any]]) -> None:
-        if rows:
-            session.execute(
-                pg_insert(LeadDuplicate)
-                .values([dict(r) for r in rows])
-                .on_conflict_do_nothing(index_elements=["leadId"])
-            )
-
-    def backlog(self, session: Session) -> dict[str, Any]:
-        """What the sensor looks at: work waiting, and the newest lead."""
-        return {
-            "enrichment": len(self.awaiting_enrichment(session, limit=1)),
-            "duplicates": len(self.awaiting_duplicate_check(session, limit=1)),
-            "newest_lead": session.scalar(select(func.max(Lead.createdAt))),
-        }

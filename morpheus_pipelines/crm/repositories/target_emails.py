@@ -103,39 +103,64 @@ class TargetEmailsRepository(BaseRepository[TargetEmails]):
         so that concurrent first events in different cases collide on the unique constraint
         instead of creating two rows. Nothing commits; the caller's transaction does.
         """
-        if occurred_at.tzinfo is None or occurred_at.utcoffset() is None:
-            raise RepositoryError(
-                "set_newsletter_opt_out: occurred_at must be timezone-aware "
-                f"(got naive {occurred_at.isoformat()}); a naive time would be read in the "
-                "database session's time zone and compare wrongly with stored events"
-            )
-        columns = TargetEmails.__table__.c
-        new_row = select(
-            literal(subscription_id, columns.subscriptionId.type),
-            func.lower(email),
-            literal(opted_out, columns.newsletterOptedOut.type),
-            literal(occurred_at, columns.newsletterOptOutAt.type),
-        ).where(~exists().where(_same_address(subscription_id, email)))
-        create = (
-            pg_insert(TargetEmails)
-            .from_select(
-                ["subscriptionId", "email", "newsletterOptedOut", "newsletterOptOutAt"], new_row
-            )
-            .on_conflict_do_nothing(index_elements=["subscriptionId", "email"])
-            .returning(TargetEmails.id)
-        )
-        if session.execute(create).first() is not None:
+        _require_timezone(occurred_at)
+        if _create_new_address(session, subscription_id, email, opted_out, occurred_at):
             return True
+        return _apply_unless_older(session, subscription_id, email, opted_out, occurred_at)
 
-        guarded_update = (
-            update(TargetEmails)
-            .where(
-                _same_address(subscription_id, email), _event_is_not_older(occurred_at, opted_out)
-            )
-            .values(
-                newsletterOptedOut=opted_out, newsletterOptOutAt=occurred_at, updatedAt=func.now()
-            )
-            .returning(TargetEmails.id)
-            .execution_options(synchronize_session="fetch")
+
+def _require_timezone(occurred_at: datetime) -> None:
+    if occurred_at.tzinfo is None or occurred_at.utcoffset() is None:
+        raise RepositoryError(
+            "set_newsletter_opt_out: occurred_at must be timezone-aware "
+            f"(got naive {occurred_at.isoformat()}); a naive time would be read in the "
+            "database session's time zone and compare wrongly with stored events"
         )
-        return bool(session.execute(guarded_update).all())
+
+
+def _create_new_address(
+    session: Session,
+    subscription_id: uuid.UUID,
+    email: str,
+    opted_out: bool,
+    occurred_at: datetime,
+) -> bool:
+    """The address, lower-cased, with the event as its only state, unless it exists in any
+    case; whether it was created here. A concurrent insert of the same address makes this
+    one wait for it and then do nothing."""
+    columns = TargetEmails.__table__.c
+    new_row = select(
+        literal(subscription_id, columns.subscriptionId.type),
+        func.lower(email),
+        literal(opted_out, columns.newsletterOptedOut.type),
+        literal(occurred_at, columns.newsletterOptOutAt.type),
+    ).where(~exists().where(_same_address(subscription_id, email)))
+    create = (
+        pg_insert(TargetEmails)
+        .from_select(
+            ["subscriptionId", "email", "newsletterOptedOut", "newsletterOptOutAt"], new_row
+        )
+        .on_conflict_do_nothing(index_elements=["subscriptionId", "email"])
+        .returning(TargetEmails.id)
+    )
+    return session.execute(create).first() is not None
+
+
+def _apply_unless_older(
+    session: Session,
+    subscription_id: uuid.UUID,
+    email: str,
+    opted_out: bool,
+    occurred_at: datetime,
+) -> bool:
+    """The guarded ``UPDATE`` of every stored row of the address (any case); whether the
+    event applied to one. PostgreSQL re-checks the guard on a row another transaction
+    updated first."""
+    guarded_update = (
+        update(TargetEmails)
+        .where(_same_address(subscription_id, email), _event_is_not_older(occurred_at, opted_out))
+        .values(newsletterOptedOut=opted_out, newsletterOptOutAt=occurred_at, updatedAt=func.now())
+        .returning(TargetEmails.id)
+        .execution_options(synchronize_session="fetch")
+    )
+    return bool(session.execute(guarded_update).all())

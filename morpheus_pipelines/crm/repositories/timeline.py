@@ -32,6 +32,7 @@ from morpheus_pipelines.crm.models import (
     OutboundMessage,
 )
 from morpheus_pipelines.crm.repositories.activity import ActivityRepository
+from morpheus_pipelines.crm.rules.lead_status import LeadStatus
 from morpheus_pipelines.platform.store.base import BaseRepository
 
 
@@ -184,7 +185,7 @@ WITH rules AS (
         WHERE a."occurredAt" <= :now AND {INBOUND_WHATSAPP_PREDICATE}
         GROUP BY a."leadId"
     ) whatsapp ON whatsapp."leadId" = l.id
-    WHERE l.status = 'open' AND l."createdAt" <= :now
+    WHERE l.status = '{LeadStatus.OPEN}' AND l."createdAt" <= :now
       AND l."subscriptionId" IN (SELECT "subscriptionId" FROM rules)
 ), due AS (
     SELECT r.id AS rule_id, r."subscriptionId", s.lead_id, s.quiet_since,
@@ -259,14 +260,15 @@ class AutomationRepository(BaseRepository[AutomationRule]):
         return list(session.scalars(statement))
 
 
-_WON_TOUCHES = """
+_WON_TOUCHES = f"""
 SELECT l.id, l."closedAt", l."ownerHubspotOwnerId", a."occurredAt", lower(CAST(a.type AS text)),
        a.metadata ->> 'hubspot_owner_id'
 FROM leads l
 LEFT JOIN activities a
   ON a."leadId" = l.id AND a."occurredAt" <= l."closedAt"
  AND a.type IN ('FORM', 'WHATSAPP', 'CALL', 'EMAIL')
-WHERE l."subscriptionId" = :subscription_id AND l.status = 'won' AND l."closedAt" IS NOT NULL
+WHERE l."subscriptionId" = :subscription_id AND l.status = '{LeadStatus.WON}'
+  AND l."closedAt" IS NOT NULL
 ORDER BY l.id, a."occurredAt", a.id
 """
 

@@ -10,6 +10,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from morpheus_pipelines.crm.rules.lead_status import EnrichmentStatus
+
 _EMAIL = re.compile(r"^[^@\s]{1,64}@[^@\s]+\.[^@\s]{2,}$")
 _PHONE_NOISE = re.compile(r"[\s\-().]")
 _E164 = re.compile(r"^\+[1-9][0-9]{6,14}$")
@@ -109,12 +111,12 @@ def lead_score(
     """A first, explainable score (0–100) for the follow-up order: every point has a reason a
     sales manager can read. The owner never depends on it."""
     score, reasons = 0, []
-    if enrichment_status == "enriched":
+    if enrichment_status == EnrichmentStatus.ENRICHED:
         score, reasons = (
             score + 40,
             [*reasons, "company email domain known to Domain Intelligence (+40)"],
         )
-    elif enrichment_status == "not_found":
+    elif enrichment_status == EnrichmentStatus.NOT_FOUND:
         score, reasons = score + 20, [*reasons, "company email domain (+20)"]
     if employee_count is not None and employee_count >= 50:
         score, reasons = score + 25, [*reasons, "50 or more employees (+25)"]

@@ -14,15 +14,12 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from morpheus_pipelines.crm.repositories.activity import ActivityRepository
-from morpheus_pipelines.crm.repositories.configs import ConfigsRepository
-from morpheus_pipelines.crm.repositories.contact import ContactRepository
-from morpheus_pipelines.crm.repositories.timeline import TimelineRepository
 from morpheus_pipelines.crm.rules.hubspot_engagements import (
     ENGAGEMENT_PROPERTIES,
     engagement_activity,
     hubspot_time,
 )
+from morpheus_pipelines.crm.store import CrmStore
 from morpheus_pipelines.db.session import SessionFactory
 from morpheus_pipelines.platform.clients.hubspot import BATCH_READ_SIZE, HubSpotClient
 
@@ -43,11 +40,6 @@ UPDATE_COLUMNS = [
 ]
 DEFAULT_OVERLAP = timedelta(hours=1)
 FIRST_RUN_LOOKBACK = timedelta(days=30)
-
-_activities = ActivityRepository()
-_configs = ConfigsRepository()
-_contacts = ContactRepository()
-_timeline = TimelineRepository()
 
 
 def watermark_key(subscription_id: uuid.UUID) -> str:
@@ -76,7 +68,7 @@ def sync_engagements(
     now = now or datetime.now(UTC)
     key = watermark_key(subscription_id)
     with session_factory() as session:
-        stored = _configs.get_value(session, key)
+        stored = CrmStore(session).configs.get_value(session, key)
     previous = datetime.fromisoformat(stored) if stored else None
     window_start = (previous - overlap) if previous else (now - FIRST_RUN_LOOKBACK)
     sync = EngagementSync(window_start=window_start, watermark=previous)
@@ -93,12 +85,13 @@ def sync_engagements(
             for chunk in _chunks(contact_ids):
                 emails |= client.read_contact_emails(chunk)
             with session_factory() as session:
-                leads = _timeline.latest_leads_by_email(
+                store = CrmStore(session)
+                leads = store.timeline.latest_leads_by_email(
                     session, subscription_id, sorted({e.lower() for e in emails.values()})
                 )
                 for item in page:
                     modified = _write(
-                        session, subscription_id, object_type, item, contacts, emails, leads
+                        store, subscription_id, object_type, item, contacts, emails, leads
                     )
                     sync.counts[object_type] += 1
                     if modified and (newest is None or modified > newest):
@@ -106,13 +99,13 @@ def sync_engagements(
             sync.counts["pages"] += 1
     with session_factory() as session:
         if newest is not None and newest != previous:
-            _configs.set_value(session, key, newest.isoformat(), subscription_id)
+            CrmStore(session).configs.set_value(session, key, newest.isoformat(), subscription_id)
     sync.watermark = newest
     return sync
 
 
 def _write(
-    session: Any,
+    store: CrmStore,
     subscription_id: uuid.UUID,
     object_type: str,
     item: dict[str, Any],
@@ -126,7 +119,7 @@ def _write(
     hubspot_contact_id = next(iter(contacts.get(engagement_id) or ()), None)
     email = emails.get(hubspot_contact_id or "", "").lower() or None
     local = (
-        _contacts.get_by_hubspot_contact_id(session, hubspot_contact_id)
+        store.contacts.get_by_hubspot_contact_id(store.session, hubspot_contact_id)
         if hubspot_contact_id
         else None
     )
@@ -144,12 +137,12 @@ def _write(
     }
     if data["occurredAt"] is None:
         del data["occurredAt"]  # the column default: when we learnt of it
-    stored = _activities.upsert(
-        session, data, conflict_columns=CONFLICT_COLUMNS, update_columns=UPDATE_COLUMNS
+    stored = store.activities.upsert(
+        store.session, data, conflict_columns=CONFLICT_COLUMNS, update_columns=UPDATE_COLUMNS
     )
     if stored.leadId is None and data["leadId"] is not None:
         # 001's update columns leave leadId alone; an engagement synced before its contact
         # became a lead joins the lead's timeline when the overlap reads it again.
         stored.leadId = data["leadId"]
-        session.flush()
+        store.session.flush()
     return hubspot_time(properties.get("hs_lastmodifieddate"))

@@ -18,18 +18,12 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from morpheus_pipelines.crm.models import FollowUpTask
-from morpheus_pipelines.crm.repositories.follow_up_task import (
-    MAX_ESCALATION_STAGE,
-    FollowUpTaskRepository,
-)
-from morpheus_pipelines.crm.repositories.reengagement import FollowUpEscalationRepository
+from morpheus_pipelines.crm.repositories.follow_up_task import MAX_ESCALATION_STAGE
+from morpheus_pipelines.crm.store import CrmStore
 from morpheus_pipelines.db.session import SessionFactory
 
 # notify(text, fields) -> delivered?
 Notify = Callable[[str, dict[str, object]], bool]
-
-_tasks = FollowUpTaskRepository()
-_escalations = FollowUpEscalationRepository()
 
 
 @dataclass
@@ -72,14 +66,14 @@ def escalate_stale_tasks(
 ) -> EscalationRun:
     run = EscalationRun()
     with session_factory() as session:
-        stale = _tasks.list_stale_for_escalation(session, subscription_id)
+        stale = CrmStore(session).tasks.list_stale_for_escalation(session, subscription_id)
     run.stale = len(stale)
     for task in stale:
         if not is_due_for_stage(task, now):
             run.not_yet_due += 1
             continue
         with session_factory() as session:
-            if not _escalations.advance_stage(
+            if not CrmStore(session).escalations.advance_stage(
                 session, task.id, from_stage=task.escalationStage, max_stage=MAX_ESCALATION_STAGE
             ):
                 continue  # another run escalated it first

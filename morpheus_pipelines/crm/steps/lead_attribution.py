@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 from morpheus_pipelines.crm.reports.attribution import write_attribution_report
-from morpheus_pipelines.crm.repositories.timeline import AttributionRepository
 from morpheus_pipelines.crm.rules.attribution import (
     AttributedTouch,
     Attribution,
@@ -20,9 +19,8 @@ from morpheus_pipelines.crm.rules.attribution import (
     attribute,
 )
 from morpheus_pipelines.crm.rules.ownership import DIALER_FALLBACK_HUBSPOT_OWNER_ID
+from morpheus_pipelines.crm.store import CrmStore
 from morpheus_pipelines.db.session import SessionFactory
-
-_attribution = AttributionRepository()
 
 
 def owner_label(hubspot_owner_id: str) -> str:
@@ -63,6 +61,7 @@ def publish_lead_attribution(
     another's leads or owners."""
     generated_at = datetime.now(UTC)
     with session_factory() as session:
-        attribution = attribute(_won_leads(_attribution.won_lead_touches(session, subscription_id)))
+        touches = CrmStore(session).attribution.won_lead_touches(session, subscription_id)
+        attribution = attribute(_won_leads(touches))
     files = write_attribution_report(attribution, generated_at, home)
     return AttributionPublication(attribution, generated_at, files)

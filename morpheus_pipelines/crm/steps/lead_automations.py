@@ -18,16 +18,11 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from morpheus_pipelines.crm.models import AutomationRule
-from morpheus_pipelines.crm.repositories.timeline import (
-    MAX_FIRINGS,
-    AutomationRepository,
-    Firing,
-)
+from morpheus_pipelines.crm.repositories.timeline import MAX_FIRINGS, Firing
 from morpheus_pipelines.crm.rules.timeline import NudgeRule, describe_rule
+from morpheus_pipelines.crm.store import CrmStore
 from morpheus_pipelines.db.session import SessionFactory
 from morpheus_pipelines.platform.observability.events import log_event
-
-_automations = AutomationRepository()
 
 
 def nudge_rule(rule: AutomationRule) -> NudgeRule:
@@ -59,15 +54,18 @@ def fire_due_nudges(
     """Record and queue the nudges due at ``now`` (at most ``max_firings``; the rest on the
     next evaluation); one transaction."""
     with session_factory() as session:
+        store = CrmStore(session)
         rules = {
             rule.id: {
                 "name": rule.name,
                 "subscription_id": str(rule.subscriptionId),
                 "description": describe_rule(nudge_rule(rule)),
             }
-            for rule in _automations.active_rules(session)
+            for rule in store.automations.active_rules(session)
         }
-        firings = _automations.fire_due(session, now=now, max_firings=max_firings) if rules else []
+        firings = (
+            store.automations.fire_due(session, now=now, max_firings=max_firings) if rules else []
+        )
     evaluation = Evaluation(now, firings, rules)
     # One line per evaluation: the firings themselves are rows of automation_firings.
     log_event(
@@ -97,7 +95,7 @@ def add_rule(
     for label, span in (("quiet period", rule.quiet), ("window lead", rule.window_lead)):
         if span is not None and not 1 <= span.total_seconds() < 2**31:
             raise ValueError(f"the {label} must be between 1 second and 68 years")
-    return _automations.insert(
+    return CrmStore(session).automations.insert(
         session,
         {
             "subscriptionId": subscription_id,
@@ -116,7 +114,7 @@ def add_rule(
 
 def describe_rules(session: Session, subscription_id: uuid.UUID) -> list[tuple[str, bool, str]]:
     """``(name, active, description)`` of the subscription's rules, in creation order."""
-    rules = _automations.filter_by(session, subscriptionId=subscription_id)
+    rules = CrmStore(session).automations.filter_by(session, subscriptionId=subscription_id)
     return [
         (rule.name, rule.isActive, describe_rule(nudge_rule(rule)))
         for rule in sorted(rules, key=lambda rule: rule.id)

@@ -7,9 +7,11 @@ from __future__ import annotations
 from collections import Counter
 from datetime import UTC, datetime
 
-from morpheus_pipelines.crm.repositories.contact import ContactRepository
-from morpheus_pipelines.crm.repositories.leads import LeadFollowUpRepository, LeadToFollow
+from morpheus_pipelines.crm.models import Contact
+from morpheus_pipelines.crm.repositories.lead_follow_up import LeadToFollow
 from morpheus_pipelines.crm.rules.lead_intake import lead_score
+from morpheus_pipelines.crm.rules.lead_status import DuplicateMatch, EnrichmentStatus
+from morpheus_pipelines.crm.store import CrmStore
 from morpheus_pipelines.db.session import SessionFactory
 from morpheus_pipelines.platform.clients.domain_intelligence import (
     DomainIntelligenceClient,
@@ -19,9 +21,6 @@ from morpheus_pipelines.platform.text.email_domain_class import is_personal_doma
 from morpheus_pipelines.platform.text.normalise import email_domain
 
 CHUNK = 100
-
-_follow_up = LeadFollowUpRepository()
-_contacts = ContactRepository()
 
 
 def enrich_leads(
@@ -34,12 +33,15 @@ def enrich_leads(
     started = datetime.now(UTC)
     while True:
         with session_factory() as session:
-            leads = _follow_up.awaiting_enrichment(session, limit=CHUNK, tried_before=started)
+            store = CrmStore(session)
+            leads = store.lead_follow_up.awaiting_enrichment(
+                session, limit=CHUNK, tried_before=started
+            )
             if not leads:
                 return counts
             rows = _enrichment_rows(leads, client)
-            _follow_up.save_enrichments(session, rows)
-        counts.update(row["status"] for row in rows)
+            store.lead_follow_up.save_enrichments(session, rows)
+        counts.update(row["status"].value for row in rows)
 
 
 def _enrichment_rows(
@@ -51,7 +53,7 @@ def _enrichment_rows(
         row = {
             "leadId": lead.lead_id,
             "emailDomain": domain,
-            "status": "no_email",
+            "status": EnrichmentStatus.NO_EMAIL,
             "companyName": None,
             "officialWebsite": None,
             "industry": None,
@@ -59,9 +61,9 @@ def _enrichment_rows(
             "country": None,
         }
         if domain and is_personal_domain(domain):
-            row["status"] = "personal_email"
+            row["status"] = EnrichmentStatus.PERSONAL_EMAIL
         elif domain:
-            row["status"] = "unavailable"
+            row["status"] = EnrichmentStatus.UNAVAILABLE
             asked[str(lead.lead_id)] = row
         rows.append(row)
     if asked and client is not None:
@@ -80,7 +82,7 @@ def _enrichment_rows(
                 continue
             found = result.get("company_name") or result.get("official_website")
             row.update(
-                status="enriched" if found else "not_found",
+                status=EnrichmentStatus.ENRICHED if found else EnrichmentStatus.NOT_FOUND,
                 companyName=result.get("company_name"),
                 officialWebsite=result.get("official_website"),
                 industry=result.get("industry"),
@@ -95,7 +97,8 @@ def score_leads(session_factory: SessionFactory) -> Counter[str]:
     counts: Counter[str] = Counter()
     while True:
         with session_factory() as session:
-            pending = _follow_up.awaiting_score(session, limit=CHUNK)
+            store = CrmStore(session)
+            pending = store.lead_follow_up.awaiting_score(session, limit=CHUNK)
             if not pending:
                 return counts
             rows = []
@@ -108,7 +111,7 @@ def score_leads(session_factory: SessionFactory) -> Counter[str]:
                 )
                 rows.append({"leadId": lead_id, "score": score, "reasons": reasons})
                 counts["scored"] += 1
-            _follow_up.save_scores(session, rows)
+            store.lead_follow_up.save_scores(session, rows)
 
 
 def find_duplicates(session_factory: SessionFactory) -> Counter[str]:
@@ -118,17 +121,16 @@ def find_duplicates(session_factory: SessionFactory) -> Counter[str]:
     counts: Counter[str] = Counter()
     while True:
         with session_factory() as session:
-            leads = _follow_up.awaiting_duplicate_check(session, limit=CHUNK)
+            store = CrmStore(session)
+            leads = store.lead_follow_up.awaiting_duplicate_check(session, limit=CHUNK)
             if not leads:
                 return counts
             rows = []
             for lead in leads:
-                contact = _contacts.find_existing(
+                contact = store.contacts.find_existing(
                     session, email=lead.email, phone=lead.phone, hubspot_contact_id=None
                 )
-                matched = "none"
-                if contact is not None:
-                    matched = "email" if lead.email and contact.email == lead.email else "phone"
+                matched = _matched_on(lead, contact)
                 rows.append(
                     {
                         "leadId": lead.lead_id,
@@ -136,10 +138,18 @@ def find_duplicates(session_factory: SessionFactory) -> Counter[str]:
                         "matchedOn": matched,
                     }
                 )
-                counts[matched] += 1
-            _follow_up.save_duplicates(session, rows)
+                counts[matched.value] += 1
+            store.lead_follow_up.save_duplicates(session, rows)
+
+
+def _matched_on(lead: LeadToFollow, contact: Contact | None) -> DuplicateMatch:
+    if contact is None:
+        return DuplicateMatch.NONE
+    if lead.email and contact.email == lead.email:
+        return DuplicateMatch.EMAIL
+    return DuplicateMatch.PHONE
 
 
 def backlog(session_factory: SessionFactory) -> dict:
     with session_factory() as session:
-        return _follow_up.backlog(session)
+        return CrmStore(session).lead_follow_up.backlog(session)

@@ -19,14 +19,12 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from morpheus_pipelines.crm.models import SalesRep, Subscription
-from morpheus_pipelines.crm.repositories.sales_rep import SalesRepRepository
 from morpheus_pipelines.crm.rules.owner_mirror import MirroredOwner, owner_list
 from morpheus_pipelines.crm.rules.ownership import DIALER_FALLBACK_HUBSPOT_OWNER_ID
+from morpheus_pipelines.crm.store import CrmStore
 from morpheus_pipelines.db.session import SessionFactory
 from morpheus_pipelines.platform.clients.hubspot import HubSpotClient, HubSpotError
 from morpheus_pipelines.platform.observability.events import log_event
-
-_sales_rep_repo = SalesRepRepository()
 
 
 class UnknownSubscription(LookupError):
@@ -80,7 +78,7 @@ def mirror_owners(
         )
     owners = owner_list(active, archived, not_human=frozenset({DIALER_FALLBACK_HUBSPOT_OWNER_ID}))
     with session_factory() as session:
-        counts = _apply(session, subscription_id, owners.owners)
+        counts = _apply(CrmStore(session), subscription_id, owners.owners)
     outcome = MirrorOutcome(
         succeeded=True,
         owners_active=len(active),
@@ -98,7 +96,7 @@ def mirror_owners(
 
 
 def _apply(
-    session: Session, subscription_id: uuid.UUID, owners: dict[str, MirroredOwner]
+    store: CrmStore, subscription_id: uuid.UUID, owners: dict[str, MirroredOwner]
 ) -> dict[str, int]:
     """Insert, update, deactivate; counts per kind of change. Rows are locked so two mirrors
     of one subscription apply one after the other."""
@@ -108,7 +106,7 @@ def _apply(
         .order_by(SalesRep.id)
         .with_for_update()
     )
-    existing = {rep.email.strip().lower(): rep for rep in session.scalars(statement)}
+    existing = {rep.email.strip().lower(): rep for rep in store.session.scalars(statement)}
     counts = dict.fromkeys(("inserted", "updated", "reactivated", "deactivated", "unchanged"), 0)
     for email, owner in owners.items():
         rep = existing.get(email)
@@ -119,8 +117,8 @@ def _apply(
             "isActive": owner.active,
         }
         if rep is None:
-            _sales_rep_repo.insert(
-                session, {"subscriptionId": subscription_id, "email": email, **wanted}
+            store.sales_reps.insert(
+                store.session, {"subscriptionId": subscription_id, "email": email, **wanted}
             )
             counts["inserted"] += 1
             continue
@@ -134,9 +132,9 @@ def _apply(
             counts["deactivated"] += 1
         else:
             counts["updated"] += 1
-        _sales_rep_repo.update(session, rep, changed)
+        store.sales_reps.update(store.session, rep, changed)
     for email, rep in existing.items():
         if email not in owners and rep.isActive:
-            _sales_rep_repo.update(session, rep, {"isActive": False})
+            store.sales_reps.update(store.session, rep, {"isActive": False})
             counts["deactivated"] += 1
     return counts

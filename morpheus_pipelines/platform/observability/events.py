@@ -23,8 +23,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from morpheus_pipelines.platform.observability.redaction import mask_emails, redact
-from morpheus_pipelines.platform.text.normalise import mask_email
+from morpheus_pipelines.platform.observability.redaction import mask_email, mask_emails, redact
 
 LOGGER_NAME = "morpheus.events"
 

@@ -2,8 +2,8 @@
 
 * every value registered with :func:`register_secret` (the HubSpot token) is replaced by
   ``***`` wherever it appears;
-* :func:`mask_emails` masks any email-shaped text (``j***@acme.com``): the one rule used by
-  event lines and reports alike.
+* :func:`mask_email` masks one address (``j***@acme.com``) and :func:`mask_emails` any
+  email-shaped text the same way: the one rule used by event lines and reports alike.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import math
 import re
 import threading
 
-from morpheus_pipelines.platform.text.normalise import mask_email
+from morpheus_pipelines.platform.text.normalise import email_domain, normalise_email
 
 # Every registered secret, longest first (no partial leftovers of a secret that contains
 # another); sorted once per new secret, replaced whole so that readers need no lock.
@@ -48,6 +48,23 @@ def redact_bytes(data: bytes) -> bytes:
     for secret in _registered_secrets():
         data = data.replace(secret.encode(), b"***")
     return data
+
+
+def mask_email(value: object) -> str:
+    """Return an email address fit for logs: ``"Jane.Doe@Example.com"`` → ``"j***@example.com"``.
+
+    Only the first character of the local part and the normalised domain are shown. Anything
+    that is not a well-formed email gives ``"***"``; a missing value gives ``"<none>"``. Never
+    raises and never returns more of the local part than its first character.
+    """
+    email = normalise_email(value)
+    if email is None:
+        return "<none>"
+    domain = email_domain(email)
+    local_part = email.rpartition("@")[0]
+    if domain is None or not local_part:
+        return "***"
+    return f"{local_part[0]}***@{domain}"
 
 
 def mask_emails(value: object) -> str:

@@ -48,7 +48,6 @@ __all__ = [
     "email_domain_codes",
     "email_domains",
     "map_unique_values",
-    "mask_email",
     "normalise_domain",
     "normalise_email",
     "normalise_emails",
@@ -355,23 +354,6 @@ def normalise_email(value: object) -> str | None:
     if not isinstance(value, str):
         return None
     return value.strip().lower() or None
-
-
-def mask_email(value: object) -> str:
-    """Return an email address fit for logs: ``"Jane.Doe@Example.com"`` → ``"j***@example.com"``.
-
-    Only the first character of the local part and the normalised domain are shown. Anything
-    that is not a well-formed email gives ``"***"``; a missing value gives ``"<none>"``. Never
-    raises and never returns more of the local part than its first character.
-    """
-    email = normalise_email(value)
-    if email is None:
-        return "<none>"
-    domain = email_domain(email)
-    local_part = email.rpartition("@")[0]
-    if domain is None or not local_part:
-        return "***"
-    return f"{local_part[0]}***@{domain}"
 
 
 def object_array(values: list[object]) -> np.ndarray:
