@@ -29,6 +29,7 @@ from morpheus_pipelines.crm.repositories.timeline import (
     TimelineRepository,
 )
 from morpheus_pipelines.crm.rules.lead_intake import request_fingerprint
+from morpheus_pipelines.crm.rules.lead_status import MessageStatus
 from morpheus_pipelines.crm.rules.timeline import InvalidActivity, whatsapp_window
 from morpheus_pipelines.platform.observability.events import log_event
 
@@ -94,7 +95,7 @@ def queue_message(
         now=now,
     )
     if message_id is not None:
-        return Answer(202, {"message_id": str(message_id), "status": "queued"})
+        return Answer(202, {"message_id": str(message_id), "status": MessageStatus.QUEUED.value})
     earlier = (
         _messages.get_by_key(session, subscription_id, idempotency_key) if idempotency_key else None
     )

@@ -3,7 +3,8 @@
 ``psycopg``'s ``write_row`` converts every value of every row in Python, which made it the
 largest cost of routing a million tenants (docs/decisions/0005). Arrow converts each column at
 once and writes CSV in C. Every non-null value is quoted and a NULL is an empty unquoted
-field, so PostgreSQL tells NULL from the empty string, and any text — commas, quotes, newlines, tabs, backslashes, ``\\N`` — round-trips unchanged.
+field, so PostgreSQL tells NULL from the empty string, and any text — commas, quotes,
+newlines, tabs, backslashes, ``\\N`` — round-trips unchanged.
 
 Reading is the mirror image: ``COPY (query) TO STDOUT (FORMAT csv)`` parsed by Arrow's CSV
 reader with the column types the query declares, instead of one Python object per value from
