@@ -116,6 +116,8 @@ def load_context(
 ) -> RoutingContext:
     """Everything one partition's routing shares; ``live`` when no newer partition has been
     routed."""
+    decisions = TenantStore(session).decisions
+    newer = decisions.superseding_partition(session, partition_key=partition_key)
     return RoutingContext(
         partition_key,
         run_id,
@@ -123,10 +125,7 @@ def load_context(
         snapshot.index,
         sales_emails,
         forced_ids,
-        live=TenantStore(session).decisions.superseding_partition(
-            session, partition_key=partition_key
-        )
-        is None,
+        live=newer is None,
     )
 
 
