@@ -8,8 +8,8 @@ from datetime import timedelta
 
 from sqlalchemy import text
 
+from morpheus_pipelines.tenants.rules import routing_plan
 from morpheus_pipelines.tenants.rules.routing import PRIORITY_REASON
-from morpheus_pipelines.tenants.steps import tenant_routing
 from morpheus_pipelines.tenants.steps.scoring import score_partition
 from tests.support.incremental import (
     BETA_LISTED,
@@ -242,7 +242,7 @@ def test_ignoring_what_changed_in_the_rules_inputs_would_be_caught(warehouses, m
     for partition_key, day in ((DAY_1, day_1), (DAY_2, day_2)):
         if partition_key == DAY_2:
             monkeypatch.setattr(
-                tenant_routing, "changed_keys", lambda before, after: {"portal_key": frozenset()}
+                routing_plan, "changed_keys", lambda before, after: {"portal_key": frozenset()}
             )
         incremental.live_through(partition_key, day)
         full.live_through(partition_key, day)

@@ -22,7 +22,7 @@ from morpheus_pipelines.db.urls import libpq_url
 from morpheus_pipelines.tenants.rules.scoring import score_tenants
 from morpheus_pipelines.tenants.steps.scoring import as_of, recency_shift
 from morpheus_pipelines.tenants.steps.scoring_model import load_model
-from morpheus_pipelines.tenants.store.tenant_score_snapshot import RecencyShift
+from morpheus_pipelines.tenants.store.scoring_sql import RecencyShift
 
 MODEL = load_model()
 PARTITION = "2026-11-30"

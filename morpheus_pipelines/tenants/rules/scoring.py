@@ -59,7 +59,11 @@ __all__ = [
     "REJECTION_REASON_COLUMN",
     "SCORE_REASON",
     "TENANT_ID_MISSING",
+    "calculated_priorities",
     "partition_scoring_input",
+    "point_number",
+    "points_cents",
+    "recency_fraction",
     "score_tenants",
     "score_valid_rows",
 ]
@@ -207,14 +211,9 @@ def score_valid_rows(
     # Points are whole cents (np.round(points, 2) == cents / 100 exactly), so the total is the
     # exact sum of the rounded contributions, with no float drift.
     fractions = _signal_fractions(valid, model, as_of_seconds, late_days)
-    cents = np.rint(fractions * model.weight_vector * 100.0).astype(np.int64)
+    cents = points_cents(fractions, model.weight_vector)
     total = np.minimum(cents.sum(axis=1), round(WEIGHT_SUM * 100)) / 100.0
-
-    # Object arrays of shared label strings: indexing a 3-item array is far cheaper than
-    # np.select/np.where on strings, which would allocate a new str per row.
-    labels = np.array([p for p, _ in model.thresholds] + [SCORED_PRIORITIES[-1]], dtype=object)
-    thresholds = np.array([threshold for _, threshold in model.thresholds], dtype=float)
-    calculated = labels[(total[:, np.newaxis] < thresholds).sum(axis=1)]
+    calculated = calculated_priorities(total, model.thresholds)
     # partition_scoring_input let through only rows without an override or with exactly
     # P0 + hubspot_target_account, so a present override is the HubSpot one.
     overridden = valid["priority_override"].notna().to_numpy(dtype=bool)
@@ -241,6 +240,56 @@ def score_valid_rows(
     )
 
 
+# The arithmetic the incremental carry repeats in SQL (tenants/store/scoring_sql.py): change it
+# there in the same commit.
+
+
+def points_cents(fractions: np.ndarray, weights: np.ndarray | float) -> np.ndarray:
+    """Points in whole cents: fraction × weight × 100, rounded half to even (``np.rint``)."""
+    return np.rint(fractions * weights * 100.0).astype(np.int64)
+
+
+def calculated_priorities(
+    total: np.ndarray,
+    thresholds: tuple[tuple[str, float], ...],
+    lowest: str = SCORED_PRIORITIES[-1],
+) -> np.ndarray:
+    """The priority of each total: that of the first (highest) threshold it reaches, else
+    ``lowest``."""
+    # Object arrays of shared label strings: indexing a 3-item array is far cheaper than
+    # np.select/np.where on strings, which would allocate a new str per row.
+    labels = np.array([p for p, _ in thresholds] + [lowest], dtype=object)
+    bounds = np.array([threshold for _, threshold in thresholds], dtype=float)
+    return labels[(total[:, np.newaxis] < bounds).sum(axis=1)]
+
+
+def point_number(cents: int) -> str:
+    """``cents / 100`` as the JSON number ``contributions`` stores (``15.0``, ``0.05``)."""
+    return json.dumps(cents / 100)
+
+
+def recency_fraction(
+    last_active_at: pd.Series,
+    *,
+    as_of: float,
+    full_credit_days: float,
+    zero_credit_days: float,
+    future_tolerance_days: float,
+    late_days: float = 0.0,
+) -> np.ndarray:
+    """Recency fraction of ``last_active_at`` at ``as_of`` (seconds since the epoch): 1 up to
+    ``full_credit_days`` ago, 0 from ``zero_credit_days`` ago, linear between; ``NaN`` where
+    the value is missing or more than the tolerance ahead. Activity up to ``late_days`` after
+    ``as_of`` was seen by the source read and is not corrupt."""
+    days = (as_of - _utc_seconds(last_active_at)) / _SECONDS_PER_DAY
+    with np.errstate(invalid="ignore"):
+        fraction = np.clip(
+            (zero_credit_days - days) / (zero_credit_days - full_credit_days), 0.0, 1.0
+        )
+        too_far_ahead = days < -(future_tolerance_days + late_days)
+    return np.where(too_far_ahead, np.nan, fraction)
+
+
 def _as_of_seconds(as_of: datetime) -> float:
     if not isinstance(as_of, datetime):
         raise ValueError(f"as_of must be a timezone-aware datetime, got {as_of!r}")
@@ -252,10 +301,10 @@ def _as_of_seconds(as_of: datetime) -> float:
 def _contributions_json(cents: np.ndarray) -> np.ndarray:
     """One JSON object ``{"signal": points, ...}`` per row of the 2-D ``cents`` array, in
     :data:`SIGNALS` order, as the text the snapshot stores: each point value is ``cents / 100``
-    written as ``json`` writes that float. The texts are joined a column at a time in Arrow
-    from one text per distinct value: 216,000 rows in 0.07 s, against 1.0 s for a dict per
-    tenant encoded afterwards (docs/performance.md)."""
-    numbers = pa.array([json.dumps(k / 100) for k in range(int(cents.max(initial=0)) + 1)])
+    written as ``json`` writes that float (:func:`point_number`). The texts are joined a column
+    at a time in Arrow from one text per distinct value, far cheaper than a dict per tenant
+    encoded afterwards (docs/performance.md)."""
+    numbers = pa.array([point_number(k) for k in range(int(cents.max(initial=0)) + 1)])
     parts: list[pa.Array | pa.Scalar] = []
     for position, signal in enumerate(SIGNALS):
         parts.append(pa.scalar(("{" if position == 0 else ", ") + json.dumps(signal) + ": "))
@@ -277,7 +326,14 @@ def _signal_fractions(
         # Each half on its own: unknown seats zero only the paid-seat half (fmax: NaN → 0).
         "active_users": (1.0 - share) * np.fmax(_log_scale(active, model.active_users_cap), 0.0)
         + share * np.fmax(_log_scale(np.minimum(active, seats), model.active_users_cap), 0.0),
-        "recency": _recency(frame["last_active_at"], model, as_of, late_days),
+        "recency": recency_fraction(
+            frame["last_active_at"],
+            as_of=as_of,
+            full_credit_days=model.recency_full_credit_days,
+            zero_credit_days=model.recency_zero_credit_days,
+            future_tolerance_days=model.recency_future_tolerance_days,
+            late_days=late_days,
+        ),
         "company_size": _bands(_non_negative(frame["employee_count"]), model.company_size_bands),
         "country": _lookup(frame["country"], model.country_scores, normalise_country),
         "industry": _lookup(frame["industry"], model.industry_scores, normalise_industry),
@@ -333,20 +389,6 @@ def _lookup(
     )
     # The trailing 0 is what the NA sentinel -1 selects.
     return np.append(scores, 0.0)[codes]
-
-
-def _recency(
-    series: pd.Series, model: ScoringModel, as_of: float, late_days: float = 0.0
-) -> np.ndarray:
-    """Recency fraction of ``last_active_at``; see the model file for the formula. Activity
-    up to ``late_days`` after ``as_of`` was seen by the source read and is not corrupt."""
-    days = (as_of - _utc_seconds(series)) / _SECONDS_PER_DAY
-    full = model.recency_full_credit_days
-    zero = model.recency_zero_credit_days
-    with np.errstate(invalid="ignore"):
-        fraction = np.clip((zero - days) / (zero - full), 0.0, 1.0)
-        too_far_ahead = days < -(model.recency_future_tolerance_days + late_days)
-    return np.where(too_far_ahead, np.nan, fraction)
 
 
 def _utc_seconds(series: pd.Series) -> np.ndarray:

@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from functools import partial
 
 import pandas as pd
 from sqlalchemy.orm import Session
@@ -28,23 +29,15 @@ from morpheus_pipelines.tenants.rules.scoring import (
     partition_scoring_input,
     score_valid_rows,
 )
-from morpheus_pipelines.tenants.rules.scoring_model import SCORED_PRIORITIES, ScoringModel
+from morpheus_pipelines.tenants.rules.scoring_model import ScoringModel
 from morpheus_pipelines.tenants.steps.tenant_events import TenantEventLog
-from morpheus_pipelines.tenants.store import (
-    RoutingDecisionRepository,
-    TenantCandidateRepository,
-    TenantScoreSnapshotRepository,
-)
-from morpheus_pipelines.tenants.store.tenant_score_snapshot import RecencyShift, RecencyWindow
+from morpheus_pipelines.tenants.store.scoring_sql import RecencyShift, RecencyWindow
+from morpheus_pipelines.tenants.store.store import TenantStore
 
 # A scored tenant's event line: the rule's output without the bulky per-signal detail.
 SCORED_EVENT_COLUMNS = [
     c for c in OUTPUT_COLUMNS if c not in ("contributions", "score_model_version")
 ]
-
-_scores = TenantScoreSnapshotRepository()
-_decisions = RoutingDecisionRepository()
-_candidates = TenantCandidateRepository()
 
 
 @dataclass
@@ -80,9 +73,10 @@ class ScoringScope:
 def scoring_scope(session: Session, partition_key: str) -> ScoringScope:
     """Only the newest routed partition writes scores into the live bucket rows; an older one
     records its score snapshots only (docs/partitions.md)."""
-    selection = _candidates.selection(session, partition_key=partition_key)
+    store = TenantStore(session)
+    selection = store.candidates.selection(session, partition_key=partition_key)
     return ScoringScope(
-        live=_decisions.superseding_partition(session, partition_key=partition_key) is None,
+        live=store.decisions.superseding_partition(session, partition_key=partition_key) is None,
         observed_at=selection.selected_at if selection is not None else None,
     )
 
@@ -90,19 +84,35 @@ def scoring_scope(session: Session, partition_key: str) -> ScoringScope:
 def recency_shift(model: ScoringModel, partition_key: str) -> RecencyShift:
     """The model's recency points at the partition's scoring time, for the carry's
     statement (docs/scoring.md, "Incremental scoring")."""
-    return RecencyShift(
-        as_of=as_of(partition_key),
-        full_credit_days=model.recency_full_credit_days,
-        zero_credit_days=model.recency_zero_credit_days,
-        weight=model.weights["recency"],
-        thresholds=model.thresholds,
-        lowest=SCORED_PRIORITIES[-1],
-    )
+    return RecencyShift.for_model(model, as_of=as_of(partition_key))
 
 
 def _add(counts: dict[str, int], series: pd.Series) -> None:
     for key, n in series.value_counts().items():
         counts[str(key)] = counts.get(str(key), 0) + int(n)
+
+
+@dataclass
+class ScoringRun:
+    """One partition's scoring as its phases pass it on: what the plan phase read, the
+    totals the phases add to, and where they report."""
+
+    session_factory: SessionFactory
+    partition_key: str
+    run_id: str
+    model: ScoringModel
+    scope: ScoringScope
+    # Only a re-run can leave snapshots of tenants that are no longer scoring input.
+    rerun: bool
+    # The partition scored before, whose unchanged scores are copied (None: score everyone).
+    base: str | None
+    totals: ScoringTotals
+    events: TenantEventLog | None
+    log: logging.Logger | None
+
+    @property
+    def phases(self) -> dict[str, float]:
+        return self.totals.phases
 
 
 def score_partition(
@@ -127,133 +137,198 @@ def score_partition(
     tenant scored: a copied score was validated with the same routing message."""
     shift_recency = shift_recency and model.total_never_capped
     started = time.perf_counter()
+    run = start_scoring(
+        session_factory,
+        partition_key=partition_key,
+        run_id=run_id,
+        model=model,
+        incremental=incremental,
+        events=events,
+        log=log,
+    )
+    tenant_ids = carry_scores_forward(run, shift_recency=shift_recency)
+    score_chunks(run, tenant_ids, batch_size=batch_size)
+    finish_scoring(run)
+    run.totals.seconds = time.perf_counter() - started
+    return run.totals
+
+
+def start_scoring(
+    session_factory: SessionFactory,
+    *,
+    partition_key: str,
+    run_id: str,
+    model: ScoringModel,
+    incremental: bool,
+    events: TenantEventLog | None,
+    log: logging.Logger | None,
+) -> ScoringRun:
+    """The ``plan`` phase: whether the partition is live, whether this is a re-run, and
+    (``incremental``) the partition scored before it."""
     totals = ScoringTotals()
-    fingerprint = model.fingerprint
-    phases = totals.phases
-    with phase(phases, "plan"), session_factory() as session:
+    with phase(totals.phases, "plan"), session_factory() as session:
+        store = TenantStore(session)
         scope = scoring_scope(session, partition_key)
-        # Only a re-run can leave snapshots of tenants that are no longer scoring input.
-        rerun = _scores.has_partition(session, partition_key=partition_key)
+        rerun = store.scores.has_partition(session, partition_key=partition_key)
         base = (
-            _scores.newest_partition_before(session, partition_key=partition_key)
+            store.scores.newest_partition_before(session, partition_key=partition_key)
             if incremental
             else None
         )
     totals.live = scope.live
-    tenant_ids = None
-    if base is not None:
-        shift = recency_shift(model, partition_key) if shift_recency else None
-        with session_factory() as session, session_factory() as source:
-            with phase(phases, "carry_forward"):
-                totals.carried = _scores.carry_forward(
-                    session,
-                    source=source,
-                    partition_key=partition_key,
-                    run_id=run_id,
-                    base_partition=base,
-                    model_fingerprint=fingerprint,
-                    recency=RecencyWindow(
-                        earlier=as_of(base),
-                        later=as_of(partition_key),
-                        full_credit_days=model.recency_full_credit_days,
-                        zero_credit_days=model.recency_zero_credit_days,
-                        future_tolerance_days=model.recency_future_tolerance_days,
-                    ),
-                    live=scope.live,
-                    shift=shift,
-                )
-            if shift is not None and scope.live:
-                # Same transaction: a shifted score is never committed without its bucket row.
-                with phase(phases, "update_buckets"):
-                    totals.rows_written.update(
-                        _scores.update_buckets_from_run(
-                            session, partition_key=partition_key, run_id=run_id
-                        )
+    return ScoringRun(
+        session_factory,
+        partition_key,
+        run_id,
+        model,
+        scope,
+        rerun=rerun,
+        base=base,
+        totals=totals,
+        events=events,
+        log=log,
+    )
+
+
+def carry_scores_forward(run: ScoringRun, *, shift_recency: bool) -> list[str] | None:
+    """With a base partition, the ``carry_forward``, ``update_buckets`` and ``find_changed``
+    phases: copy the base's unchanged scores (their recency points moved, with
+    ``shift_recency``), update the bucket rows of the shifted ones in the same transaction,
+    then list the tenants still to score. None: score every tenant."""
+    if run.base is None:
+        return None
+    base, partition_key, totals = run.base, run.partition_key, run.totals
+    shift = recency_shift(run.model, partition_key) if shift_recency else None
+    with run.session_factory() as session, run.session_factory() as source:
+        store = TenantStore(session)
+        with phase(run.phases, "carry_forward"):
+            totals.carried = store.scores.carry_forward(
+                session,
+                source=source,
+                partition_key=partition_key,
+                run_id=run.run_id,
+                base_partition=base,
+                model_fingerprint=run.model.fingerprint,
+                recency=RecencyWindow.for_model(
+                    run.model, earlier=as_of(base), later=as_of(partition_key)
+                ),
+                live=run.scope.live,
+                shift=shift,
+            )
+        if shift is not None and run.scope.live:
+            # Same transaction: a shifted score is never committed without its bucket row.
+            with phase(run.phases, "update_buckets"):
+                totals.rows_written.update(
+                    store.scores.update_buckets_from_run(
+                        session, partition_key=partition_key, run_id=run.run_id
                     )
-        with phase(phases, "find_changed"), session_factory() as session:
-            tenant_ids = _scores.unscored_inputs(
-                session, partition_key=partition_key, run_id=run_id
-            )
-        totals.carried_from = base
-        if log is not None:
-            log.info(
-                f"{partition_key}: carried {totals.carried:,} scores from {base} (recency "
-                f"moved where it moved); "
-                f"scoring {len(tenant_ids):,} tenants"
-            )
-
-    def read(
-        session: Session, after: str | None, limit: int, page: list[str] | None = None
-    ) -> pd.DataFrame:
-        return _scores.read_scoring_input(
-            session,
-            partition_key=partition_key,
-            after=after,
-            limit=limit,
-            model_fingerprint=fingerprint,
-            tenant_ids=page,
+                )
+    with phase(run.phases, "find_changed"), run.session_factory() as session:
+        tenant_ids = TenantStore(session).scores.unscored_inputs(
+            session, partition_key=partition_key, run_id=run.run_id
         )
+    totals.carried_from = base
+    if run.log is not None:
+        run.log.info(
+            f"{partition_key}: carried {totals.carried:,} scores from {base} (recency "
+            f"moved where it moved); "
+            f"scoring {len(tenant_ids):,} tenants"
+        )
+    return tenant_ids
 
-    def write(scores: pd.DataFrame) -> tuple[dict[str, int], float]:
-        """The rows written, and the seconds it took (the writer thread's ``write`` phase,
-        added to ``phases`` on the caller's thread)."""
-        started = time.perf_counter()
-        with session_factory() as session:
-            rows = _scores.write_scores(
-                session, scores, partition_key=partition_key, run_id=run_id, live=scope.live
-            )
-        return rows, time.perf_counter() - started
 
-    def written(
-        chunk: pd.DataFrame, scores: pd.DataFrame, rejected: pd.DataFrame
-    ) -> Callable[[tuple[dict[str, int], float]], None]:
-        def account(result: tuple[dict[str, int], float]) -> None:
-            rows, seconds = result
-            phases["write"] = round(phases.get("write", 0.0) + seconds, 3)
-            for key, n in rows.items():
-                totals.rows_written[key] = totals.rows_written.get(key, 0) + n
-            totals.scored += len(scores)
-            totals.rejected += len(rejected)
-            _add(totals.rejection_reasons, rejected[REJECTION_REASON_COLUMN])
-            if events is not None:
-                scored = scores[SCORED_EVENT_COLUMNS].assign(
-                    sync_id=chunk.loc[scores.index, "hubspot_sync_id"]
-                )
-                events.tenants_scored(scored, rejected, run_id=run_id, partition_key=partition_key)
-            if log is not None:
-                log.info(
-                    f"scored {totals.scored:,} tenants ({totals.rejected} rejected) "
-                    f"for {partition_key}"
-                )
-
-        return account
-
-    chunks = iter_pages(session_factory, read, size=batch_size, ids=tenant_ids)
+def score_chunks(run: ScoringRun, tenant_ids: list[str] | None, *, batch_size: int) -> None:
+    """The ``read``, ``score`` and ``write`` phases: score the tenants still to score (every
+    one when ``tenant_ids`` is None) a chunk at a time, each chunk written (its own
+    transaction) while the next one is read and scored."""
+    chunks = iter_pages(
+        run.session_factory, partial(_read_input, run), size=batch_size, ids=tenant_ids
+    )
+    scored_as_of = as_of(run.partition_key)
     started_rows = 0
-    # Each chunk is written (its own transaction) while the next one is read and scored.
-    with write_behind(write) as writer:
-        for chunk in _timed(chunks, phases, "read"):
+    with write_behind(partial(_write_scores, run)) as writer:
+        for chunk in _timed(chunks, run.phases, "read"):
             writer.raise_if_failed()
-            if events is not None:
-                events.tenants_scoring_started(
-                    chunk, run_id=run_id, partition_key=partition_key, offset=started_rows
+            if run.events is not None:
+                run.events.tenants_scoring_started(
+                    chunk, run_id=run.run_id, partition_key=run.partition_key, offset=started_rows
                 )
             started_rows += len(chunk)
-            with phase(phases, "score"):
+            with phase(run.phases, "score"):
                 valid, rejected = partition_scoring_input(chunk)
                 scores = score_valid_rows(
-                    valid, model=model, as_of=as_of(partition_key), observed_at=scope.observed_at
+                    valid, model=run.model, as_of=scored_as_of, observed_at=run.scope.observed_at
                 )
                 scores["input_fingerprint"] = chunk.loc[scores.index, "input_fingerprint"]
-            writer.submit(scores, then=written(chunk, scores, rejected))
-    with phase(phases, "bookkeeping"), session_factory() as session:
-        totals.rows_written["orphan_snapshots"] = _scores.delete_orphans(
-            session, partition_key=partition_key, rerun=rerun
+            writer.submit(scores, then=_written(run, chunk, scores, rejected))
+
+
+def _read_input(
+    run: ScoringRun, session: Session, after: str | None, limit: int, page: list[str] | None = None
+) -> pd.DataFrame:
+    return TenantStore(session).scores.read_scoring_input(
+        session,
+        partition_key=run.partition_key,
+        after=after,
+        limit=limit,
+        model_fingerprint=run.model.fingerprint,
+        tenant_ids=page,
+    )
+
+
+def _write_scores(run: ScoringRun, scores: pd.DataFrame) -> tuple[dict[str, int], float]:
+    """The rows written, and the seconds it took (the writer thread's ``write`` phase,
+    added to ``phases`` on the caller's thread)."""
+    started = time.perf_counter()
+    with run.session_factory() as session:
+        rows = TenantStore(session).scores.write_scores(
+            session, scores, partition_key=run.partition_key, run_id=run.run_id, live=run.scope.live
+        )
+    return rows, time.perf_counter() - started
+
+
+def _written(
+    run: ScoringRun, chunk: pd.DataFrame, scores: pd.DataFrame, rejected: pd.DataFrame
+) -> Callable[[tuple[dict[str, int], float]], None]:
+    """What to account once a chunk's scores are written: totals, events, progress."""
+    totals = run.totals
+
+    def account(result: tuple[dict[str, int], float]) -> None:
+        rows, seconds = result
+        run.phases["write"] = round(run.phases.get("write", 0.0) + seconds, 3)
+        for key, n in rows.items():
+            totals.rows_written[key] = totals.rows_written.get(key, 0) + n
+        totals.scored += len(scores)
+        totals.rejected += len(rejected)
+        _add(totals.rejection_reasons, rejected[REJECTION_REASON_COLUMN])
+        if run.events is not None:
+            scored = scores[SCORED_EVENT_COLUMNS].assign(
+                sync_id=chunk.loc[scores.index, "hubspot_sync_id"]
+            )
+            run.events.tenants_scored(
+                scored, rejected, run_id=run.run_id, partition_key=run.partition_key
+            )
+        if run.log is not None:
+            run.log.info(
+                f"scored {totals.scored:,} tenants ({totals.rejected} rejected) "
+                f"for {run.partition_key}"
+            )
+
+    return account
+
+
+def finish_scoring(run: ScoringRun) -> None:
+    """The ``bookkeeping`` phase: the partition's snapshots of tenants that are no longer
+    scoring input removed, and its snapshots counted per bucket and priority."""
+    with phase(run.phases, "bookkeeping"), run.session_factory() as session:
+        store = TenantStore(session)
+        run.totals.rows_written["orphan_snapshots"] = store.scores.delete_orphans(
+            session, partition_key=run.partition_key, rerun=run.rerun
         )
         # Scored and carried alike: the partition's snapshots as they stand.
-        totals.by_bucket_priority = _scores.bucket_priorities(session, partition_key=partition_key)
-    totals.seconds = time.perf_counter() - started
-    return totals
+        run.totals.by_bucket_priority = store.scores.bucket_priorities(
+            session, partition_key=run.partition_key
+        )
 
 
 def _timed(

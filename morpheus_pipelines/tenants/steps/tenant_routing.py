@@ -27,39 +27,20 @@ from morpheus_pipelines.platform.observability.phases import phase
 from morpheus_pipelines.platform.store.write_behind import write_behind
 from morpheus_pipelines.tenants.rules.matching import SnapshotIndex, match_tenants, prepare_snapshot
 from morpheus_pipelines.tenants.rules.routing import HUBSPOT_SNAPSHOT_USABLE_STATUSES, route_tenants
-from morpheus_pipelines.tenants.rules.routing_inputs import (
-    RuleInputs,
-    changed_keys,
-    rule_inputs,
-    tenant_keys,
-)
+from morpheus_pipelines.tenants.rules.routing_inputs import rule_inputs, tenant_keys
+from morpheus_pipelines.tenants.rules.routing_plan import RoutingPlan, base_needed, routing_plan
 from morpheus_pipelines.tenants.rules.vocabulary import RoutingRule
 from morpheus_pipelines.tenants.steps.hubspot_snapshot import SnapshotState, read_snapshot_state
 from morpheus_pipelines.tenants.steps.tenant_events import TenantEventLog
 from morpheus_pipelines.tenants.steps.tenant_selection import candidate_chunks
-from morpheus_pipelines.tenants.store import (
-    HubSpotTargetAccountRepository,
-    RoutingDecisionRepository,
-    TenantBucketRepository,
-    TenantCandidateRepository,
-)
 from morpheus_pipelines.tenants.store.models.tenants import ENRICHMENT_COLUMNS
 from morpheus_pipelines.tenants.store.routing_decision import (
     DECISION_COLUMNS,
     INPUT_COLUMNS,
     RETIRED_RULE,
-    RoutingBase,
-    RoutingInputRepository,
-    RoutingStateRepository,
 )
+from morpheus_pipelines.tenants.store.store import TenantStore
 from morpheus_pipelines.tenants.store.tenant_bucket import ROUTED_COLUMNS
-
-_accounts = HubSpotTargetAccountRepository()
-_buckets = TenantBucketRepository()
-_candidates = TenantCandidateRepository()
-_decisions = RoutingDecisionRepository()
-_states = RoutingStateRepository()
-_inputs = RoutingInputRepository()
 
 FORCED_PRIORITY = "P0"
 
@@ -120,7 +101,7 @@ def load_snapshot(
     state = read_snapshot_state(session, list_id, now=now or datetime.now(UTC), run_ids=run_ids)
     index = None
     if state.status != "unavailable":
-        index = prepare_snapshot(_accounts.load_frame(session))
+        index = prepare_snapshot(TenantStore(session).accounts.load_frame(session))
     return SnapshotView(state, index)
 
 
@@ -135,6 +116,8 @@ def load_context(
 ) -> RoutingContext:
     """Everything one partition's routing shares; ``live`` when no newer partition has been
     routed."""
+    decisions = TenantStore(session).decisions
+    newer = decisions.superseding_partition(session, partition_key=partition_key)
     return RoutingContext(
         partition_key,
         run_id,
@@ -142,7 +125,7 @@ def load_context(
         snapshot.index,
         sales_emails,
         forced_ids,
-        live=_decisions.superseding_partition(session, partition_key=partition_key) is None,
+        live=newer is None,
     )
 
 
@@ -154,16 +137,10 @@ def route_frame(
     ``frame`` holds candidate and enrichment columns (``iter_partition_with_enrichment``).
     Rows with a ``rejection_reason`` get a decision row and no bucket.
     """
-    frame = frame.reset_index(drop=True)
-    for column in ENRICHMENT_COLUMNS:
-        if column not in frame:
-            frame[column] = None
+    frame = _with_enrichment_columns(frame)
     rejected = frame["rejection_reason"].notna().to_numpy()
     routable = frame.loc[~rejected].reset_index(drop=True)
-    if routing_context.index is not None and len(routable):
-        matches = match_tenants(routable, routing_context.index)
-    else:
-        matches = None
+    matches = _match(routable, routing_context)
     routes = route_tenants(
         routable,
         matches,
@@ -171,6 +148,46 @@ def route_frame(
         forced_ids=routing_context.forced_ids,
         snapshot_status=routing_context.snapshot.status,
     )
+    bucket_rows = _bucket_rows(routable, routes, matches, routing_context)
+    decisions = _routed_decisions(routable, routes, matches, bucket_rows, routing_context)
+    if rejected.any():
+        bad = frame.loc[rejected].reset_index(drop=True)
+        rows = unrouted_decisions(
+            bad,
+            routing_context,
+            rule=RoutingRule.REJECTED.value,
+            bucket=None,
+            rejection_reason=bad["rejection_reason"],
+        )
+        decisions = pd.concat([decisions, rows], ignore_index=True)
+    return bucket_rows, decisions
+
+
+def _with_enrichment_columns(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` re-indexed from 0, with every enrichment column (None where enrichment did
+    not run: the forced ids, a tenant it skipped)."""
+    frame = frame.reset_index(drop=True)
+    for column in ENRICHMENT_COLUMNS:
+        if column not in frame:
+            frame[column] = None
+    return frame
+
+
+def _match(routable: pd.DataFrame, routing_context: RoutingContext) -> pd.DataFrame | None:
+    """The routable tenants' HubSpot matches; None when the snapshot is not used."""
+    if routing_context.index is not None and len(routable):
+        return match_tenants(routable, routing_context.index)
+    return None
+
+
+def _bucket_rows(
+    routable: pd.DataFrame,
+    routes: pd.DataFrame,
+    matches: pd.DataFrame | None,
+    routing_context: RoutingContext,
+) -> pd.DataFrame:
+    """The routable tenants' rows for their bucket table: candidate and enrichment columns,
+    the route, and the snapshot the routing was decided with."""
     bucket_rows = routable.copy()
     if matches is not None:
         # Domain classification from matching wins where enrichment did not run.
@@ -193,7 +210,18 @@ def route_frame(
         [routing_context.snapshot.synced_at] * len(bucket_rows), dtype=object
     )
     bucket_rows["hubspot_snapshot_status"] = routing_context.snapshot.status
-    decisions = pd.DataFrame(
+    return bucket_rows
+
+
+def _routed_decisions(
+    routable: pd.DataFrame,
+    routes: pd.DataFrame,
+    matches: pd.DataFrame | None,
+    bucket_rows: pd.DataFrame,
+    routing_context: RoutingContext,
+) -> pd.DataFrame:
+    """The decision rows (and routing inputs) of the routable tenants."""
+    return pd.DataFrame(
         {
             "tenant_id": routable["tenant_id"],
             "source_type": routable["source_type"],
@@ -220,17 +248,6 @@ def route_frame(
             **tenant_keys(routable, matches),
         }
     )
-    if rejected.any():
-        bad = frame.loc[rejected].reset_index(drop=True)
-        rows = unrouted_decisions(
-            bad,
-            routing_context,
-            rule=RoutingRule.REJECTED.value,
-            bucket=None,
-            rejection_reason=bad["rejection_reason"],
-        )
-        decisions = pd.concat([decisions, rows], ignore_index=True)
-    return bucket_rows, decisions
 
 
 def write_batch(
@@ -246,8 +263,9 @@ def write_batch(
     written = 0
     moved_from: dict[str, str] = {}
     with session_factory() as session:
+        store = TenantStore(session)
         if routing_context.live:
-            result = _buckets.move_batch(
+            result = store.buckets.move_batch(
                 session,
                 bucket_rows,
                 partition_key=routing_context.partition_key,
@@ -255,7 +273,7 @@ def write_batch(
                 forced_priority=FORCED_PRIORITY if forced else None,
             )
             written, moved_from = sum(result.written.values()), result.moved_from
-            _inputs.record(
+            store.routing_inputs.record(
                 session,
                 decisions[decisions["input_fingerprint"].notna()],
                 partition_key=routing_context.partition_key,
@@ -264,7 +282,7 @@ def write_batch(
         if moved_from:
             moved = decisions["tenant_id"].map(moved_from)
             decisions = decisions.assign(moved=moved.notna(), moved_from=moved)
-        _decisions.record(
+        store.decisions.record(
             session,
             decisions,
             partition_key=routing_context.partition_key,
@@ -387,22 +405,6 @@ def unrouted_decisions(
     return pd.DataFrame({column: values.get(column) for column in columns}, index=tenants.index)
 
 
-@dataclass(frozen=True)
-class RoutingPlan:
-    """Which tenants a partition's routing decides again (docs/pipeline.md, "Incremental
-    routing"): everyone (``base`` None, with the ``reason``), or those whose inputs or keys
-    changed since ``base``."""
-
-    inputs: RuleInputs
-    base: RoutingBase | None
-    changed_keys: dict[str, frozenset[str]] | None
-    reason: str
-
-    @property
-    def incremental(self) -> bool:
-        return self.base is not None and self.changed_keys is not None
-
-
 def plan_routing(
     session: Session,
     routing_context: RoutingContext,
@@ -417,19 +419,30 @@ def plan_routing(
         sales_emails=routing_context.sales_emails,
         forced_ids=routing_context.forced_ids,
     )
-    if not incremental:
-        return RoutingPlan(inputs, None, None, "incremental routing is off")
-    if not routing_context.live:
-        return RoutingPlan(inputs, None, None, "a newer partition owns the live buckets")
-    base = _states.base_for(session, partition_key=routing_context.partition_key)
-    if base is None:
-        return RoutingPlan(inputs, None, None, "no earlier live routing to start from")
-    changed = changed_keys(base.inputs, inputs)
-    if changed is None:
-        return RoutingPlan(
-            inputs, None, None, f"the rules' regime changed since {base.partition_key}"
-        )
-    return RoutingPlan(inputs, base, changed, f"changes since {base.partition_key}")
+    base = None
+    if base_needed(incremental=incremental, live=routing_context.live):
+        store = TenantStore(session)
+        base = store.routing_states.base_for(session, partition_key=routing_context.partition_key)
+    return routing_plan(inputs, base=base, incremental=incremental, live=routing_context.live)
+
+
+@dataclass
+class RoutingRun:
+    """One partition's routing as its phases pass it on: what the plan phase read, and where
+    the phases report."""
+
+    session_factory: SessionFactory
+    context: RoutingContext
+    plan: RoutingPlan
+    # Only a re-run can leave decisions of tenants that are no longer candidates.
+    rerun: bool
+    # The selection's candidate count (None before any selection), and whether it was
+    # complete (not ``limit``-ed): only then does a live run retire what it no longer selects.
+    record_count: int | None
+    selection_complete: bool
+    phases: dict[str, float]
+    events: TenantEventLog | None
+    log: logging.Logger | None
 
 
 def route_partition(
@@ -453,8 +466,42 @@ def route_partition(
     ``incremental``: a live partition copies, in one statement, the decision of every tenant
     whose inputs and keys did not change since the partition routed before it, and decides
     only the others (docs/pipeline.md, "Incremental routing")."""
+    run = start_routing(
+        session_factory,
+        snapshot=snapshot,
+        partition_key=partition_key,
+        run_id=run_id,
+        sales_emails=sales_emails,
+        forced_ids=forced_ids,
+        incremental=incremental,
+        events=events,
+        log=log,
+    )
+    carried, undecided = carry_decisions_forward(run)
+    totals, forced = decide_partition(run, undecided, batch_size=batch_size)
+    retired = retire_unselected(run)
+    routing = finish_routing(run, totals=totals, forced=forced, retired=retired, carried=carried)
+    _log_completed(routing, run)
+    return routing
+
+
+def start_routing(
+    session_factory: SessionFactory,
+    *,
+    snapshot: SnapshotView,
+    partition_key: str,
+    run_id: str,
+    sales_emails: frozenset[str],
+    forced_ids: frozenset[str],
+    incremental: bool,
+    events: TenantEventLog | None,
+    log: logging.Logger | None,
+) -> RoutingRun:
+    """The ``plan`` phase: whether the partition is live, its selection, the routing plan;
+    and the partition's routing state forgotten until this run ends."""
     phases: dict[str, float] = {}
     with phase(phases, "plan"), session_factory() as session:
+        store = TenantStore(session)
         routing_context = load_context(
             session,
             snapshot=snapshot,
@@ -463,151 +510,206 @@ def route_partition(
             sales_emails=sales_emails,
             forced_ids=forced_ids,
         )
-        selection = _candidates.selection(session, partition_key=partition_key)
+        selection = store.candidates.selection(session, partition_key=partition_key)
         plan = plan_routing(session, routing_context, incremental=incremental)
-        # Only a re-run can leave decisions of tenants that are no longer candidates.
-        rerun = _decisions.has_partition(session, partition_key=partition_key)
+        rerun = store.decisions.has_partition(session, partition_key=partition_key)
         # Until this run ends, no later partition may start from this one's decisions.
-        _states.forget(session, partition_key=partition_key)
+        store.routing_states.forget(session, partition_key=partition_key)
     if log is not None and not routing_context.live:
         log.info(
             f"{partition_key}: a newer partition owns the live buckets; recording this "
             "partition's decisions only"
         )
-    carried = 0
+    return RoutingRun(
+        session_factory,
+        routing_context,
+        plan,
+        rerun=rerun,
+        record_count=selection.candidates if selection is not None else None,
+        selection_complete=selection is not None and selection.tenant_limit is None,
+        phases=phases,
+        events=events,
+        log=log,
+    )
+
+
+def carry_decisions_forward(run: RoutingRun) -> tuple[int, dict[bool, list[str] | None]]:
+    """With an incremental plan, the ``carry_forward`` and ``find_changed`` phases: copy the
+    unchanged tenants' decisions from the base partition, then list the candidates still to
+    decide, by ``forced``. Returns the decisions copied and those lists (None: decide every
+    candidate)."""
     undecided: dict[bool, list[str] | None] = {True: None, False: None}
-    if plan.incremental:
-        assert plan.base is not None and plan.changed_keys is not None
-        with (
-            phase(phases, "carry_forward"),
-            session_factory() as session,
-            session_factory() as source,
-        ):
-            carried = _decisions.carry_forward(
-                session,
-                source=source,
-                partition_key=partition_key,
-                run_id=run_id,
-                base_partition=plan.base.partition_key,
-                changed_keys=plan.changed_keys,
-                evidence={
-                    "snapshot_status": routing_context.snapshot.status,
-                    "hubspot_sync_id": routing_context.snapshot.sync_id,
-                    "hubspot_snapshot_synced_at": routing_context.snapshot.synced_at,
-                },
-            )
-        with phase(phases, "find_changed"), session_factory() as session:
-            undecided.update(
-                _decisions.undecided_candidates(session, partition_key=partition_key, run_id=run_id)
-            )
+    plan, context, log = run.plan, run.context, run.log
+    if not plan.incremental:
         if log is not None:
-            keys = sum(len(k) for k in plan.changed_keys.values())
-            log.info(
-                f"{partition_key}: carried {carried:,} unchanged decisions from "
-                f"{plan.base.partition_key} ({keys:,} rule keys changed); deciding "
-                f"{sum(len(ids or ()) for ids in undecided.values()):,} tenants"
+            log.info(f"{context.partition_key}: routing every tenant ({plan.reason})")
+        return 0, undecided
+    assert plan.base is not None and plan.changed_keys is not None
+    with (
+        phase(run.phases, "carry_forward"),
+        run.session_factory() as session,
+        run.session_factory() as source,
+    ):
+        carried = TenantStore(session).decisions.carry_forward(
+            session,
+            source=source,
+            partition_key=context.partition_key,
+            run_id=context.run_id,
+            base_partition=plan.base.partition_key,
+            changed_keys=plan.changed_keys,
+            evidence={
+                "snapshot_status": context.snapshot.status,
+                "hubspot_sync_id": context.snapshot.sync_id,
+                "hubspot_snapshot_synced_at": context.snapshot.synced_at,
+            },
+        )
+    with phase(run.phases, "find_changed"), run.session_factory() as session:
+        undecided.update(
+            TenantStore(session).decisions.undecided_candidates(
+                session, partition_key=context.partition_key, run_id=context.run_id
             )
-    elif log is not None:
-        log.info(f"{partition_key}: routing every tenant ({plan.reason})")
+        )
+    if log is not None:
+        keys = sum(len(k) for k in plan.changed_keys.values())
+        log.info(
+            f"{context.partition_key}: carried {carried:,} unchanged decisions from "
+            f"{plan.base.partition_key} ({keys:,} rule keys changed); deciding "
+            f"{sum(len(ids or ()) for ids in undecided.values()):,} tenants"
+        )
+    return carried, undecided
+
+
+def decide_partition(
+    run: RoutingRun, undecided: dict[bool, list[str] | None], *, batch_size: int
+) -> tuple[RoutingTotals, int]:
+    """The ``decide`` phase: route the candidates still to decide in batches, the forced ids
+    first (straight to Sales-owned P0, without enrichment: docs/pipeline.md). Returns the
+    totals and how many forced tenants were routed."""
     totals = RoutingTotals()
-    record_count = selection.candidates if selection is not None else None
     forced_tenants = 0
-    # The forced ids first: straight to Sales-owned P0, without enrichment (docs/pipeline.md).
     for forced in (True, False):
-        with phase(phases, "decide"):
+        with phase(run.phases, "decide"):
             routed = route_batches(
                 candidate_chunks(
-                    session_factory,
-                    partition_key,
+                    run.session_factory,
+                    run.context.partition_key,
                     forced=forced,
                     size=batch_size,
                     tenant_ids=undecided[forced],
                 ),
-                session_factory,
-                routing_context,
+                run.session_factory,
+                run.context,
                 forced=forced,
-                events=events,
-                log=log,
+                events=run.events,
+                log=run.log,
                 offset=totals.tenants,
-                record_count=record_count,
+                record_count=run.record_count,
             )
         if forced:
             forced_tenants = routed.tenants
         totals.add(routed)
-    retired = 0
-    if routing_context.live and selection is not None and selection.tenant_limit is None:
-        with phase(phases, "retire"), session_factory() as session:
-            frame = _buckets.retire_unselected(session, partition_key=partition_key, run_id=run_id)
-            _inputs.forget(session, frame["tenant_id"].tolist())
-            if len(frame):
-                _decisions.record(
-                    session,
-                    unrouted_decisions(
-                        frame, routing_context, rule=RETIRED_RULE, bucket=frame["tenant_bucket"]
-                    ),
-                    partition_key=partition_key,
-                    run_id=run_id,
-                )
-        retired = len(frame)
-        if log is not None and retired:
-            log.info(f"{partition_key}: retired {retired:,} tenants no longer selected")
-    with session_factory() as session:
-        with phase(phases, "remove_orphans"):
-            orphans = _decisions.delete_orphans(session, partition_key=partition_key, rerun=rerun)
-        with phase(phases, "summarise"):
-            summary = _decisions.summary(session, partition_key=partition_key)
-        with phase(phases, "check"):
-            violations = _decisions.check_figures(
+    return totals, forced_tenants
+
+
+def retire_unselected(run: RoutingRun) -> int:
+    """The ``retire`` phase of a live run after a complete selection: retire the bucket rows
+    the partition no longer selects, forget their routing inputs and record a retirement
+    decision for each. Returns the rows retired."""
+    context = run.context
+    if not (context.live and run.selection_complete):
+        return 0
+    partition_key, run_id = context.partition_key, context.run_id
+    with phase(run.phases, "retire"), run.session_factory() as session:
+        store = TenantStore(session)
+        frame = store.buckets.retire_unselected(session, partition_key=partition_key, run_id=run_id)
+        store.routing_inputs.forget(session, frame["tenant_id"].tolist())
+        if len(frame):
+            store.decisions.record(
                 session,
-                partition_key=partition_key,
-                forced_ids=forced_ids,
-                live=routing_context.live,
-            )
-            missing = _candidates.missing_ids(
-                session, partition_key=partition_key, tenant_ids=forced_ids
-            )
-        with phase(phases, "record_inputs"):
-            _states.record(
-                session,
+                unrouted_decisions(
+                    frame, context, rule=RETIRED_RULE, bucket=frame["tenant_bucket"]
+                ),
                 partition_key=partition_key,
                 run_id=run_id,
-                live=routing_context.live,
-                inputs=plan.inputs,
+            )
+    retired = len(frame)
+    if run.log is not None and retired:
+        run.log.info(f"{partition_key}: retired {retired:,} tenants no longer selected")
+    return retired
+
+
+def finish_routing(
+    run: RoutingRun, *, totals: RoutingTotals, forced: int, retired: int, carried: int
+) -> PartitionRouting:
+    """The ``remove_orphans``, ``summarise``, ``check`` and ``record_inputs`` phases, in one
+    transaction: the partition's decisions of tenants that left it removed, its summary and
+    check figures, and its rules' inputs recorded for the partition routed next."""
+    context, phases = run.context, run.phases
+    partition_key = context.partition_key
+    with run.session_factory() as session:
+        store = TenantStore(session)
+        with phase(phases, "remove_orphans"):
+            orphans = store.decisions.delete_orphans(
+                session, partition_key=partition_key, rerun=run.rerun
+            )
+        with phase(phases, "summarise"):
+            summary = store.decisions.summary(session, partition_key=partition_key)
+        with phase(phases, "check"):
+            violations = store.decisions.check_figures(
+                session,
+                partition_key=partition_key,
+                forced_ids=context.forced_ids,
+                live=context.live,
+            )
+            missing = store.candidates.missing_ids(
+                session, partition_key=partition_key, tenant_ids=context.forced_ids
+            )
+        with phase(phases, "record_inputs"):
+            store.routing_states.record(
+                session,
+                partition_key=partition_key,
+                run_id=context.run_id,
+                live=context.live,
+                inputs=run.plan.inputs,
                 now=datetime.now(UTC),
             )
-    log_event(
-        "routing_completed",
-        run_id=run_id,
-        partition_key=partition_key,
-        live=routing_context.live,
-        sync_id=routing_context.snapshot.sync_id,
-        snapshot_status=routing_context.snapshot.status,
-        tenants=totals.tenants + carried,
-        decided=totals.tenants,
-        carried_forward=carried,
-        plan=plan.reason,
-        seconds_by_phase=phases,
-        by_source_type=summary["by_source_type"],
-        by_bucket=summary["by_bucket"],
-        by_rule=summary["by_rule"],
-        retired=retired,
-        moved=totals.moved,
-        rejected=totals.rejected,
-        elapsed_seconds=round(totals.seconds, 3),
-    )
     return PartitionRouting(
         partition_key=partition_key,
-        live=routing_context.live,
+        live=context.live,
         totals=totals,
-        forced=forced_tenants,
+        forced=forced,
         retired=retired,
         orphans_removed=orphans,
         summary=summary,
         check_violations=violations,
         missing_forced_ids=missing,
         carried=carried,
-        plan=plan.reason,
+        plan=run.plan.reason,
         phases=phases,
+    )
+
+
+def _log_completed(routing: PartitionRouting, run: RoutingRun) -> None:
+    totals, summary, context = routing.totals, routing.summary, run.context
+    log_event(
+        "routing_completed",
+        run_id=context.run_id,
+        partition_key=routing.partition_key,
+        live=context.live,
+        sync_id=context.snapshot.sync_id,
+        snapshot_status=context.snapshot.status,
+        tenants=totals.tenants + routing.carried,
+        decided=totals.tenants,
+        carried_forward=routing.carried,
+        plan=routing.plan,
+        seconds_by_phase=routing.phases,
+        by_source_type=summary["by_source_type"],
+        by_bucket=summary["by_bucket"],
+        by_rule=summary["by_rule"],
+        retired=routing.retired,
+        moved=totals.moved,
+        rejected=totals.rejected,
+        elapsed_seconds=round(totals.seconds, 3),
     )
 
 
@@ -616,6 +718,8 @@ __all__ = [
     "ROUTED_COLUMNS",
     "PartitionRouting",
     "RoutingContext",
+    "RoutingPlan",
+    "RoutingRun",
     "RoutingTotals",
     "SnapshotView",
     "load_context",

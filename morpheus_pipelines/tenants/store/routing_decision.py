@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from datetime import datetime
 
 import pandas as pd
@@ -18,6 +17,7 @@ from morpheus_pipelines.platform.store.set_based import (
     analyze,
 )
 from morpheus_pipelines.tenants.rules.routing_inputs import TENANT_KEY_COLUMNS, RuleInputs
+from morpheus_pipelines.tenants.rules.routing_plan import RoutingBase
 from morpheus_pipelines.tenants.rules.vocabulary import RoutingRule
 from morpheus_pipelines.tenants.store.models import RoutingDecision, RoutingInput, RoutingState
 from morpheus_pipelines.tenants.store.tenant_candidate import (
@@ -370,14 +370,6 @@ class RoutingInputRepository(SetBasedRepository[RoutingInput]):
                 "DELETE FROM apac_routing_inputs WHERE tenant_id = ANY(%s)", (tenant_ids,)
             )
             return max(cursor.rowcount, 0)
-
-
-@dataclass(frozen=True)
-class RoutingBase:
-    """The routed partition a later one may carry decisions from."""
-
-    partition_key: str
-    inputs: RuleInputs
 
 
 class RoutingStateRepository(BaseRepository[RoutingState]):

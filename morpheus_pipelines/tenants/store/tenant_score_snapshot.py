@@ -4,8 +4,6 @@ across the two bucket tables."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from datetime import datetime, timedelta
 
 import pandas as pd
 from psycopg import sql
@@ -22,6 +20,11 @@ from morpheus_pipelines.platform.store.set_based import (
 )
 from morpheus_pipelines.tenants.store.models import TenantScoreSnapshot
 from morpheus_pipelines.tenants.store.routing_decision import FORCED_RULE, RETIRED_RULE
+from morpheus_pipelines.tenants.store.scoring_sql import (
+    SHIFTED_COLUMNS,
+    RecencyShift,
+    RecencyWindow,
+)
 from morpheus_pipelines.tenants.store.tenant_bucket import BUCKET_TABLES
 
 SNAPSHOT_COLUMNS = (
@@ -63,101 +66,6 @@ def scoring_fingerprint(model_fingerprint: str) -> sql.Composable:
     return sql.SQL("md5({input} || {model})").format(
         input=SCORING_INPUT, model=sql.Literal(model_fingerprint)
     )
-
-
-@dataclass(frozen=True)
-class RecencyWindow:
-    """When a ``last_active_at`` gives the same recency at two scoring times ``earlier`` and
-    ``later``: never seen (no credit either day), old enough for no credit at ``earlier`` (so
-    none at ``later``), or recent enough for full credit at ``later`` without being in the
-    future at ``earlier`` (so full credit both days). Anything else is scored again."""
-
-    earlier: datetime
-    later: datetime
-    full_credit_days: float
-    zero_credit_days: float
-    future_tolerance_days: float
-
-    def condition(self, column: str) -> sql.Composable:
-        def at(moment: datetime, days: float) -> sql.Composable:
-            return sql.Literal(moment + timedelta(days=days))
-
-        value = sql.SQL(column)
-        return sql.SQL(
-            "({v} IS NULL OR {v} <= {no_credit} OR ({v} >= {full_credit} AND {v} <= {not_ahead}))"
-        ).format(
-            v=value,
-            no_credit=at(self.earlier, -self.zero_credit_days),
-            # A second's margin: scoring counts whole seconds (rules.scoring).
-            full_credit=at(self.later, -self.full_credit_days + 1 / 86_400),
-            not_ahead=at(self.earlier, self.future_tolerance_days),
-        )
-
-
-@dataclass(frozen=True)
-class RecencyShift:
-    """The new score of a tenant whose recency moved and nothing else, computed in the
-    carry's own statement: the old total minus the old recency points plus the new ones,
-    with the model's formula and thresholds (docs/scoring.md, "Incremental scoring"). The
-    arithmetic is :mod:`rules.scoring`'s, operation for operation in ``float8``, so it gives
-    the same cents (tests/tenants/test_recency_shift.py). Only for ``last_active_at`` no
-    later than ``as_of`` (a future timestamp may be corrupt: scored in Python) and for a
-    model whose total is never capped (``ScoringModel.total_never_capped``)."""
-
-    as_of: datetime
-    full_credit_days: float
-    zero_credit_days: float
-    weight: float
-    # (priority, threshold) from the highest threshold down; below the last: ``lowest``.
-    thresholds: tuple[tuple[str, float], ...]
-    lowest: str
-
-    def cents(self, column: str) -> sql.Composable:
-        """The recency points, in cents, of ``column`` (a ``timestamptz``) at ``as_of``."""
-        return sql.SQL(
-            "round(least(greatest(({zero} - ({as_of} - floor(extract(epoch FROM {v}))::float8)"
-            " / 86400.0::float8) / ({zero} - {full}), 0.0::float8), 1.0::float8)"
-            " * {weight} * 100.0::float8)::bigint"
-        ).format(
-            zero=_float8(self.zero_credit_days),
-            full=_float8(self.full_credit_days),
-            as_of=_float8(self.as_of.timestamp()),
-            v=sql.SQL(column),
-            weight=_float8(self.weight),
-        )
-
-    def applies(self, column: str, snapshot_alias: str) -> sql.Composable:
-        """Whether ``column`` is not in the future at ``as_of`` and the base snapshot (alias
-        ``snapshot_alias``) recorded its recency points in ``contributions``: else the tenant
-        is scored in Python."""
-        return sql.SQL("({v} <= {as_of} AND {s}.contributions ? 'recency')").format(
-            v=sql.SQL(column), as_of=sql.Literal(self.as_of), s=sql.Identifier(snapshot_alias)
-        )
-
-    def calculated_priority(self, total_cents: sql.Composable) -> sql.Composable:
-        """``rules.scoring``'s priority of a total of ``total_cents``: compared as ``float8``."""
-        return sql.SQL("CASE {} ELSE {} END").format(
-            sql.SQL(" ").join(
-                sql.SQL("WHEN {}::float8 / 100.0::float8 >= {} THEN {}").format(
-                    total_cents, _float8(threshold), sql.Literal(priority)
-                )
-                for priority, threshold in self.thresholds
-            ),
-            sql.Literal(self.lowest),
-        )
-
-    @staticmethod
-    def json_points(cents: sql.Composable) -> sql.Composable:
-        """``cents / 100`` as the JSON number ``json.dumps`` writes for that float (``15.0``,
-        ``12.3``, ``0.05``): what ``rules.scoring`` stores in ``contributions``."""
-        return sql.SQL(
-            "CASE WHEN {c} % 100 = 0 THEN round({c} / 100.0, 1) ELSE trim_scale({c} / 100.0) END"
-        ).format(c=cents)
-
-
-def _float8(value: float) -> sql.Composable:
-    # repr round-trips: the server parses the very double Python computes with.
-    return sql.SQL("{}::float8").format(sql.Literal(repr(float(value))))
 
 
 class TenantScoreSnapshotRepository(SetBasedRepository[TenantScoreSnapshot]):
@@ -236,34 +144,17 @@ class TenantScoreSnapshotRepository(SetBasedRepository[TenantScoreSnapshot]):
         copyable = unmoved = recency.condition("c.last_active_at")
         shift_join = sql.SQL("")
         if shift is not None:
-            # m.cents: the new recency points, NULL when they cannot have moved. OFFSET 0 keeps
-            # the planner from pasting m's expressions into each use: evaluated once per row,
-            # the copy's select took 5.9 s instead of 6.4 s at 1M (docs/performance.md).
-            shift_join = sql.SQL(
-                " CROSS JOIN LATERAL (SELECT r.cents, (s.total_score * 100)::bigint "
-                "- ((s.contributions ->> 'recency')::numeric * 100)::bigint + r.cents AS total "
-                "FROM (SELECT CASE WHEN {unmoved} THEN NULL ELSE {cents} END AS cents) r "
-                "OFFSET 0) m"
-            ).format(unmoved=unmoved, cents=shift.cents("c.last_active_at"))
+            # m.cents: the new recency points, NULL when they cannot have moved.
+            shift_join = shift.lateral(unmoved, "c.last_active_at")
             copyable = sql.SQL("(m.cents IS NULL OR {})").format(
                 shift.applies("c.last_active_at", "s")
             )
-            calculated = shift.calculated_priority(sql.SQL("m.total"))
-            moved = {
-                "total_score": sql.SQL("round(m.total / 100.0, 2)"),
-                "calculated_priority": calculated,
-                "priority": sql.SQL(
-                    "CASE WHEN d.priority_override IS NULL THEN {} ELSE s.priority END"
-                ).format(calculated),
-                "contributions": sql.SQL(
-                    "jsonb_set(s.contributions, '{{recency}}', to_jsonb({}))"
-                ).format(shift.json_points(sql.SQL("m.cents"))),
-            }
+            moved = shift.shifted()
             values = sql.SQL(", ").join(
                 sql.SQL("CASE WHEN m.cents IS NULL THEN s.{c} ELSE {moved} END").format(
                     c=sql.Identifier(c), moved=moved[c]
                 )
-                if c in moved
+                if c in SHIFTED_COLUMNS
                 else sql.SQL("s.{}").format(sql.Identifier(c))
                 for c in copied
             )
