@@ -1,5 +1,5 @@
 """The process supervisor of ``morpheus dev``: run ``dagster dev`` and, however it ends, leave
-none of the processes it started behind."""
+none of the processes it started behind (psutil, so it works wherever psutil does)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,8 @@ import signal
 import subprocess
 import sys
 import time
+
+import psutil
 
 from morpheus_pipelines.db.dagster_home import PROJECT_ROOT
 
@@ -59,64 +61,69 @@ def run_dagster_dev(env: dict[str, str], *, host: str, port: int) -> int:
             signal.signal(signum, handler)
 
 
+def _group_of(pid: int) -> int | None:
+    try:
+        return os.getpgid(pid)
+    except OSError:
+        return None
+
+
 class ProcessTree:
-    """The processes `dagster dev` started: its process group, plus (where ``/proc`` exists)
-    every descendant ever seen, identified by pid and start time so that a reused pid is
-    never signalled."""
+    """The processes `dagster dev` started: its process group, plus every descendant ever
+    seen. A process is held as a ``psutil.Process``, which knows its start time, so a pid
+    reused by another process is never signalled."""
 
     def __init__(self, root: int) -> None:
         self.root = root
-        self.seen: dict[int, str] = {}  # pid → start time
+        self.seen: dict[int, psutil.Process] = {}
 
-    def refresh(self) -> dict[int, tuple[int, int, str, str]]:
-        """Record the group's members and the root's descendants; the ``/proc`` table read."""
-        table = _proc_table()
-        children: dict[int, list[int]] = {}
-        for pid, (ppid, pgid, start, _state) in table.items():
-            children.setdefault(ppid, []).append(pid)
-            if pgid == self.root:
-                self.seen.setdefault(pid, start)
-        stack = [self.root, *self.seen]
+    def refresh(self) -> None:
+        """Record the group's members and the descendants of the root and of every process
+        recorded (one pass over the process table; a recorded pid now another process's is
+        not followed)."""
+        current: dict[int, psutil.Process] = {}
+        children: dict[int, list[psutil.Process]] = {}
+        for process in psutil.process_iter(["ppid"]):
+            current[process.pid] = process
+            children.setdefault(process.info["ppid"], []).append(process)
+            if process.pid not in self.seen and _group_of(process.pid) == self.root:
+                self.seen[process.pid] = process
+        stack = [pid for pid, process in self.seen.items() if current.get(pid) == process]
+        stack += [] if self.root in self.seen else [self.root]
         while stack:
-            for pid in children.get(stack.pop(), ()):
-                if pid not in self.seen:
-                    self.seen[pid] = table[pid][2]
-                    stack.append(pid)
-        return table
+            for process in children.get(stack.pop(), ()):
+                if process.pid not in self.seen:
+                    self.seen[process.pid] = process
+                    stack.append(process.pid)
 
-    def running(self, table: dict[int, tuple[int, int, str, str]]) -> list[int]:
-        """Recorded processes still running (a zombie has finished; a pid whose start time
-        changed is another process)."""
-        return [
-            pid
-            for pid, start in self.seen.items()
-            if pid in table and table[pid][2] == start and table[pid][3] != "Z"
-        ]
+    def running(self) -> list[psutil.Process]:
+        """Recorded processes still running (a zombie has finished; a pid now another
+        process's is not ours)."""
+        alive = []
+        for process in self.seen.values():
+            try:
+                if process.is_running() and process.status() != psutil.STATUS_ZOMBIE:
+                    alive.append(process)
+            except psutil.NoSuchProcess:  # gone, or a zombie where psutil says so
+                continue
+            except psutil.AccessDenied:
+                alive.append(process)
+        return alive
 
-    def _group_exists(self) -> bool:
-        try:
-            os.killpg(self.root, 0)
-        except (ProcessLookupError, PermissionError):
-            return False
-        return True
-
-    def _done(self, child) -> bool:
-        table = self.refresh()
-        if child.poll() is None:
-            return False
-        # Without /proc the process group is all there is to go by.
-        return not self.running(table) if table else not self._group_exists()
+    def _done(self, child: subprocess.Popen) -> bool:
+        self.refresh()
+        return child.poll() is not None and not self.running()
 
     def _signal(self, signum: int) -> None:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.root, signum)
-        table = self.refresh()
-        for pid in self.running(table):
-            if table[pid][1] != self.root:  # it left the group: signal it directly
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.kill(pid, signum)
+        self.refresh()
+        for process in self.running():
+            if _group_of(process.pid) != self.root:  # it left the group: signal it directly
+                with contextlib.suppress(psutil.Error):
+                    process.send_signal(signum)
 
-    def _wait(self, child, seconds: float) -> bool:
+    def _wait(self, child: subprocess.Popen, seconds: float) -> bool:
         deadline = time.monotonic() + seconds
         while not self._done(child):
             if time.monotonic() >= deadline:
@@ -124,14 +131,15 @@ class ProcessTree:
             time.sleep(0.1)
         return True
 
-    def stop(self, child) -> None:
+    def stop(self, child: subprocess.Popen) -> None:
         """SIGINT to the group (Ctrl-C for a plain `dagster dev`), SIGKILL to whatever is
         left after the grace period, and wait until none of it runs."""
         if self._done(child):
             return
         self._signal(signal.SIGINT)
         if not self._wait(child, SHUTDOWN_GRACE_SECONDS):
-            left = len(self.running(self.refresh()))
+            self.refresh()
+            left = len(self.running())
             print(
                 f"Dagster did not stop within {SHUTDOWN_GRACE_SECONDS} s: killing "
                 f"{left or 'what is left of'} its processes",
@@ -141,25 +149,3 @@ class ProcessTree:
             self._wait(child, KILL_WAIT_SECONDS)
         with contextlib.suppress(subprocess.TimeoutExpired):
             child.wait(timeout=KILL_WAIT_SECONDS)
-
-
-def _proc_table() -> dict[int, tuple[int, int, str, str]]:
-    """pid → (parent pid, process group, start time, state) from ``/proc``; empty where
-    there is no ``/proc`` (the process group is then all `morpheus dev` stops)."""
-    table: dict[int, tuple[int, int, str, str]] = {}
-    try:
-        entries = os.listdir("/proc")
-    except OSError:
-        return table
-    for name in entries:
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/stat", encoding="utf-8", errors="replace") as handle:
-                stat = handle.read()
-        except OSError:
-            continue
-        # The command name (field 2) may hold spaces and parentheses: split after the last ")".
-        fields = stat[stat.rindex(")") + 2 :].split()
-        table[int(name)] = (int(fields[1]), int(fields[2]), fields[19], fields[0])
-    return table
