@@ -1,5 +1,5 @@
-"""HubSpot CRM v3 client: the target-account snapshot (docs/pipeline.md) and the ownership
-slice's owners mirror and write-back (docs/ownership.md).
+"""Talking to HubSpot: the session, the rate budget, bounded retries and forward paging, which
+every endpoint module of the client shares.
 
 Every request has (connect, read) timeouts and goes through a client-side rate budget of
 ``requests_per_10s``. 429, 5xx, connection errors, read timeouts, bodies cut short and
@@ -8,7 +8,7 @@ present, else for the ``X-HubSpot-RateLimit-Interval-Milliseconds`` window when 
 budget is 0, else an exponential back-off with jitter. 400/401/403/404 fail at once. A DAILY
 rate-limit 429 is not retried inside a run: HubSpot resets that budget at midnight.
 
-No message this module produces contains the token: it is sent only in the Authorization
+No message this client produces contains the token: it is sent only in the Authorization
 header and errors quote HubSpot's ``status``, ``category`` and ``message`` fields.
 """
 
@@ -16,10 +16,8 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
-from datetime import datetime
-from typing import Any
+from collections.abc import Callable, Iterator
+from typing import Any, Self
 
 import requests
 
@@ -34,27 +32,9 @@ from morpheus_pipelines.platform.clients.http import (
 )
 from morpheus_pipelines.platform.observability.redaction import register_secret
 
-# Only what deterministic matching and audit need.
-COMPANY_PROPERTIES = (
-    "hs_object_id",
-    "portal_id__c",
-    "account_id__c",
-    "domain",
-    "website",
-    "hs_additional_domains",
-    "name",
-    "account_allias__c",
-    "hs_lastmodifieddate",
-)
-MEMBERSHIP_PAGE_SIZE = 250
-OWNERS_PAGE_SIZE = 500
-BATCH_READ_SIZE = 100
-BATCH_UPDATE_SIZE = 100
 NOT_RETRIED = frozenset({400, 401, 403, 404})
-SEARCH_PAGE_SIZE = 100
-# HubSpot's search refuses to page past 10,000 results of one query; the engagement sync
-# starts a new query from the last modification time it saw before it gets there.
-SEARCH_RESULT_CAP = 10_000
+# The client's logger is the package's, whichever module of it logs.
+LOGGER_NAME = __name__.rpartition(".")[0]
 
 
 class HubSpotError(RuntimeError):
@@ -66,45 +46,28 @@ class HubSpotError(RuntimeError):
         self.endpoint = endpoint
 
 
-@dataclass(frozen=True)
-class CompanyBatch:
-    """One ``batch/read`` answer: the companies found and the ids HubSpot says are missing."""
-
-    companies: list[dict[str, Any]]
-    missing_ids: list[str]
-    status: int
-
-
-@dataclass(frozen=True)
-class ContactUpdateBatch:
-    """One contacts ``batch/update`` answer: the ids written and those HubSpot does not know."""
-
-    updated_ids: list[str]
-    missing_ids: list[str]
-
-
-@dataclass(frozen=True)
-class ListMembershipChange:
-    """One ``memberships/add`` answer (HubSpot ignores records already on the list)."""
-
-    added_ids: list[str]
-    missing_ids: list[str]
-
-
-def _error_ids(body: dict[str, Any]) -> list[str]:
-    """Record ids named by the ``errors`` of a 207 batch answer."""
-    ids: list[str] = []
-    for error in body.get("errors") or []:
-        ids.extend(str(i) for i in ((error or {}).get("context") or {}).get("ids") or [])
-    return ids
-
-
 def _error_summary(response: requests.Response) -> str:
     return error_summary(response, ("category", "policyName", "message"))
 
 
-class HubSpotClient:
-    """A small, strict client of the endpoints the snapshot needs."""
+def _is_daily_limit(response: requests.Response) -> bool:
+    try:
+        body = response.json()
+    except ValueError:
+        return False
+    return isinstance(body, dict) and str(body.get("policyName", "")).upper() == "DAILY"
+
+
+def results_of(body: Any, problem: str, *, endpoint: str) -> list[Any]:
+    """The ``results`` list of an answer; ``problem`` is the error's message without one."""
+    if not isinstance(body, dict) or not isinstance(body.get("results"), list):
+        raise HubSpotError(problem, endpoint=endpoint)
+    return body["results"]
+
+
+class HubSpotTransport:
+    """The client's connection to HubSpot: one ``requests`` session with the token, the rate
+    budget, the statistics and :meth:`request`, which the endpoint classes call."""
 
     def __init__(
         self,
@@ -127,7 +90,7 @@ class HubSpotClient:
         self.stats = RequestStats()
         self.budget = RateBudget(requests_per_10s, clock=clock, sleep=sleep)
         self._sleep = sleep
-        self._log = logger or logging.getLogger(__name__)
+        self._log = logger or logging.getLogger(LOGGER_NAME)
         self._session = requests.Session()
         self._session.headers["Accept"] = "application/json"
         if token:
@@ -137,13 +100,11 @@ class HubSpotClient:
     def close(self) -> None:
         self._session.close()
 
-    def __enter__(self) -> HubSpotClient:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-    # -- transport ----------------------------------------------------------------------------
 
     def _wait_before_retry(self, response: requests.Response | None, attempt: int) -> float:
         if response is not None:
@@ -174,36 +135,10 @@ class HubSpotClient:
                 self.stats.count(type(exc).__name__)
                 last_problem = f"{type(exc).__name__}"
             else:
-                self.stats.count(response.status_code)
-                status = response.status_code
-                if status in NOT_RETRIED:
-                    raise HubSpotError(
-                        f"HubSpot {endpoint} failed: {_error_summary(response)}",
-                        status=status,
-                        endpoint=endpoint,
-                    )
-                if status == 429:
-                    self.stats.rate_limited += 1
-                    if _is_daily_limit(response):
-                        raise HubSpotError(
-                            f"HubSpot {endpoint}: daily rate limit reached "
-                            f"({_error_summary(response)}); not retried before it resets",
-                            status=status,
-                            endpoint=endpoint,
-                        )
-                if status == 429 or status >= 500:
-                    last_problem = _error_summary(response)
-                elif 200 <= status < 300:
-                    try:
-                        return status, response.json()
-                    except ValueError:
-                        last_problem = f"HTTP {status} with an unparseable JSON body"
-                else:
-                    raise HubSpotError(
-                        f"HubSpot {endpoint} failed: {_error_summary(response)}",
-                        status=status,
-                        endpoint=endpoint,
-                    )
+                answer = self._answer(response, endpoint)
+                if not isinstance(answer, str):
+                    return answer
+                last_problem = answer
             if attempt == self.retry_count:
                 break
             pause_before_retry(
@@ -218,6 +153,39 @@ class HubSpotClient:
             )
         raise HubSpotError(
             f"HubSpot {endpoint} failed after {self.retry_count + 1} attempts: {last_problem}",
+            endpoint=endpoint,
+        )
+
+    def _answer(self, response: requests.Response, endpoint: str) -> tuple[int, Any] | str:
+        """(status, parsed JSON) of a 2xx answer, or what is wrong with an answer worth
+        retrying; an answer no retry can mend raises HubSpotError."""
+        status = response.status_code
+        self.stats.count(status)
+        if status in NOT_RETRIED:
+            raise HubSpotError(
+                f"HubSpot {endpoint} failed: {_error_summary(response)}",
+                status=status,
+                endpoint=endpoint,
+            )
+        if status == 429:
+            self.stats.rate_limited += 1
+            if _is_daily_limit(response):
+                raise HubSpotError(
+                    f"HubSpot {endpoint}: daily rate limit reached "
+                    f"({_error_summary(response)}); not retried before it resets",
+                    status=status,
+                    endpoint=endpoint,
+                )
+        if status == 429 or status >= 500:
+            return _error_summary(response)
+        if 200 <= status < 300:
+            try:
+                return status, response.json()
+            except ValueError:
+                return f"HTTP {status} with an unparseable JSON body"
+        raise HubSpotError(
+            f"HubSpot {endpoint} failed: {_error_summary(response)}",
+            status=status,
             endpoint=endpoint,
         )
 
@@ -245,222 +213,3 @@ class HubSpotClient:
                     f"{endpoint} paging did not advance after page {page}", endpoint=endpoint
                 )
             after = str(next_after)
-
-    # -- endpoints ----------------------------------------------------------------------------
-
-    def get_list(self, list_id: str) -> dict[str, Any]:
-        """``GET /crm/v3/lists/{listId}``; HubSpot wraps the list in ``{"list": …}``."""
-        _, body = self.request("GET", f"/crm/v3/lists/{list_id}", endpoint="list")
-        listing = body.get("list") if isinstance(body, dict) else None
-        if not isinstance(listing, dict):
-            raise HubSpotError("HubSpot list response has no 'list' object", endpoint="list")
-        return listing
-
-    def iter_membership_pages(
-        self, list_id: str, *, limit: int = MEMBERSHIP_PAGE_SIZE
-    ) -> Iterator[list[dict[str, Any]]]:
-        """Every page of ``GET /crm/v3/lists/{listId}/memberships``, following ``after``."""
-        return self._iter_pages(
-            f"/crm/v3/lists/{list_id}/memberships", endpoint="memberships", params={"limit": limit}
-        )
-
-    def batch_read_companies(
-        self, company_ids: Sequence[str], properties: Sequence[str] = COMPANY_PROPERTIES
-    ) -> CompanyBatch:
-        """``POST /crm/v3/objects/companies/batch/read`` for ≤ 100 ids.
-
-        A 207 carries ``errors``; the ids they name are returned as ``missing_ids``.
-        """
-        return self._batch_read("companies", "batch_read", company_ids, properties)
-
-    def read_contact_owners(self, contact_ids: Sequence[str]) -> dict[str, str | None]:
-        """The current ``hubspot_owner_id`` of ≤ 100 contacts (``None``: no owner); contacts
-        HubSpot does not know are left out. The ownership block decides on this, not on a
-        local copy that a person may have changed in HubSpot since."""
-        batch = self._batch_read(
-            "contacts", "contacts_batch_read", contact_ids, ("hubspot_owner_id",)
-        )
-        return {
-            str(c["id"]): ((c.get("properties") or {}).get("hubspot_owner_id") or None)
-            for c in batch.companies
-            if isinstance(c, dict) and c.get("id") is not None
-        }
-
-    def _batch_read(
-        self, object_type: str, endpoint: str, ids: Sequence[str], properties: Sequence[str]
-    ) -> CompanyBatch:
-        if len(ids) > BATCH_READ_SIZE:
-            raise ValueError(f"batch/read takes at most {BATCH_READ_SIZE} ids")
-        payload = {
-            "inputs": [{"id": str(i)} for i in ids],
-            "properties": list(properties),
-            "propertiesWithHistory": [],
-        }
-        status, body = self.request(
-            "POST", f"/crm/v3/objects/{object_type}/batch/read", endpoint=endpoint, json=payload
-        )
-        if not isinstance(body, dict) or not isinstance(body.get("results"), list):
-            raise HubSpotError("batch/read response has no 'results' list", endpoint=endpoint)
-        missing = _error_ids(body)
-        found = {str(c.get("id")) for c in body["results"] if isinstance(c, dict)}
-        missing.extend(i for i in map(str, ids) if i not in found and i not in missing)
-        return CompanyBatch(companies=body["results"], missing_ids=missing, status=status)
-
-    def iter_engagement_pages(
-        self,
-        object_type: str,
-        *,
-        modified_since_ms: int,
-        properties: Sequence[str],
-        limit: int = SEARCH_PAGE_SIZE,
-    ) -> Iterator[list[dict[str, Any]]]:
-        """Every engagement of ``object_type`` (calls, emails, meetings, notes) modified at or
-        after ``modified_since_ms``, oldest modification first, through
-        ``POST /crm/v3/objects/{type}/search``. Past HubSpot's 10,000-result cap of one query
-        a new query starts from the last modification time seen (its rows come again; the
-        caller's upsert absorbs them)."""
-        # Paged by key, not by offset: each page starts a new query at the last modification
-        # time seen. An engagement edited during the run moves to the end of the order, and
-        # with offsets the row behind it would slide into a page already read and be lost;
-        # this way rows come again at worst (the caller's upsert absorbs repeats). Only rows
-        # sharing one modification time are paged by offset.
-        since, after = modified_since_ms, 0
-        endpoint = "engagements_search"
-        while True:
-            payload = {
-                "filterGroups": [
-                    {
-                        "filters": [
-                            {
-                                "propertyName": "hs_lastmodifieddate",
-                                "operator": "GTE",
-                                "value": str(since),
-                            }
-                        ]
-                    }
-                ],
-                "sorts": ["hs_lastmodifieddate"],  # ascending; the spec types a sort as a string
-                "properties": [*properties, "hs_lastmodifieddate"],
-                "limit": limit,
-                "after": str(after),
-            }
-            _, body = self.request(
-                "POST", f"/crm/v3/objects/{object_type}/search", endpoint=endpoint, json=payload
-            )
-            if not isinstance(body, dict) or not isinstance(body.get("results"), list):
-                raise HubSpotError("search response has no 'results' list", endpoint=endpoint)
-            results = body["results"]
-            if results:
-                yield results
-            more = ((body.get("paging") or {}).get("next") or {}).get("after")
-            if not more or not results:
-                return
-            last = _modified_ms(results[-1])
-            if last > since:
-                since, after = last, 0
-                continue
-            after += limit  # a whole page shared one modification time
-            if after + limit > SEARCH_RESULT_CAP:
-                raise HubSpotError(
-                    f"more than {SEARCH_RESULT_CAP} {object_type} share one modification "
-                    "time; the search cannot page through them",
-                    endpoint=endpoint,
-                )
-
-    def read_engagement_contacts(
-        self, object_type: str, engagement_ids: Sequence[str]
-    ) -> dict[str, list[str]]:
-        """The contacts each of ≤ 100 engagements is associated with
-        (``POST /crm/v4/associations/{type}/contacts/batch/read``)."""
-        if len(engagement_ids) > BATCH_READ_SIZE:
-            raise ValueError(f"associations batch/read takes at most {BATCH_READ_SIZE} ids")
-        endpoint = "associations_batch_read"
-        _, body = self.request(
-            "POST",
-            f"/crm/v4/associations/{object_type}/contacts/batch/read",
-            endpoint=endpoint,
-            json={"inputs": [{"id": str(i)} for i in engagement_ids]},
-        )
-        if not isinstance(body, dict) or not isinstance(body.get("results"), list):
-            raise HubSpotError("associations response has no 'results' list", endpoint=endpoint)
-        return {
-            str(item["from"]["id"]): [str(to["toObjectId"]) for to in item.get("to") or ()]
-            for item in body["results"]
-            if isinstance(item, dict) and isinstance(item.get("from"), dict)
-        }
-
-    def read_contact_emails(self, contact_ids: Sequence[str]) -> dict[str, str]:
-        """The ``email`` of ≤ 100 contacts (contacts without one, or unknown, are left
-        out)."""
-        batch = self._batch_read("contacts", "contacts_batch_read", contact_ids, ("email",))
-        return {
-            str(c["id"]): email
-            for c in batch.companies
-            if isinstance(c, dict) and (email := (c.get("properties") or {}).get("email"))
-        }
-
-    def iter_owner_pages(
-        self, *, archived: bool, limit: int = OWNERS_PAGE_SIZE
-    ) -> Iterator[list[dict[str, Any]]]:
-        """Every page of ``GET /crm/v3/owners`` (active or archived owners), following
-        ``after`` to the end."""
-        return self._iter_pages(
-            "/crm/v3/owners",
-            endpoint="owners",
-            params={"limit": limit, "archived": str(archived).lower()},
-        )
-
-    def batch_update_contacts(
-        self, updates: Sequence[tuple[str, dict[str, str]]]
-    ) -> ContactUpdateBatch:
-        """``POST /crm/v3/objects/contacts/batch/update`` for ≤ 100 ``(contact id,
-        properties)`` pairs. Setting a property to the value it already has changes nothing,
-        so a retried batch is harmless."""
-        if len(updates) > BATCH_UPDATE_SIZE:
-            raise ValueError(f"batch/update takes at most {BATCH_UPDATE_SIZE} contacts")
-        payload = {"inputs": [{"id": str(i), "properties": dict(p)} for i, p in updates]}
-        _, body = self.request(
-            "POST",
-            "/crm/v3/objects/contacts/batch/update",
-            endpoint="contacts_batch_update",
-            json=payload,
-        )
-        if not isinstance(body, dict) or not isinstance(body.get("results"), list):
-            raise HubSpotError(
-                "batch/update response has no 'results' list", endpoint="contacts_batch_update"
-            )
-        updated = [str(r.get("id")) for r in body["results"] if isinstance(r, dict)]
-        return ContactUpdateBatch(updated_ids=updated, missing_ids=_error_ids(body))
-
-    def add_list_members(self, list_id: str, record_ids: Sequence[str]) -> ListMembershipChange:
-        """``PUT /crm/v3/lists/{listId}/memberships/add``; records already on the list are
-        ignored by HubSpot, so adding twice enrols once."""
-        _, body = self.request(
-            "PUT",
-            f"/crm/v3/lists/{list_id}/memberships/add",
-            endpoint="memberships_add",
-            json=[str(i) for i in record_ids],
-        )
-        if not isinstance(body, dict):
-            raise HubSpotError(
-                "memberships/add response is not an object", endpoint="memberships_add"
-            )
-        return ListMembershipChange(
-            added_ids=[str(i) for i in body.get("recordsIdsAdded") or []],
-            missing_ids=[str(i) for i in body.get("recordIdsMissing") or []],
-        )
-
-
-def _modified_ms(engagement: dict[str, Any]) -> int:
-    value = str((engagement.get("properties") or {}).get("hs_lastmodifieddate") or "0")
-    if value.isdigit():
-        return int(value)
-    return int(datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp() * 1000)
-
-
-def _is_daily_limit(response: requests.Response) -> bool:
-    try:
-        body = response.json()
-    except ValueError:
-        return False
-    return isinstance(body, dict) and str(body.get("policyName", "")).upper() == "DAILY"
