@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 
 import pandas as pd
+from psycopg import sql
 from sqlalchemy.orm import Session
 
 from morpheus_pipelines.db.session import SessionFactory
@@ -66,3 +67,10 @@ def iter_pages(
         ids,
         size=size,
     )
+
+
+def keyset_after(column: str, after: str | None) -> sql.Composable:
+    """``AND <column> > after`` for keyset pagination, or nothing on the first page."""
+    if after is None:
+        return sql.SQL("")
+    return sql.SQL("AND {} > {}").format(sql.SQL(column), sql.Literal(after))

@@ -1,0 +1,129 @@
+"""``morpheus db``: the warehouse database, an embedded PostgreSQL server unless
+``MORPHEUS_DATABASE_URL`` names one."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from morpheus_pipelines.cli.parsing import ActionGroup
+from morpheus_pipelines.db.embedded import DAGSTER_DATABASE, EmbeddedPostgres, EmbeddedPostgresError
+from morpheus_pipelines.db.migrate import upgrade
+from morpheus_pipelines.db.urls import dagster_url, libpq_url, warehouse_url, with_driver
+from morpheus_pipelines.platform.settings import Settings, load_settings
+
+
+def _embedded(settings: Settings) -> EmbeddedPostgres:
+    return EmbeddedPostgres(settings.home)
+
+
+def _external(settings: Settings) -> bool:
+    if settings.database_url:
+        print("MORPHEUS_DATABASE_URL is set: using that database, nothing embedded is managed.")
+        return True
+    return False
+
+
+def redacted(url: str) -> str:
+    """``url`` with its password hidden, fit to print."""
+    from sqlalchemy.engine import make_url
+
+    return make_url(url).render_as_string(hide_password=True)
+
+
+def migrated_warehouse_url() -> str:
+    """The warehouse's URL (starting the embedded server if that is the one), migrated to
+    the newest schema: what every command that reads or writes the warehouse needs first."""
+    url = warehouse_url(load_settings())
+    upgrade(url)
+    return url
+
+
+@click.group(cls=ActionGroup)
+def db() -> None:
+    """Manage the warehouse database (embedded by default).
+
+    Embedded PostgreSQL under MORPHEUS_HOME, unless MORPHEUS_DATABASE_URL names a database:
+    then nothing embedded is started or stopped."""
+
+
+@db.command()
+def start() -> int:
+    """Start the embedded server (or reuse it); print its URL.
+
+    The URL, fit for psql, is the last line."""
+    settings = load_settings()
+    if not _external(settings):
+        status = _embedded(settings).start()
+        print(f"embedded PostgreSQL running on 127.0.0.1:{status.port} ({status.data_dir})")
+        print(libpq_url(status.url()))
+    return 0
+
+
+@db.command()
+def stop() -> int:
+    """Stop the embedded server."""
+    settings = load_settings()
+    if not _external(settings):
+        stopped = _embedded(settings).stop()
+        print("stopped" if stopped else "not running")
+    return 0
+
+
+@db.command()
+def status() -> int:
+    """Say whether the embedded server runs.
+
+    Exit status 0 when it runs, 3 when it is stopped."""
+    settings = load_settings()
+    if settings.database_url:
+        print(f"external database: {redacted(settings.database_url)}")
+        return 0
+    embedded = _embedded(settings).status()
+    if embedded.running:
+        print(f"running: pid {embedded.pid}, 127.0.0.1:{embedded.port}, data {embedded.data_dir}")
+        return 0
+    print(f"not running (data directory {embedded.data_dir})")
+    return 3
+
+
+@db.command()
+@click.option(
+    "--driver",
+    type=click.Choice(["libpq", "psycopg", "psycopg2"]),
+    default="libpq",
+    help="The URL's form: libpq is what psql takes, the others are SQLAlchemy URLs.",
+)
+@click.option(
+    "--database",
+    type=click.Choice(["morpheus", DAGSTER_DATABASE]),
+    default="morpheus",
+    help="The warehouse, or the Dagster instance's database.",
+)
+def url(driver: str, database: str) -> int:
+    """Print the database's URL (the embedded server must be running)."""
+    settings = load_settings()
+    try:
+        found = warehouse_url(settings, start_embedded=False)
+    except EmbeddedPostgresError as exc:
+        running = _embedded(settings).status().running
+        print(
+            exc if running else "embedded PostgreSQL is not running; run `morpheus db start`",
+            file=sys.stderr,
+        )
+        return 1
+    if database == DAGSTER_DATABASE:
+        found = dagster_url(settings)
+    print(libpq_url(found) if driver == "libpq" else with_driver(found, driver))
+    return 0
+
+
+@db.command()
+def migrate() -> int:
+    """Apply the warehouse's migrations.
+
+    Starts the embedded server first when it is the warehouse."""
+    migrated = migrated_warehouse_url()
+    print(f"warehouse migrated: {redacted(migrated)}")
+    return 0

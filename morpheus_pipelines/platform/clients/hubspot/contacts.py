@@ -1,0 +1,63 @@
+"""Contacts: their owners and emails read, their properties written back (docs/ownership.md)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from morpheus_pipelines.platform.clients.hubspot.objects import ObjectBatchReads, error_ids
+from morpheus_pipelines.platform.clients.hubspot.transport import results_of
+
+BATCH_UPDATE_SIZE = 100
+
+
+@dataclass(frozen=True)
+class ContactUpdateBatch:
+    """One contacts ``batch/update`` answer: the ids written and those HubSpot does not know."""
+
+    updated_ids: list[str]
+    missing_ids: list[str]
+
+
+class ContactEndpoints(ObjectBatchReads):
+    """The contact endpoints."""
+
+    def read_contact_owners(self, contact_ids: Sequence[str]) -> dict[str, str | None]:
+        """The current ``hubspot_owner_id`` of ≤ 100 contacts (``None``: no owner); contacts
+        HubSpot does not know are left out. The ownership block decides on this, not on a
+        local copy that a person may have changed in HubSpot since."""
+        batch = self._batch_read(
+            "contacts", "contacts_batch_read", contact_ids, ("hubspot_owner_id",)
+        )
+        return {
+            str(c["id"]): ((c.get("properties") or {}).get("hubspot_owner_id") or None)
+            for c in batch.companies
+            if isinstance(c, dict) and c.get("id") is not None
+        }
+
+    def read_contact_emails(self, contact_ids: Sequence[str]) -> dict[str, str]:
+        """The ``email`` of ≤ 100 contacts (contacts without one, or unknown, are left
+        out)."""
+        batch = self._batch_read("contacts", "contacts_batch_read", contact_ids, ("email",))
+        return {
+            str(c["id"]): email
+            for c in batch.companies
+            if isinstance(c, dict) and (email := (c.get("properties") or {}).get("email"))
+        }
+
+    def batch_update_contacts(
+        self, updates: Sequence[tuple[str, dict[str, str]]]
+    ) -> ContactUpdateBatch:
+        """``POST /crm/v3/objects/contacts/batch/update`` for ≤ 100 ``(contact id,
+        properties)`` pairs. Setting a property to the value it already has changes nothing,
+        so a retried batch is harmless."""
+        if len(updates) > BATCH_UPDATE_SIZE:
+            raise ValueError(f"batch/update takes at most {BATCH_UPDATE_SIZE} contacts")
+        payload = {"inputs": [{"id": str(i), "properties": dict(p)} for i, p in updates]}
+        endpoint = "contacts_batch_update"
+        _, body = self.request(
+            "POST", "/crm/v3/objects/contacts/batch/update", endpoint=endpoint, json=payload
+        )
+        results = results_of(body, "batch/update response has no 'results' list", endpoint=endpoint)
+        updated = [str(r.get("id")) for r in results if isinstance(r, dict)]
+        return ContactUpdateBatch(updated_ids=updated, missing_ids=error_ids(body))
