@@ -1,7 +1,7 @@
 """Repositories: the only sanctioned way to reach the warehouse (docs/data-layer.md).
 
-Stateless, instantiated once at module level by their callers; every method takes the caller's
-``Session`` first. Every public name is re-exported here.
+Stateless; steps reach them through :class:`~.store.TenantStore`, and every method takes the
+caller's ``Session`` first. Every public name is re-exported here.
 """
 
 from morpheus_pipelines.platform.store.base import BaseRepository, RepositoryError

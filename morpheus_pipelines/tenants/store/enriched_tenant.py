@@ -16,13 +16,13 @@ from morpheus_pipelines.platform.store.set_based import (
     SetBasedRepository,
     analyze,
 )
+from morpheus_pipelines.tenants.rules.enrichment import REUSABLE_STATUSES
 from morpheus_pipelines.tenants.store.models import EnrichedTenant
 from morpheus_pipelines.tenants.store.models.tenants import ENRICHMENT_COLUMNS
 
 ENRICHMENT_RESULT_COLUMNS = ("tenant_id", *ENRICHMENT_COLUMNS, "enrichment_ms")
 # What reuse needs besides the result: when the service answered, and what it was asked.
 STORED_COLUMNS = (*ENRICHMENT_RESULT_COLUMNS, "enriched_at", "input_fingerprint")
-REUSABLE_STATUSES = ("enriched", "not_found")
 
 
 class EnrichedTenantRepository(SetBasedRepository[EnrichedTenant]):
