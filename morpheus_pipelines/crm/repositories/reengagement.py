@@ -1,7 +1,7 @@
 """Repositories of the ownership slice (docs/ownership.md): the re-engagement segments' members,
 what the ownership block did with each, the HubSpot write-backs still owed, and the fairness
-report. Not among the 16 exports of ``morpheus_pipelines.crm.repositories`` (those are 001's
-data layer); import them from this module.
+report. Not among the 16 exports of ``morpheus_pipelines.crm.repositories`` (those are the
+data layer's); import them from this module.
 
 Two guards live in the schema and the queries, not in the callers:
 

@@ -1,8 +1,8 @@
 """The HubSpot engagement sync (docs/leads.md, "The HubSpot engagement sync"): calls,
 emails, meetings and notes modified since the watermark, minus an overlap, upserted into
-``activities`` on ``(subscriptionId, externalId)`` with 001's update columns. The overlap
-re-reads what HubSpot's search index may have shown late; the upsert makes re-reading free of
-duplicates. The watermark moves only after every type was read, so a failed run is redone
+``activities`` on ``(subscriptionId, externalId)`` with the activities contract's update
+columns. The overlap re-reads what HubSpot's search index may have shown late; the upsert
+makes re-reading free of duplicates. The watermark moves only after every type was read, so a failed run is redone
 whole by the next one.
 """
 
@@ -23,7 +23,7 @@ from morpheus_pipelines.crm.store import CrmStore
 from morpheus_pipelines.db.session import SessionFactory
 from morpheus_pipelines.platform.clients.hubspot import BATCH_READ_SIZE, HubSpotClient
 
-# 001: the engagement sync's upsert, exactly.
+# The engagement sync's upsert, exactly as the activities contract fixes it.
 CONFLICT_COLUMNS = ["subscriptionId", "externalId"]
 UPDATE_COLUMNS = [
     "type",
@@ -141,7 +141,7 @@ def _write(
         store.session, data, conflict_columns=CONFLICT_COLUMNS, update_columns=UPDATE_COLUMNS
     )
     if stored.leadId is None and data["leadId"] is not None:
-        # 001's update columns leave leadId alone; an engagement synced before its contact
+        # The contract's update columns leave leadId alone; an engagement synced before its contact
         # became a lead joins the lead's timeline when the overlap reads it again.
         stored.leadId = data["leadId"]
         store.session.flush()
