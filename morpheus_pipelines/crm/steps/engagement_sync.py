@@ -2,8 +2,8 @@
 emails, meetings and notes modified since the watermark, minus an overlap, upserted into
 ``activities`` on ``(subscriptionId, externalId)`` with the activities contract's update
 columns. The overlap re-reads what HubSpot's search index may have shown late; the upsert
-makes re-reading free of duplicates. The watermark moves only after every type was read, so a failed run is redone
-whole by the next one.
+makes re-reading free of duplicates. The watermark moves only after every type was read, so a
+failed run is redone whole by the next one.
 """
 
 from __future__ import annotations

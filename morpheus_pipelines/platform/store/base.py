@@ -5,8 +5,8 @@ Rules every repository follows:
 * stateless: instantiate once at module level and reuse;
 * the caller owns the transaction: every method takes the ``Session`` first and positionally,
   and no method commits, rolls back, opens a session or swallows a database error;
-* the record argument named in the contract's table (``record_id``, ``data``, ``rows``, ``record``) is
-  positional, every option is keyword-only;
+* the record argument (``record_id``, ``data``, ``rows``, ``record``) is positional, every
+  option is keyword-only;
 * there is no delete and no count here: a concrete repository adds the scalar query it needs.
 """
 
