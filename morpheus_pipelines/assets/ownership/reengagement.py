@@ -6,13 +6,8 @@ from datetime import timedelta
 import dagster as dg
 
 from morpheus_pipelines.assets.metadata import as_metadata, tables_written
-from morpheus_pipelines.crm.rules.ownership import ReengagementSegment, WriteBackStatus
-from morpheus_pipelines.crm.steps.reengagement import (
-    assign_segment,
-    fairness_report,
-    write_back_counts,
-    write_back_pending,
-)
+from morpheus_pipelines.crm.rules.ownership import WriteBackStatus
+from morpheus_pipelines.crm.steps.reengagement.run import ReengagementRun, run_reengagement
 from morpheus_pipelines.resources.hubspot import HubSpotResource
 from morpheus_pipelines.resources.ownership import OwnershipResource
 from morpheus_pipelines.resources.warehouse import WarehouseResource
@@ -65,70 +60,67 @@ def reengagement_assignments(
     enrolment; then `hubspot_owner_id` / `call_assigned_to` go to HubSpot in batches of
     ≤ 100. Write-backs left pending by an earlier run are completed first. Re-running assigns
     nobody twice. Metadata carries the outcomes and the fairness of the rotation."""
-    settings = ownership.segment_settings(context.run.run_id)
-    subscription_id = settings.subscription_id
     with hubspot.get_client(context.log) as client:
-        earlier = write_back_pending(client, warehouse.session, subscription_id)
-        runs = [
-            assign_segment(warehouse.session, segment, settings, client, log=context.log)
-            for segment in ReengagementSegment
-        ]
-        written = write_back_pending(client, warehouse.session, subscription_id)
-    report = fairness_report(
-        warehouse.session,
-        subscription_id,
-        window=timedelta(days=ownership.fairness_window_days),
-        run_id=context.run.run_id,
-    )
-    status = write_back_counts(warehouse.session, subscription_id)
-    aborted = {run.segment.value: run.aborted for run in runs if run.aborted}
-    owner_read_errors = {run.segment.value: run.error for run in runs if run.error}
-    for run in runs:
-        context.log.info(f"{run.segment.value}: {dict(run.outcomes) or 'no new members'}")
-    error = written.error or (earlier.error if not written.written else None)
+        run = run_reengagement(
+            client,
+            warehouse.session,
+            ownership.segment_settings(context.run.run_id),
+            fairness_window=timedelta(days=ownership.fairness_window_days),
+            run_id=context.run.run_id,
+            log=context.log,
+        )
+    for segment in run.segments:
+        context.log.info(f"{segment.segment.value}: {dict(segment.outcomes) or 'no new members'}")
     return dg.MaterializeResult(
-        metadata=as_metadata(
-            {
-                "subscription_id": str(subscription_id),
-                "outcomes_by_segment": {run.segment.value: dict(run.outcomes) for run in runs},
-                "members_processed": sum(run.processed for run in runs),
-                "aborted_segments": aborted or None,
-                "segments_waiting_for_hubspot": owner_read_errors or None,
-                "write_backs_completed_from_earlier_runs": earlier.written,
-                "write_backs_written": written.written,
-                "write_backs_rejected": earlier.rejected + written.rejected,
-                "list_enrolments_added": earlier.enrolled + written.enrolled,
-                "hubspot_calls": earlier.calls + written.calls,
-                "write_back_status": status,
-                "write_back_error": error,
-                "fairness_window_days": ownership.fairness_window_days,
-                "fairness_assignments_per_rep": {r.email: r.assignments for r in report.rows},
-                "fairness_spread": report.spread,
-                "fairness_perfect_spread": report.perfect_spread,
-                "fairness_max_abs_deviation": report.max_abs_deviation,
-                "reps_skipped_as_inactive": report.skipped_inactive,
-                "dagster/row_count": sum(status.values()),
-            }
-        ),
-        check_results=[
-            dg.AssetCheckResult(
-                check_name=BATCHES_CHECK,
-                passed=not aborted,
-                severity=dg.AssetCheckSeverity.ERROR,
-                metadata=as_metadata({"aborted": aborted or None}),
-            ),
-            dg.AssetCheckResult(
-                check_name=WRITE_BACK_CHECK,
-                passed=not status.get(WriteBackStatus.PENDING) and not owner_read_errors,
-                severity=dg.AssetCheckSeverity.WARN,
-                metadata=as_metadata(
-                    {
-                        "pending": status.get(WriteBackStatus.PENDING, 0),
-                        "rejected": status.get(WriteBackStatus.REJECTED, 0),
-                        "error": error,
-                        "owner_read_errors": owner_read_errors or None,
-                    }
-                ),
-            ),
-        ],
+        metadata=as_metadata(_metadata(run, ownership.fairness_window_days)),
+        check_results=_checks(run),
     )
+
+
+def _metadata(run: ReengagementRun, fairness_window_days: int) -> dict[str, object]:
+    earlier, written, report = run.earlier, run.written, run.fairness
+    return {
+        "subscription_id": str(run.subscription_id),
+        "outcomes_by_segment": {s.segment.value: dict(s.outcomes) for s in run.segments},
+        "members_processed": sum(s.processed for s in run.segments),
+        "aborted_segments": run.aborted or None,
+        "segments_waiting_for_hubspot": run.owner_read_errors or None,
+        "write_backs_completed_from_earlier_runs": earlier.written,
+        "write_backs_written": written.written,
+        "write_backs_rejected": earlier.rejected + written.rejected,
+        "list_enrolments_added": earlier.enrolled + written.enrolled,
+        "hubspot_calls": earlier.calls + written.calls,
+        "write_back_status": run.write_back_status,
+        "write_back_error": run.error,
+        "fairness_window_days": fairness_window_days,
+        "fairness_assignments_per_rep": {r.email: r.assignments for r in report.rows},
+        "fairness_spread": report.spread,
+        "fairness_perfect_spread": report.perfect_spread,
+        "fairness_max_abs_deviation": report.max_abs_deviation,
+        "reps_skipped_as_inactive": report.skipped_inactive,
+        "dagster/row_count": sum(run.write_back_status.values()),
+    }
+
+
+def _checks(run: ReengagementRun) -> list[dg.AssetCheckResult]:
+    return [
+        dg.AssetCheckResult(
+            check_name=BATCHES_CHECK,
+            passed=not run.aborted,
+            severity=dg.AssetCheckSeverity.ERROR,
+            metadata=as_metadata({"aborted": run.aborted or None}),
+        ),
+        dg.AssetCheckResult(
+            check_name=WRITE_BACK_CHECK,
+            passed=not run.pending and not run.owner_read_errors,
+            severity=dg.AssetCheckSeverity.WARN,
+            metadata=as_metadata(
+                {
+                    "pending": run.pending,
+                    "rejected": run.write_back_status.get(WriteBackStatus.REJECTED, 0),
+                    "error": run.error,
+                    "owner_read_errors": run.owner_read_errors or None,
+                }
+            ),
+        ),
+    ]

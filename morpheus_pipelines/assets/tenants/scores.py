@@ -1,5 +1,7 @@
 """``tenant_scores``: the same versioned model over both buckets (docs/scoring.md)."""
 
+from collections.abc import Iterable, Mapping
+
 import dagster as dg
 
 from morpheus_pipelines.assets.metadata import as_metadata, tables_written
@@ -9,7 +11,7 @@ from morpheus_pipelines.platform.partitions import daily_partitions
 from morpheus_pipelines.resources.pipeline import PipelineSettingsResource
 from morpheus_pipelines.resources.scoring import ScoringModelResource
 from morpheus_pipelines.resources.warehouse import WarehouseResource
-from morpheus_pipelines.tenants.steps.scoring import score_partition
+from morpheus_pipelines.tenants.steps.scoring import ScoringTotals, score_partition
 from morpheus_pipelines.tenants.steps.tenant_events import TenantEventLog
 
 ALLOWLIST_CHECK = "routing_messages_allowlisted"
@@ -58,44 +60,10 @@ def tenant_scores(
             log=context.log,
             events=TenantEventLog.for_partition(warehouse.home, partition_key),
         )
-    scored = sum(r.scored for r in results.values())
-    carried = sum(r.carried for r in results.values())
     rejected = sum(r.rejected for r in results.values())
-    reasons: dict[str, int] = {}
-    by_priority: dict[str, int] = {}
-    for r in results.values():
-        for key, n in r.rejection_reasons.items():
-            reasons[key] = reasons.get(key, 0) + n
-        for key, n in r.by_bucket_priority.items():
-            by_priority[key] = by_priority.get(key, 0) + n
+    reasons = _summed(r.rejection_reasons for r in results.values())
     return dg.MaterializeResult(
-        metadata=as_metadata(
-            {
-                "dagster/row_count": scored + carried,
-                "score_model_version": model.version,
-                # docs/scoring.md, "Incremental scoring": computed this run, and copied from
-                # the partition scored before because nothing they depend on changed.
-                "tenants_scored": scored,
-                "tenants_carried_forward": carried,
-                "bucket_rows_updated": sum(
-                    r.rows_written.get(bucket, 0)
-                    for r in results.values()
-                    for bucket in ("active", "sales_owned")
-                ),
-                "carried_from": {k: r.carried_from for k, r in results.items() if r.carried_from}
-                or None,
-                "rejected": rejected,
-                "by_bucket_and_priority": by_priority,
-                "duration_seconds": round(sum(r.seconds for r in results.values()), 3),
-                "seconds_by_phase": {k: r.phases for k, r in results.items()}
-                if len(results) > 1
-                else next(iter(results.values())).phases,
-                # False for a partition older than the newest routed one: its score snapshots
-                # were rewritten, the live bucket rows were not (docs/partitions.md).
-                "live_partitions": [k for k, r in results.items() if r.live],
-                "history_only_partitions": [k for k, r in results.items() if not r.live],
-            }
-        ),
+        metadata=as_metadata(_metadata(results, model.version)),
         check_results=[
             dg.AssetCheckResult(
                 check_name=ALLOWLIST_CHECK,
@@ -104,3 +72,40 @@ def tenant_scores(
             )
         ],
     )
+
+
+def _summed(counts: Iterable[Mapping[str, int]]) -> dict[str, int]:
+    total: dict[str, int] = {}
+    for count in counts:
+        for key, n in count.items():
+            total[key] = total.get(key, 0) + n
+    return total
+
+
+def _metadata(results: Mapping[str, ScoringTotals], model_version: str) -> dict[str, object]:
+    scored = sum(r.scored for r in results.values())
+    carried = sum(r.carried for r in results.values())
+    return {
+        "dagster/row_count": scored + carried,
+        "score_model_version": model_version,
+        # docs/scoring.md, "Incremental scoring": computed this run, and copied from the
+        # partition scored before because nothing they depend on changed.
+        "tenants_scored": scored,
+        "tenants_carried_forward": carried,
+        "bucket_rows_updated": sum(
+            r.rows_written.get(bucket, 0)
+            for r in results.values()
+            for bucket in ("active", "sales_owned")
+        ),
+        "carried_from": {k: r.carried_from for k, r in results.items() if r.carried_from} or None,
+        "rejected": sum(r.rejected for r in results.values()),
+        "by_bucket_and_priority": _summed(r.by_bucket_priority for r in results.values()),
+        "duration_seconds": round(sum(r.seconds for r in results.values()), 3),
+        "seconds_by_phase": {k: r.phases for k, r in results.items()}
+        if len(results) > 1
+        else next(iter(results.values())).phases,
+        # False for a partition older than the newest routed one: its score snapshots were
+        # rewritten, the live bucket rows were not (docs/partitions.md).
+        "live_partitions": [k for k, r in results.items() if r.live],
+        "history_only_partitions": [k for k, r in results.items() if not r.live],
+    }
