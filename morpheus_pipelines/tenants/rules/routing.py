@@ -31,12 +31,8 @@ from collections.abc import Callable, Iterable
 import numpy as np
 import pandas as pd
 
-from morpheus_pipelines.platform.text.normalise import (
-    distinct_value_codes,
-    normalise_email,
-    normalise_identifier,
-    normalise_identifiers,
-)
+from morpheus_pipelines.platform.text.columns import distinct_value_codes, normalise_identifiers
+from morpheus_pipelines.platform.text.normalise import normalise_email, normalise_identifier
 from morpheus_pipelines.tenants.rules.matching import HUBSPOT_MATCH_METHODS
 from morpheus_pipelines.tenants.rules.vocabulary import (
     Bucket,

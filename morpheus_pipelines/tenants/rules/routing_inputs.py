@@ -33,13 +33,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from morpheus_pipelines.platform.text.columns import normalise_emails, normalise_identifiers
 from morpheus_pipelines.platform.text.email_domain_class import CORPORATE, classifier_version
-from morpheus_pipelines.platform.text.normalise import (
-    normalise_email,
-    normalise_emails,
-    normalise_identifier,
-    normalise_identifiers,
-)
+from morpheus_pipelines.platform.text.normalise import normalise_email, normalise_identifier
 from morpheus_pipelines.tenants.rules.matching import SnapshotIndex
 
 # Bump when a change to rules.matching or rules.routing can change a decision for the same

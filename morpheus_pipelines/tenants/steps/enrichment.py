@@ -54,13 +54,13 @@ from morpheus_pipelines.platform.clients.domain_intelligence import (
 )
 from morpheus_pipelines.platform.observability.events import log_event
 from morpheus_pipelines.platform.observability.redaction import redact
-from morpheus_pipelines.platform.text.email_domain_class import classify_canonical_domain
-from morpheus_pipelines.platform.text.normalise import (
+from morpheus_pipelines.platform.text.columns import (
     email_domains,
     map_unique_values,
     normalise_identifiers,
     object_array,
 )
+from morpheus_pipelines.platform.text.email_domain_class import classify_canonical_domain
 from morpheus_pipelines.tenants.rules.enrichment import (
     ENRICHED,
     ENRICHMENT_STATUSES,
