@@ -19,6 +19,7 @@ from morpheus_pipelines.crm.models import (
     ActivityType,
     Contact,
     LifeCycleStage,
+    Subscription,
     TargetEmails,
     TargetPhoneNumber,
 )
@@ -223,8 +224,6 @@ def test_an_unknown_portal_is_answered_200_logged_once_and_nothing_stored(
     contact = portal.add_contact(501, owner="101")
     stranger = Portal(portal.url, portal_id=999_999)
     with get_session(portal.url) as session:  # nobody answers for the portal any more
-        from morpheus_pipelines.crm.models import Subscription
-
         session.get(Subscription, stranger.subscription_id).hubspotPortalId = None
     sender = stranger.sender(_base(hooked))
     answer = sender.send([sender.property_change(501, "hubspot_owner_id", "666")])
