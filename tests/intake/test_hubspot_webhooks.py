@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -216,6 +217,25 @@ def test_an_event_twice_in_one_delivery_is_stored_and_applied_once(hooked, porta
     assert answer.status_code == 200
     assert answer.json()["new"] == 1 and answer.json()["replayed"] == 1
     assert len(portal.events()) == 1
+
+
+def test_the_same_delivery_sent_twice_at_once_is_applied_once(hooked, portal: Portal) -> None:
+    base = _base(hooked)
+    ana = portal.add_rep("ana@acme.test", "101")
+    ben = portal.add_rep("ben@acme.test", "102")
+    portal.add_pool("default", {ana: 1}, default=True)
+    lead = create_lead(client(portal.key), base, portal, "s-1")
+    portal.link_lead(lead, 501)
+    portal.add_contact(501, owner="101")
+    sender = portal.sender(base)
+    events = [sender.property_change(501, "hubspot_owner_id", "102")]
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        answers = list(pool.map(lambda _: sender.send(events), range(2)))
+
+    assert [a.status_code for a in answers] == [200, 200]
+    assert sorted(a.json()["applied"] for a in answers) == [0, 1]
+    assert portal.open_leads() == {ana: 0, ben: 1}  # the load moved once
 
 
 def test_an_unknown_portal_is_answered_200_logged_once_and_nothing_stored(

@@ -30,6 +30,7 @@ from morpheus_pipelines.crm.models import (
     TargetEmails,
     TargetPhoneNumber,
 )
+from morpheus_pipelines.crm.rules.hubspot_webhooks import WebhookEventStatus
 from morpheus_pipelines.crm.rules.lead_status import LeadStatus
 from morpheus_pipelines.platform.store.base import BaseRepository
 
@@ -106,7 +107,7 @@ class HubSpotWebhookRepository(BaseRepository[HubSpotWebhookEvent]):
                         HubSpotWebhookEvent.portalId == portal_id,
                         HubSpotWebhookEvent.objectId == object_id,
                         HubSpotWebhookEvent.propertyName == property_name,
-                        HubSpotWebhookEvent.status == "applied",
+                        HubSpotWebhookEvent.status == WebhookEventStatus.APPLIED,
                         HubSpotWebhookEvent.eventId != event_id,
                         HubSpotWebhookEvent.occurredAt > occurred_at,
                     )
