@@ -22,6 +22,7 @@ from morpheus_pipelines.crm.repositories.email import (
     EmailVariationRepository,
 )
 from morpheus_pipelines.crm.repositories.follow_up_task import FollowUpTaskRepository
+from morpheus_pipelines.crm.repositories.hubspot_webhooks import HubSpotWebhookRepository
 from morpheus_pipelines.crm.repositories.intake_keys import IntakeApiKeyRepository
 from morpheus_pipelines.crm.repositories.lead_follow_up import LeadFollowUpRepository
 from morpheus_pipelines.crm.repositories.leads import LeadRepository
@@ -75,3 +76,4 @@ class CrmStore:
     messages: ClassVar[OutboundMessageRepository] = OutboundMessageRepository()
     automations: ClassVar[AutomationRepository] = AutomationRepository()
     attribution: ClassVar[AttributionRepository] = AttributionRepository()
+    webhooks: ClassVar[HubSpotWebhookRepository] = HubSpotWebhookRepository()

@@ -35,10 +35,14 @@ DEFAULTS: dict[str, str] = {
     "HUBSPOT_UNASSIGNED_LIST_ID": "",
     "MORPHEUS_INTAKE_REQUESTS_PER_MINUTE": "6000",
     "MORPHEUS_INTAKE_AUTH_FAILURES_PER_MINUTE": "30",
+    "HUBSPOT_CLIENT_SECRET": "",
+    "MORPHEUS_PUBLIC_URL": "",
 }
 
 # Values that must never be printed: repr() and logs show only whether they are set.
-SECRET_VARIABLES = frozenset({"HUBSPOT_PRIVATE_APP_TOKEN", "APAC_SALES_EMAILS"})
+SECRET_VARIABLES = frozenset(
+    {"HUBSPOT_PRIVATE_APP_TOKEN", "HUBSPOT_CLIENT_SECRET", "APAC_SALES_EMAILS"}
+)
 
 
 def env(name: str, environ: Mapping[str, str] | None = None) -> str:
@@ -78,14 +82,17 @@ class Settings:
     hubspot_unassigned_list_id: str
     intake_requests_per_minute: int
     intake_auth_failures_per_minute: int
+    public_url: str = ""
     hubspot_private_app_token: str = _secret()
+    hubspot_client_secret: str = _secret()
     apac_sales_emails: str = _secret()
 
     def __repr__(self) -> str:
         shown = ", ".join(f"{f.name}={getattr(self, f.name)!r}" for f in fields(self) if f.repr)
         return (
             f"Settings({shown}, hubspot_private_app_token="
-            f"{mask_secret(self.hubspot_private_app_token)}, apac_sales_emails="
+            f"{mask_secret(self.hubspot_private_app_token)}, hubspot_client_secret="
+            f"{mask_secret(self.hubspot_client_secret)}, apac_sales_emails="
             f"{mask_secret(self.apac_sales_emails)})"
         )
 
@@ -131,6 +138,8 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         intake_auth_failures_per_minute=int(
             _number("MORPHEUS_INTAKE_AUTH_FAILURES_PER_MINUTE", environ, int)
         ),
+        public_url=env("MORPHEUS_PUBLIC_URL", environ).rstrip("/"),
         hubspot_private_app_token=env("HUBSPOT_PRIVATE_APP_TOKEN", environ),
+        hubspot_client_secret=env("HUBSPOT_CLIENT_SECRET", environ),
         apac_sales_emails=env("APAC_SALES_EMAILS", environ),
     )

@@ -5,17 +5,17 @@ Dagster webserver runs on them), add almost nothing per request, and leave the o
 transaction per lead in plain, synchronous SQLAlchemy run on a worker thread.
 
 One module per resource holds its endpoints and their work (:mod:`.leads`,
-:mod:`.activities`, :mod:`.messages`, :mod:`.timeline`, :mod:`.health`); what every request
-goes through, from the API key to the transaction, is :mod:`.dependencies`, shared through
-``app.state.intake``; the outermost layer (request id, access line, unexpected errors) is
-:mod:`.guard`.
+:mod:`.activities`, :mod:`.messages`, :mod:`.timeline`, :mod:`.webhooks`, :mod:`.health`);
+what every request goes through, from the API key to the transaction, is
+:mod:`.dependencies`, shared through ``app.state.intake``; the outermost layer (request id,
+access line, unexpected errors) is :mod:`.guard`.
 """
 
 from __future__ import annotations
 
 from starlette.applications import Starlette
 
-from morpheus_pipelines.crm.api import activities, health, leads, messages, timeline
+from morpheus_pipelines.crm.api import activities, health, leads, messages, timeline, webhooks
 from morpheus_pipelines.crm.api.dependencies import Intake, Refused, invalid_field, refusal
 from morpheus_pipelines.crm.api.guard import RequestGuard
 from morpheus_pipelines.crm.api.settings import IntakeSettings
@@ -31,6 +31,7 @@ def create_app(settings: IntakeSettings) -> Starlette:
             *timeline.ROUTES,
             *activities.ROUTES,
             *messages.ROUTES,
+            *webhooks.ROUTES,
             *health.ROUTES,
         ],
         exception_handlers={

@@ -28,5 +28,7 @@ def app_from_environment() -> Starlette:
             auth_failures_per_minute=max(1, settings.intake_auth_failures_per_minute // workers),
             owner_cache=os.environ.get(OWNER_CACHE_VARIABLE, "1") == "1",
             listen_url=libpq_url(url),
+            hubspot_client_secret=settings.hubspot_client_secret,
+            public_url=settings.public_url or None,
         )
     )

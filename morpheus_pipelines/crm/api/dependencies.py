@@ -39,6 +39,7 @@ from morpheus_pipelines.crm.api.schemas import field_errors
 from morpheus_pipelines.crm.api.settings import IntakeSettings
 from morpheus_pipelines.crm.repositories.leads import IntakeApiKeyRepository
 from morpheus_pipelines.platform.observability.events import log_event
+from morpheus_pipelines.platform.observability.redaction import register_secret
 
 MAX_BODY_BYTES = 64 * 1024
 MAX_IDEMPOTENCY_KEY_LENGTH = 200
@@ -89,6 +90,7 @@ class Intake:
 
     def __init__(self, settings: IntakeSettings) -> None:
         self.settings = settings
+        register_secret(settings.hubspot_client_secret)
         self.engine = create_engine(
             settings.database_url,
             pool_size=settings.pool_size,
@@ -214,6 +216,15 @@ class Intake:
     async def read_json(self, request: Request) -> Any:
         """The body's JSON value, read within :data:`MAX_BODY_BYTES` and the settings' body
         read timeout (413, 408) and parsed strictly (422, :func:`.body.parse_body`)."""
+        raw = await self.read_bytes(request)
+        try:
+            return parse_body(raw)
+        except BodyRefused as exc:
+            raise Refused(422, invalid(exc.field, str(exc))) from None
+
+    async def read_bytes(self, request: Request) -> bytes:
+        """The raw body, read within :data:`MAX_BODY_BYTES` and the settings' body read
+        timeout (413, 408): what a signature is computed over."""
         declared = request.headers.get("content-length")
         if declared and declared.isdigit() and int(declared) > MAX_BODY_BYTES:
             raise Refused(413, _TOO_LARGE, _CLOSE)
@@ -230,10 +241,7 @@ class Intake:
                 {"error": "request_timeout", "message": "the body did not arrive in time"},
                 _CLOSE,
             )
-        try:
-            return parse_body(b"".join(chunks))
-        except BodyRefused as exc:
-            raise Refused(422, invalid(exc.field, str(exc))) from None
+        return b"".join(chunks)
 
 
 def intake_of(request: Request) -> Intake:

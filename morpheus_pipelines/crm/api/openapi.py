@@ -149,6 +149,83 @@ _TIMELINE_PATHS: dict[str, Any] = {
 }
 
 
+_SIGNATURE_HEADERS = [
+    {
+        "name": name,
+        "in": "header",
+        "required": True,
+        "description": text,
+        "schema": {"type": "string"},
+    }
+    for name, text in (
+        ("X-HubSpot-Signature-v3", "base64 HMAC-SHA256 of method + URI + body + timestamp"),
+        ("X-HubSpot-Request-Timestamp", "epoch milliseconds, at most 5 minutes old"),
+    )
+]
+_COUNT = {"type": "integer", "minimum": 0}
+_WEBHOOK_PATHS: dict[str, Any] = {
+    "/v1/webhooks/hubspot": {
+        "post": {
+            "summary": "HubSpot's webhook deliveries: each event stored and applied once",
+            "security": [],
+            "parameters": _SIGNATURE_HEADERS,
+            "requestBody": {
+                "required": True,
+                "content": {
+                    "application/json": {
+                        "schema": {
+                            "type": "array",
+                            "minItems": 1,
+                            "maxItems": 100,
+                            "items": {
+                                "type": "object",
+                                "required": [
+                                    "eventId",
+                                    "portalId",
+                                    "objectId",
+                                    "subscriptionType",
+                                    "occurredAt",
+                                ],
+                            },
+                        }
+                    }
+                },
+            },
+            "responses": {
+                "200": {
+                    "description": "stored (or already stored) and the contact events applied",
+                    "content": {
+                        "application/json": {
+                            "schema": {
+                                "type": "object",
+                                "properties": {
+                                    name: _COUNT
+                                    for name in (
+                                        "events",
+                                        "new",
+                                        "replayed",
+                                        "applied",
+                                        "pending",
+                                        "ignored",
+                                        "unknown_portal_events",
+                                    )
+                                },
+                            }
+                        }
+                    },
+                },
+                "401": _json(ErrorOut, "no, a stale or a wrong signature; nothing stored"),
+                "408": _REFUSALS["408"],
+                "413": _json(ErrorOut, "body larger than 64 KiB"),
+                "422": _json(ErrorOut, "not a list of 1 to 100 events; names the field"),
+                "500": _REFUSALS["500"],
+                "503": _REFUSALS["503"],
+            },
+        }
+    },
+}
+
+
 @functools.cache
 def openapi_document() -> dict[str, Any]:
     schemas: dict[str, Any] = {}
@@ -191,6 +268,7 @@ def openapi_document() -> dict[str, Any]:
                 }
             },
             **_TIMELINE_PATHS,
+            **_WEBHOOK_PATHS,
             "/healthz": {
                 "get": {
                     "summary": "200 when the database answers",

@@ -20,5 +20,9 @@ class IntakeSettings:
     owner_cache: bool = True
     listen_url: str | None = None  # libpq URL for LISTEN; None = TTL only
     pool_size: int = 20
+    # HubSpot webhooks: the app's client secret (signs every delivery; empty refuses them all)
+    # and the public URL HubSpot was given, which the signature covers (None: the request's).
+    hubspot_client_secret: str = field(default="", repr=False)
+    public_url: str | None = None
     # What "now" is for the WhatsApp window and the future-timestamp check: a test moves it.
     clock: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))

@@ -52,6 +52,7 @@ from morpheus_pipelines.crm.models.reengagement import (
     SalesRepFairness,
     WriteBackStatus,
 )
+from morpheus_pipelines.crm.models.webhooks import HubSpotWebhookEvent
 
 __all__ = [
     "ENGAGEMENT_PREDICATE",
@@ -73,6 +74,7 @@ __all__ = [
     "FollowUpTask",
     "FollowUpTaskStatus",
     "FollowUpTaskType",
+    "HubSpotWebhookEvent",
     "IntakeApiKey",
     "Lead",
     "LeadDuplicate",

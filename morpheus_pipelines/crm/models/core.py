@@ -118,6 +118,8 @@ class Subscription(Base):
         UUID(as_uuid=True), primary_key=True, server_default=text("gen_random_uuid()")
     )
     name: Mapped[str] = mapped_column(Text, nullable=False)
+    # The HubSpot account (portal) whose webhook deliveries belong to this workspace.
+    hubspotPortalId: Mapped[int | None] = mapped_column(BigInteger, unique=True)
     createdAt: Mapped[datetime] = _created()
 
 

@@ -119,6 +119,8 @@ class Lead(Base):
     firstName: Mapped[str | None] = mapped_column(Text)
     lastName: Mapped[str | None] = mapped_column(Text)
     payload: Mapped[dict[str, Any] | None] = mapped_column(JSONB)
+    # The lead's HubSpot contact, once it has one: what HubSpot's webhooks find it by.
+    hubspotContactId: Mapped[str | None] = mapped_column(Text, index=True)
     poolId: Mapped[int | None] = mapped_column(ForeignKey("routing_pools.id"))
     poolRuleId: Mapped[int | None] = mapped_column(ForeignKey("routing_pool_rules.id"))
     ownerSalesRepId: Mapped[int | None] = mapped_column(ForeignKey("sales_reps.id"))

@@ -5,7 +5,8 @@ Modules: ``emulator`` (the server, routing, ``main``), ``portal`` (the stored li
 contacts and owners), ``lists``/``companies``/``contacts``/``owners``/``engagements`` (one
 API family each),
 ``faults`` (auth, rate limits and the HubSpot-specific faults), ``params`` (query parameters
-and paging cursors), ``fixtures`` (``build_data`` and the sample portal).
+and paging cursors), ``fixtures`` (``build_data`` and the sample portal), ``webhooks``
+(:class:`WebhookSender`: deliveries POSTed to a target URL with HubSpot's v3 signature).
 
 Endpoints (responses follow HubSpot's OpenAPI files in ``tests/emulators/hubspot-openapi``)::
 
@@ -97,5 +98,13 @@ plus the generic ``fail()`` and ``slow()``. See
 from .emulator import HubSpotEmulator, main
 from .faults import RATE_LIMIT_POLICIES
 from .fixtures import build_data, sample_data
+from .webhooks import WebhookSender
 
-__all__ = ["RATE_LIMIT_POLICIES", "HubSpotEmulator", "build_data", "main", "sample_data"]
+__all__ = [
+    "RATE_LIMIT_POLICIES",
+    "HubSpotEmulator",
+    "WebhookSender",
+    "build_data",
+    "main",
+    "sample_data",
+]
