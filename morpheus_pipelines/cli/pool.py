@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
 from morpheus_pipelines.cli.db import migrated_warehouse_url
@@ -14,6 +16,9 @@ from morpheus_pipelines.cli.setup_options import (
     whole_number,
     word,
 )
+
+if TYPE_CHECKING:
+    from morpheus_pipelines.crm.steps.portal_setup import PoolView, RuleView
 
 _POOL = click.option("--pool", metavar="NAME", required=True, help="The pool's name.")
 _REP = click.option(
@@ -270,14 +275,14 @@ def rule_remove(subscription: str, pool: str, source: str | None, campaign_id: s
     return run(body)
 
 
-def _pool_line(view: object) -> str:
+def _pool_line(view: PoolView) -> str:
     return (
         f"pool {word(view.name)} default={'yes' if view.default else 'no'} "
         f"fallback-rep={word(view.fallback_rep_id)}"
     )
 
 
-def _rule_words(rule: object) -> str:
+def _rule_words(rule: RuleView) -> str:
     return (
         f"id={rule.rule_id} source={word(rule.source)} campaign-id={word(rule.campaign_id)} "
         f"priority={rule.priority}"

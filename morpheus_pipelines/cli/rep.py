@@ -3,6 +3,8 @@ that are ours to set: their re-engagement list, call list and Nooks user."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
 from morpheus_pipelines.cli.db import migrated_warehouse_url
@@ -16,6 +18,9 @@ from morpheus_pipelines.cli.setup_options import (
     whole_number,
     word,
 )
+
+if TYPE_CHECKING:
+    from morpheus_pipelines.crm.models import SalesRep
 
 
 @click.group(cls=Group)
@@ -96,7 +101,7 @@ def set_(
     return run(body)
 
 
-def _rep_line(rep: object) -> str:
+def _rep_line(rep: SalesRep) -> str:
     return (
         f"rep {rep.id} email={word(rep.email)} active={'yes' if rep.isActive else 'no'} "
         f"hubspot-owner-id={word(rep.hubspotOwnerId)} active-list-id={word(rep.activeListId)} "
