@@ -17,6 +17,9 @@ from morpheus_pipelines.cli.dev import dev
 from morpheus_pipelines.cli.emulate import emulate
 from morpheus_pipelines.cli.lead import lead
 from morpheus_pipelines.cli.parsing import CONTEXT_SETTINGS, RootGroup
+from morpheus_pipelines.cli.pool import pool
+from morpheus_pipelines.cli.rep import rep
+from morpheus_pipelines.cli.segment import segment
 from morpheus_pipelines.cli.serve import serve
 from morpheus_pipelines.cli.subscription import subscription
 
@@ -26,11 +29,24 @@ PACKAGE = "morpheus-pipelines"
 @click.group(cls=RootGroup, context_settings=CONTEXT_SETTINGS)
 @click.version_option(package_name=PACKAGE, prog_name="morpheus", message="%(prog)s %(version)s")
 def morpheus() -> None:
-    """Morpheus Pipelines: the warehouse database, the Dagster UI, the demo, the lead-intake API
-    and the emulators. `morpheus COMMAND --help` tells a command's options."""
+    """Morpheus Pipelines: the warehouse database, the Dagster UI, the demo, a portal's setup,
+    the lead-intake API and the emulators. `morpheus COMMAND --help` tells a command's options."""
 
 
-for command in (db, dev, demo, subscription, serve, api_key, automation_rule, lead, emulate):
+for command in (
+    db,
+    dev,
+    demo,
+    subscription,
+    segment,
+    pool,
+    rep,
+    serve,
+    api_key,
+    automation_rule,
+    lead,
+    emulate,
+):
     morpheus.add_command(command)
 
 

@@ -105,6 +105,11 @@ class _OrderedGroup(click.Group):
         return list(self.commands)
 
 
+class Group(_OrderedGroup):
+    """A group of commands newer than the argparse parser: abbreviated long options, no
+    other legacy spelling."""
+
+
 class RootGroup(_OrderedGroup):
     """The ``morpheus`` command: abbreviated options before the sub-command are spelled out,
     and a KeyboardInterrupt (Ctrl-C, or SIGTERM where a command maps it to one) ends the

@@ -32,8 +32,10 @@ from morpheus_pipelines.crm.repositories.reengagement import (
     ReengagementSegmentMemberRepository,
     SalesRepFairnessRepository,
 )
+from morpheus_pipelines.crm.repositories.routing_config import RoutingConfigRepository
 from morpheus_pipelines.crm.repositories.routing_directory import RoutingDirectoryRepository
 from morpheus_pipelines.crm.repositories.sales_rep import SalesRepRepository
+from morpheus_pipelines.crm.repositories.segment_lists import ReengagementSegmentListRepository
 from morpheus_pipelines.crm.repositories.seller import SellerRepository
 from morpheus_pipelines.crm.repositories.target_emails import TargetEmailsRepository
 from morpheus_pipelines.crm.repositories.target_phone_number import TargetPhoneNumberRepository
@@ -77,3 +79,5 @@ class CrmStore:
     automations: ClassVar[AutomationRepository] = AutomationRepository()
     attribution: ClassVar[AttributionRepository] = AttributionRepository()
     webhooks: ClassVar[HubSpotWebhookRepository] = HubSpotWebhookRepository()
+    segment_lists: ClassVar[ReengagementSegmentListRepository] = ReengagementSegmentListRepository()
+    routing_config: ClassVar[RoutingConfigRepository] = RoutingConfigRepository()

@@ -1,4 +1,5 @@
-"""The re-engagement tables: segment members, their assignments and the reps' fairness counts."""
+"""The re-engagement tables: segment members, their assignments, the reps' fairness counts and
+the HubSpot contact list behind each segment."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from decimal import Decimal
 from sqlalchemy import (
     BigInteger,
     Boolean,
+    CheckConstraint,
     DateTime,
     ForeignKey,
     Index,
@@ -20,7 +22,14 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
-from morpheus_pipelines.crm.models.core import SalesRep, _created, _enum, _subscription
+from morpheus_pipelines.crm.models.core import (
+    SalesRep,
+    _created,
+    _enum,
+    _subscription,
+    _updated,
+)
+from morpheus_pipelines.crm.rules.lead_status import sql_values
 from morpheus_pipelines.crm.rules.ownership import (
     AssignmentOutcome,
     ReengagementSegment,
@@ -127,3 +136,24 @@ class SalesRepFairness(Base):
     computedAt: Mapped[datetime] = _created()
 
     __table_args__ = (UniqueConstraint("subscriptionId", "salesRepId"),)
+
+
+class ReengagementSegmentList(Base):
+    """The HubSpot contact list that feeds one re-engagement segment of a subscription, set
+    with ``morpheus segment set``. ``segment`` is a ReengagementSegment value, kept as text
+    with a CHECK so a new segment needs no enum migration. Whether the list exists in HubSpot
+    and is a contact list is not checked yet."""
+
+    __tablename__ = "reengagement_segment_lists"
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=True)
+    subscriptionId: Mapped[uuid.UUID] = _subscription()
+    segment: Mapped[str] = mapped_column(Text, nullable=False)
+    hubspotListId: Mapped[str] = mapped_column(Text, nullable=False)
+    createdAt: Mapped[datetime] = _created()
+    updatedAt: Mapped[datetime] = _updated()
+
+    __table_args__ = (
+        UniqueConstraint("subscriptionId", "segment"),
+        CheckConstraint(f"segment IN ({sql_values(ReengagementSegment)})", name="known_segment"),
+    )

@@ -109,3 +109,10 @@ class SalesRepRepository(BaseRepository[SalesRep]):
         if require_nooks:
             statement = statement.where(_present(SalesRep.nooksUserId))
         return list(session.scalars(statement.order_by(SalesRep.id)))
+
+    def list_for_subscription(self, session: Session, subscription_id: uuid.UUID) -> list[SalesRep]:
+        """Every rep of the subscription, active or not, by id (``morpheus rep list``)."""
+        statement = (
+            select(SalesRep).where(SalesRep.subscriptionId == subscription_id).order_by(SalesRep.id)
+        )
+        return list(session.scalars(statement))

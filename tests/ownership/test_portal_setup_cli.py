@@ -1,0 +1,388 @@
+"""``morpheus segment|pool|rep`` against the real warehouse: a portal set up without SQL, each
+command safe to run twice, each bad value one line naming its option with exit status 2."""
+
+from __future__ import annotations
+
+import uuid
+
+import click
+import pytest
+
+from morpheus_pipelines.cli import main
+from morpheus_pipelines.crm.models import Lead, RoutingPoolMember, RoutingPoolRule, SalesRep
+from morpheus_pipelines.db.session import get_session
+from tests.support.crm_round_robin import add_rep
+
+
+@pytest.fixture
+def cli(database_url: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture):
+    monkeypatch.setenv("MORPHEUS_DATABASE_URL", database_url)
+
+    def run(*argv: str) -> tuple[int, str, str]:
+        status = main(list(argv))
+        captured = capsys.readouterr()
+        return status, captured.out, captured.err
+
+    return run
+
+
+@pytest.fixture
+def subscription(cli) -> str:
+    status, out, _ = cli("subscription", "create", "--name", "Acme")
+    assert status == 0
+    return out.strip().splitlines()[-1]
+
+
+def _rep(url: str, subscription: str, email: str, owner: str | None = "o-1", active=True) -> int:
+    with get_session(url) as session:
+        return add_rep(
+            session, uuid.UUID(subscription), email, hubspot_owner_id=owner, is_active=active
+        ).id
+
+
+def _refused(result: tuple[int, str, str], line: str) -> None:
+    status, _, err = result
+    assert status == 2
+    assert err.strip().splitlines() == [line]
+
+
+# -- segment ------------------------------------------------------------------------------
+
+
+def test_segment_set_then_list_and_again(cli, subscription: str) -> None:
+    s = subscription
+    assert cli("segment", "set", "--subscription", s, "--segment", "no_show", "--list-id", "71")[
+        :2
+    ] == (0, "segment no_show list=71 added\n")
+    again = cli("segment", "set", "--subscription", s, "--segment", "no_show", "--list-id", "71")
+    assert again[:2] == (0, "segment no_show list=71 unchanged\n")
+    moved = cli("segment", "set", "--subscription", s, "--segment", "no_show", "--list-id", "72")
+    assert moved[:2] == (0, "segment no_show list=72 updated\n")
+    status, out, _ = cli("segment", "list", "--subscription", s)
+    assert status == 0
+    assert "segment no_show list=72\n" in out and "segment email_click list=-\n" in out
+    assert len(out.splitlines()) == 6
+
+
+def test_segment_set_refuses_bad_input_in_one_line(cli, subscription: str) -> None:
+    s, unknown = subscription, str(uuid.uuid4())
+    base = ("segment", "set", "--list-id", "71", "--segment")
+    _refused(
+        cli(*base, "no_show", "--subscription", unknown),
+        f"error: --subscription: no subscription {unknown}",
+    )
+    _refused(
+        cli(*base, "no_show", "--subscription", "nope"),
+        "error: --subscription: 'nope' is not a subscription id (a UUID)",
+    )
+    status, _, err = cli(*base, "bogus", "--subscription", s)
+    assert status == 2 and err.startswith("error: --segment: 'bogus' is not a segment; one of ")
+    assert len(err.splitlines()) == 1
+    for bad in ("0", "-4", "abc", "7.5"):
+        line = "error: --list-id: must be a positive integer"
+        _refused(
+            cli("segment", "set", "--subscription", s, "--segment", "no_show", "--list-id", bad),
+            line,
+        )
+    _refused(
+        cli("segment", "list", "--subscription", unknown),
+        f"error: --subscription: no subscription {unknown}",
+    )
+
+
+# -- pool ---------------------------------------------------------------------------------
+
+
+def test_pool_add_member_rule_list_and_reruns(cli, subscription: str, database_url: str) -> None:
+    s = subscription
+    ana = _rep(database_url, s, "ana@acme.test", "o-ana")
+    bo = _rep(database_url, s, "bo@acme.test", "o-bo")
+    added = cli("pool", "add", "--subscription", s, "--name", "inbound", "--default")
+    assert added[:2] == (0, "pool inbound default=yes fallback-rep=- added\n")
+    again = cli("pool", "add", "--subscription", s, "--name", "inbound", "--default")
+    assert again[:2] == (0, "pool inbound default=yes fallback-rep=- unchanged\n")
+    fallback = cli(
+        "pool", "add", "--subscription", s, "--name", "inbound", "--fallback-rep", str(bo)
+    )
+    assert fallback[:2] == (0, f"pool inbound default=yes fallback-rep={bo} updated\n")
+
+    member = ("pool", "member", "add", "--subscription", s, "--pool", "inbound")
+    assert cli(*member, "--rep", str(ana), "--weight", "3")[:2] == (
+        0,
+        f"member inbound rep={ana} weight=3 added\n",
+    )
+    assert cli(*member, "--rep", str(ana), "--weight", "3")[1].endswith(" unchanged\n")
+    assert cli(*member, "--rep", str(ana), "--weight", "2")[1].endswith(" updated\n")
+    assert cli(*member, "--rep", str(bo))[1] == f"member inbound rep={bo} weight=1 added\n"
+
+    rule = ("pool", "rule", "add", "--subscription", s, "--pool", "inbound")
+    status, out, _ = cli(*rule, "--source", "web-form", "--campaign-id", "c-9")
+    assert status == 0 and out.endswith("source=web-form campaign-id=c-9 priority=0 added\n")
+    rule_id = out.split("id=")[1].split()[0]
+    assert cli(*rule, "--source", "web-form", "--campaign-id", "c-9")[1].endswith(" unchanged\n")
+    assert cli(*rule, "--source", "web-form", "--campaign-id", "c-9", "--priority", "5")[
+        1
+    ].endswith("priority=5 updated\n")
+
+    status, out, _ = cli("pool", "list", "--subscription", s)
+    assert status == 0
+    assert out.splitlines() == [
+        f"pool inbound default=yes fallback-rep={bo}",
+        f"member inbound rep={ana} weight=2 email=ana@acme.test",
+        f"member inbound rep={bo} weight=1 email=bo@acme.test",
+        f"rule inbound id={rule_id} source=web-form campaign-id=c-9 priority=5",
+    ]
+
+    # removing: the member row stays, not assignable; the rule goes; then the pool goes
+    removed = cli(
+        "pool", "member", "remove", "--subscription", s, "--pool", "inbound", "--rep", str(bo)
+    )
+    assert removed[:2] == (0, f"member inbound rep={bo} removed\n")
+    assert cli(
+        "pool", "member", "remove", "--subscription", s, "--pool", "inbound", "--rep", str(bo)
+    )[1].endswith(" unchanged\n")
+    with get_session(database_url) as session:
+        row = session.query(RoutingPoolMember).filter_by(salesRepId=bo).one()
+        assert row.isAssignable is False
+    assert f"member inbound rep={bo} " not in cli("pool", "list", "--subscription", s)[1]
+    _refused(
+        cli("pool", "remove", "--subscription", s, "--name", "inbound"),
+        f"error: --name: pool 'inbound' still has rules ({rule_id}); remove them first",
+    )
+    assert cli(
+        "pool",
+        "rule",
+        "remove",
+        "--subscription",
+        s,
+        "--pool",
+        "inbound",
+        "--source",
+        "web-form",
+        "--campaign-id",
+        "c-9",
+    )[:2] == (0, f"rule inbound id={rule_id} removed\n")
+    assert cli("pool", "remove", "--subscription", s, "--name", "inbound")[:2] == (
+        0,
+        "pool inbound removed\n",
+    )
+    assert cli("pool", "list", "--subscription", s)[1] == ""
+
+
+def test_pool_commands_refuse_bad_input_in_one_line(
+    cli, subscription: str, database_url: str
+) -> None:
+    s, unknown = subscription, str(uuid.uuid4())
+    ana = _rep(database_url, s, "ana@acme.test", "o-ana")
+    gone = _rep(database_url, s, "gone@acme.test", "o-gone", active=False)
+    ownerless = _rep(database_url, s, "new@acme.test", None)
+    other = _rep(database_url, str(_other_subscription(cli)), "x@other.test", "o-x")
+    assert cli("pool", "add", "--subscription", s, "--name", "inbound", "--default")[0] == 0
+    assert cli("pool", "add", "--subscription", s, "--name", "events")[0] == 0
+
+    _refused(
+        cli("pool", "add", "--subscription", unknown, "--name", "x"),
+        f"error: --subscription: no subscription {unknown}",
+    )
+    _refused(
+        cli("pool", "add", "--subscription", s, "--name", "events", "--default"),
+        "error: --default: pool 'inbound' is already the subscription's default pool",
+    )
+    _refused(
+        cli("pool", "add", "--subscription", s, "--name", "  "), "error: --name: must not be empty"
+    )
+    _refused(
+        cli("pool", "add", "--subscription", s, "--name", "x", "--fallback-rep", "99999"),
+        "error: --fallback-rep: no active sales rep 99999 in this subscription",
+    )
+
+    member = ("pool", "member", "add", "--subscription", s)
+    _refused(
+        cli(*member, "--pool", "nope", "--rep", str(ana)),
+        "error: --pool: no pool 'nope' in this subscription",
+    )
+    for bad in ("0", "-1", "two"):
+        _refused(
+            cli(*member, "--pool", "events", "--rep", str(ana), "--weight", bad),
+            "error: --weight: must be a positive integer",
+        )
+    for rep_id in (gone, other, 424242):
+        _refused(
+            cli(*member, "--pool", "events", "--rep", str(rep_id)),
+            f"error: --rep: no active sales rep {rep_id} in this subscription",
+        )
+    _refused(
+        cli(*member, "--pool", "events", "--rep", str(ownerless)),
+        f"error: --rep: sales rep {ownerless} has no HubSpot owner id, so no lead can be "
+        "given to it",
+    )
+    _refused(
+        cli("pool", "member", "remove", "--subscription", s, "--pool", "events", "--rep", str(ana)),
+        f"error: --rep: sales rep {ana} is not a member of pool 'events'",
+    )
+
+    rule = ("pool", "rule", "add", "--subscription", s)
+    _refused(
+        cli(*rule, "--pool", "events"), "error: --source: give --source, --campaign-id or both"
+    )
+    _refused(
+        cli(*rule, "--pool", "events", "--source", "fair", "--priority", "high"),
+        "error: --priority: must be a whole number",
+    )
+    assert cli(*rule, "--pool", "events", "--campaign-id", "c-1")[0] == 0
+    out = cli(*rule, "--pool", "events", "--campaign-id", "c-1")[1]
+    rule_id = out.split("id=")[1].split()[0]
+    _refused(
+        cli(*rule, "--pool", "inbound", "--campaign-id", "c-1"),
+        f"error: --campaign-id: rule {rule_id} already sends these leads to pool 'events'; "
+        "remove it first",
+    )
+    _refused(
+        cli("pool", "rule", "remove", "--subscription", s, "--pool", "events", "--source", "fair"),
+        "error: --source: pool 'events' has no rule for source 'fair'",
+    )
+    _refused(
+        cli("pool", "remove", "--subscription", s, "--name", "nope"),
+        "error: --name: no pool 'nope' in this subscription",
+    )
+
+
+def test_a_pool_and_rule_leads_were_routed_by_stay(
+    cli, subscription: str, database_url: str
+) -> None:
+    s = subscription
+    ana = _rep(database_url, s, "ana@acme.test", "o-ana")
+    assert cli("pool", "add", "--subscription", s, "--name", "events")[0] == 0
+    assert (
+        cli("pool", "member", "add", "--subscription", s, "--pool", "events", "--rep", str(ana))[0]
+        == 0
+    )
+    out = cli("pool", "rule", "add", "--subscription", s, "--pool", "events", "--source", "fair")[1]
+    rule_id = int(out.split("id=")[1].split()[0])
+    with get_session(database_url) as session:
+        pool_id = session.get(RoutingPoolRule, rule_id).poolId
+        session.add(
+            Lead(
+                subscriptionId=uuid.UUID(s),
+                idempotencyKey="k",
+                requestFingerprint="f",
+                source="fair",
+                sourceSubmissionId="1",
+                poolId=pool_id,
+                poolRuleId=rule_id,
+                ownerSalesRepId=ana,
+                ownerHubspotOwnerId="o-ana",
+                response={},
+            )
+        )
+    _refused(
+        cli("pool", "rule", "remove", "--subscription", s, "--pool", "events", "--source", "fair"),
+        f"error: --source: rule {rule_id} routed 1 lead(s); it stays for their history",
+    )
+    assert (
+        cli("pool", "rule", "remove", "--subscription", s, "--pool", "events", "--source", "fair")[
+            0
+        ]
+        == 2
+    )
+    with get_session(database_url) as session:
+        session.query(Lead).filter_by(poolRuleId=rule_id).update({"poolRuleId": None})
+        session.query(RoutingPoolRule).filter_by(id=rule_id).delete()
+    _refused(
+        cli("pool", "remove", "--subscription", s, "--name", "events"),
+        "error: --name: pool 'events' routed 1 lead(s); it stays for their history",
+    )
+
+
+def _other_subscription(cli) -> uuid.UUID:
+    _status, out, _ = cli("subscription", "create", "--name", "Other")
+    return uuid.UUID(out.strip().splitlines()[-1])
+
+
+# -- rep ----------------------------------------------------------------------------------
+
+
+def test_rep_list_and_set(cli, subscription: str, database_url: str) -> None:
+    s = subscription
+    ana = _rep(database_url, s, "ana@acme.test", "o-ana")
+    status, out, _ = cli("rep", "list", "--subscription", s)
+    assert status == 0
+    assert out == (
+        f"rep {ana} email=ana@acme.test active=yes hubspot-owner-id=o-ana active-list-id=- "
+        "call-list-id=- nooks-user-id=-\n"
+    )
+    status, out, _ = cli(
+        "rep",
+        "set",
+        str(ana),
+        "--active-list-id",
+        "710",
+        "--call-list-id",
+        "711",
+        "--nooks-user-id",
+        "nk-1",
+    )
+    assert status == 0 and out.endswith(
+        "active-list-id=710 call-list-id=711 nooks-user-id=nk-1 updated\n"
+    )
+    assert cli("rep", "set", str(ana), "--active-list-id", "710")[1].endswith(" unchanged\n")
+    with get_session(database_url) as session:
+        rep = session.get(SalesRep, ana)
+        assert (rep.activeListId, rep.hubspotCallSegmentId, rep.nooksUserId) == (
+            "710",
+            "711",
+            "nk-1",
+        )
+
+
+def test_rep_commands_refuse_bad_input_in_one_line(cli, subscription: str) -> None:
+    unknown = str(uuid.uuid4())
+    _refused(
+        cli("rep", "list", "--subscription", unknown),
+        f"error: --subscription: no subscription {unknown}",
+    )
+    _refused(
+        cli("rep", "set", "424242", "--nooks-user-id", "x"), "error: REP_ID: no sales rep 424242"
+    )
+    _refused(
+        cli("rep", "set", "1"),
+        "error: --active-list-id: nothing to set: give --active-list-id, --call-list-id or "
+        "--nooks-user-id",
+    )
+    _refused(
+        cli("rep", "set", "1", "--call-list-id", "zero"),
+        "error: --call-list-id: must be a positive integer",
+    )
+    _refused(
+        cli("rep", "set", "1", "--nooks-user-id", " "),
+        "error: --nooks-user-id: must be one word, not empty",
+    )
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ("segment", "set"),
+        ("segment", "list"),
+        ("pool", "add"),
+        ("pool", "list"),
+        ("pool", "remove"),
+        ("pool", "member", "add"),
+        ("pool", "member", "remove"),
+        ("pool", "rule", "add"),
+        ("pool", "rule", "remove"),
+        ("rep", "list"),
+        ("rep", "set"),
+    ],
+)
+def test_every_option_has_help(command: tuple[str, ...], capsys: pytest.CaptureFixture) -> None:
+    from morpheus_pipelines.cli import morpheus
+
+    assert main([*command, "--help"]) == 0
+    capsys.readouterr()
+    leaf = morpheus
+    for name in command:
+        leaf = leaf.commands[name]
+    for param in leaf.params:
+        if isinstance(param, click.Option) and param.name != "help":
+            assert param.help, f"{' '.join(command)} {param.name} has no help"
