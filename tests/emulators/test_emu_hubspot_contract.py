@@ -268,6 +268,54 @@ def test_contacts_batch_update_names_unknown_ids_in_a_207(
     assert [r["id"] for r in payload["results"]] == ["501"]
 
 
+CONTACTS_READ = "/crm/v3/objects/contacts/batch/read"
+SEGMENT_PROPERTIES = [
+    "email",
+    "phone",
+    "hubspot_owner_id",
+    "call_assigned_to",
+    "lifecyclestage",
+    "hs_email_optout",
+]
+
+
+def test_contacts_batch_read_validates_with_the_segment_properties(
+    hubspot: HubSpotEmulator, session, validate
+) -> None:
+    values = {
+        "email": "a@example.com",
+        "phone": "+15550100",
+        "hubspot_owner_id": "7",
+        "call_assigned_to": "7",
+        "lifecyclestage": "lead",
+        "hs_email_optout": "false",
+    }
+    hubspot.set_contact("601", values)
+    resp = session.post(hubspot.url(CONTACTS_READ), json=_batch_body(["601"], SEGMENT_PROPERTIES))
+    assert resp.status_code == 200
+    validate("contacts.json", "BatchResponseSimplePublicObject", resp.json())
+    [found] = resp.json()["results"]
+    assert {k: found["properties"][k] for k in SEGMENT_PROPERTIES} == values
+
+
+def test_contacts_batch_read_names_unknown_ids_and_unset_properties_are_null(
+    hubspot: HubSpotEmulator, session, validate
+) -> None:
+    hubspot.set_contact("601", {"email": "a@example.com"})
+    body = _batch_body(["601", "999"], SEGMENT_PROPERTIES)
+    resp = session.post(hubspot.url(CONTACTS_READ), json=body)
+    assert resp.status_code == 207
+    payload = resp.json()
+    validate(
+        "contacts.json",
+        "BatchResponseSimplePublicObjectWithErrors",
+        payload,
+        nullable_properties=True,
+    )
+    assert payload["errors"][0]["context"]["ids"] == ["999"]
+    assert payload["results"][0]["properties"]["phone"] is None
+
+
 @pytest.mark.parametrize(
     ("inputs", "reason"),
     [

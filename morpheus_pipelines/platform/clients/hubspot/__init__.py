@@ -16,6 +16,7 @@ from morpheus_pipelines.platform.clients.hubspot.companies import (
 )
 from morpheus_pipelines.platform.clients.hubspot.contacts import (
     BATCH_UPDATE_SIZE,
+    SEGMENT_CONTACT_PROPERTIES,
     ContactEndpoints,
     ContactUpdateBatch,
 )
@@ -49,6 +50,7 @@ __all__ = [
     "OWNERS_PAGE_SIZE",
     "SEARCH_PAGE_SIZE",
     "SEARCH_RESULT_CAP",
+    "SEGMENT_CONTACT_PROPERTIES",
     "CompanyBatch",
     "ContactUpdateBatch",
     "HubSpotClient",

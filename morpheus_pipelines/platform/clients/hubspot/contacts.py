@@ -10,6 +10,16 @@ from morpheus_pipelines.platform.clients.hubspot.transport import results_of
 
 BATCH_UPDATE_SIZE = 100
 
+# What the re-engagement segments need of a list member (docs/ownership.md).
+SEGMENT_CONTACT_PROPERTIES = (
+    "email",
+    "phone",
+    "hubspot_owner_id",
+    "call_assigned_to",
+    "lifecyclestage",
+    "hs_email_optout",
+)
+
 
 @dataclass(frozen=True)
 class ContactUpdateBatch:
@@ -43,6 +53,18 @@ class ContactEndpoints(ObjectBatchReads):
             str(c["id"]): email
             for c in batch.companies
             if isinstance(c, dict) and (email := (c.get("properties") or {}).get("email"))
+        }
+
+    def read_contacts(
+        self, contact_ids: Sequence[str], properties: Sequence[str] = SEGMENT_CONTACT_PROPERTIES
+    ) -> dict[str, dict[str, str | None]]:
+        """``properties`` of ≤ 100 contacts, by contact id (contacts HubSpot does not know are
+        left out)."""
+        batch = self._batch_read("contacts", "contacts_batch_read", contact_ids, properties)
+        return {
+            str(c["id"]): {name: (c.get("properties") or {}).get(name) for name in properties}
+            for c in batch.companies
+            if isinstance(c, dict) and c.get("id") is not None
         }
 
     def batch_update_contacts(
