@@ -12,9 +12,15 @@ from morpheus_pipelines.assets.ownership.schedules import (
     reengagement_job,
     reengagement_schedule,
 )
+from morpheus_pipelines.assets.ownership.segment_members import reengagement_segment_members
 
 defs = dg.Definitions(
-    assets=[sales_reps, reengagement_assignments, follow_up_escalations],
+    assets=[
+        sales_reps,
+        reengagement_segment_members,
+        reengagement_assignments,
+        follow_up_escalations,
+    ],
     jobs=[reengagement_job, follow_up_escalation_job],
     schedules=[reengagement_schedule, follow_up_escalation_schedule],
 )

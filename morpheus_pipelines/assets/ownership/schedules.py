@@ -6,9 +6,12 @@ from morpheus_pipelines.platform.partitions import TIMEZONE
 
 reengagement_job = dg.define_asset_job(
     name="reengagement_job",
-    selection=dg.AssetSelection.assets("sales_reps", "reengagement_assignments"),
-    description="Mirror HubSpot's owners into sales_reps, then assign the re-engagement "
-    "segments' new members and write the owners back to HubSpot.",
+    selection=dg.AssetSelection.assets(
+        "sales_reps", "reengagement_segment_members", "reengagement_assignments"
+    ),
+    description="Mirror HubSpot's owners into sales_reps, read the segments' HubSpot lists "
+    "into reengagement_segment_members, then assign the new members and write the owners "
+    "back to HubSpot.",
 )
 
 follow_up_escalation_job = dg.define_asset_job(

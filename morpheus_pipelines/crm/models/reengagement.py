@@ -41,10 +41,12 @@ from morpheus_pipelines.platform.store.model_base import Base
 class ReengagementSegmentMember(Base):
     """A contact entering a re-engagement segment: the input of ``reengagement_assignments``.
 
-    Written by whatever detects the event (a HubSpot workflow export, a dialer webhook, the
-    demo). ``sourceEventId`` is the event's own id (click id, deal id and stage, provider call
-    id), so a re-delivered event is the same member. A member is *new* while it has no row in
-    ``reengagement_assignments``."""
+    Read from the segment's HubSpot contact list by ``reengagement_segment_members`` (then
+    ``sourceEventId`` is ``hubspot-contact:<id>`` and ``hubspotListId`` the list), or written by
+    whatever detects an event (a dialer webhook, the demo; ``hubspotListId`` NULL).
+    ``sourceEventId`` is the event's own id (click id, deal id and stage, provider call id),
+    so a re-delivered event is the same member. A member is *new* while it has no row in
+    ``reengagement_assignments`` and has not left its list (``leftListAt`` NULL)."""
 
     __tablename__ = "reengagement_segment_members"
 
@@ -60,6 +62,9 @@ class ReengagementSegmentMember(Base):
     enteredAt: Mapped[datetime] = mapped_column(
         DateTime(timezone=True), nullable=False, server_default=func.now()
     )
+    hubspotListId: Mapped[str | None] = mapped_column(Text)
+    # Set when the member is no longer on its list; the row is kept as history.
+    leftListAt: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     createdAt: Mapped[datetime] = _created()
 
     __table_args__ = (
@@ -141,8 +146,8 @@ class SalesRepFairness(Base):
 class ReengagementSegmentList(Base):
     """The HubSpot contact list that feeds one re-engagement segment of a subscription, set
     with ``morpheus segment set``. ``segment`` is a ReengagementSegment value, kept as text
-    with a CHECK so a new segment needs no enum migration. Whether the list exists in HubSpot
-    and is a contact list is not checked yet."""
+    with a CHECK so a new segment needs no enum migration. The ``reengagement_segment_members``
+    asset checks that the list exists in HubSpot and is a contact list when it reads it."""
 
     __tablename__ = "reengagement_segment_lists"
 

@@ -186,3 +186,48 @@ class ContactRepository(BaseRepository[Contact]):
         if not changes:
             return existing
         return self.update(session, existing, changes)
+
+    def upsert_from_hubspot(
+        self,
+        session: Session,
+        subscription_id: uuid.UUID,
+        hubspot_contact_id: str,
+        data: Mapping[str, Any],
+    ) -> tuple[Contact, bool]:
+        """The subscription's contact with this HubSpot id, created or merged with ``data``;
+        returns it and whether anything was written. Scoped to the subscription: another
+        portal's contact 101 is another person. The merge is :meth:`upsert_for_seller`'s:
+        blank values never overwrite, and an ``email`` or ``phone`` another contact holds is
+        dropped from the write."""
+        self._check_columns(data, "upsert_from_hubspot")
+        incoming = {key: value for key, value in data.items() if not _blank(value)}
+        existing = session.scalars(
+            select(Contact)
+            .where(
+                Contact.subscriptionId == subscription_id,
+                Contact.hubspotContactId == hubspot_contact_id,
+            )
+            .order_by(Contact.id.asc())
+            .limit(1)
+        ).first()
+        lookups = {"email": self.get_by_email, "phone": self.get_by_phone}
+        for column in _UNIQUE_IDENTIFIERS:
+            if column not in incoming:
+                continue
+            holder = lookups[column](session, incoming[column])
+            if holder is not None and (existing is None or holder.id != existing.id):
+                del incoming[column]
+        if existing is None:
+            values = incoming | {
+                "subscriptionId": subscription_id,
+                "hubspotContactId": hubspot_contact_id,
+            }
+            return self.insert(session, values), True
+        changes = {
+            key: value
+            for key, value in incoming.items()
+            if key not in _NOT_MERGED and getattr(existing, key) != value
+        }
+        if not changes:
+            return existing, False
+        return self.update(session, existing, changes), True

@@ -52,6 +52,14 @@ class ClaimedMember:
 
 
 @dataclass(frozen=True)
+class ListMember:
+    """A segment member read from a HubSpot list, as the list reader compares it."""
+
+    member_id: int
+    left: bool
+
+
+@dataclass(frozen=True)
 class PendingWriteBack:
     """An assignment whose HubSpot half is still owed."""
 
@@ -92,6 +100,53 @@ class ReengagementSegmentMemberRepository(BaseRepository[ReengagementSegmentMemb
         )
         return len(session.execute(statement).all())
 
+    def list_members(
+        self, session: Session, subscription_id: uuid.UUID, segment: ReengagementSegment
+    ) -> dict[str, ListMember]:
+        """The segment's members read from HubSpot lists, by ``sourceEventId``, locked until
+        the caller's transaction ends so two readers of one list apply one after the other."""
+        statement = (
+            select(
+                ReengagementSegmentMember.sourceEventId,
+                ReengagementSegmentMember.id,
+                ReengagementSegmentMember.leftListAt,
+            )
+            .where(
+                ReengagementSegmentMember.subscriptionId == subscription_id,
+                ReengagementSegmentMember.segment == segment,
+                ReengagementSegmentMember.hubspotListId.is_not(None),
+            )
+            .with_for_update()
+        )
+        return {
+            source: ListMember(member_id, left_at is not None)
+            for source, member_id, left_at in session.execute(statement)
+        }
+
+    def mark_left(self, session: Session, member_ids: Iterable[int], at: datetime) -> int:
+        """Mark members as no longer on their list (kept, never claimed)."""
+        ids = list(member_ids)
+        if not ids:
+            return 0
+        statement = (
+            update(ReengagementSegmentMember)
+            .where(ReengagementSegmentMember.id.in_(ids))
+            .values(leftListAt=at)
+        )
+        return session.execute(statement).rowcount
+
+    def mark_back(self, session: Session, member_ids: Iterable[int], list_id: str) -> int:
+        """Members back on a list after leaving it: waiting again, unless already processed."""
+        ids = list(member_ids)
+        if not ids:
+            return 0
+        statement = (
+            update(ReengagementSegmentMember)
+            .where(ReengagementSegmentMember.id.in_(ids))
+            .values(leftListAt=None, hubspotListId=list_id)
+        )
+        return session.execute(statement).rowcount
+
     def count_new(self, session: Session, subscription_id: uuid.UUID) -> dict[str, int]:
         """New (unprocessed) members per segment."""
         statement = (
@@ -99,6 +154,7 @@ class ReengagementSegmentMemberRepository(BaseRepository[ReengagementSegmentMemb
             .where(
                 ReengagementSegmentMember.subscriptionId == subscription_id,
                 ~_processed(ReengagementSegmentMember.id),
+                ReengagementSegmentMember.leftListAt.is_(None),
             )
             .group_by(ReengagementSegmentMember.segment)
         )
@@ -109,6 +165,7 @@ class ReengagementSegmentMemberRepository(BaseRepository[ReengagementSegmentMemb
         statement = select(func.max(ReengagementSegmentMember.id)).where(
             ReengagementSegmentMember.subscriptionId == subscription_id,
             ~_processed(ReengagementSegmentMember.id),
+            ReengagementSegmentMember.leftListAt.is_(None),
         )
         return session.scalar(statement)
 
@@ -138,6 +195,7 @@ class ReengagementSegmentMemberRepository(BaseRepository[ReengagementSegmentMemb
                 ReengagementSegmentMember.subscriptionId == subscription_id,
                 ReengagementSegmentMember.segment == segment,
                 ~_processed(ReengagementSegmentMember.id),
+                ReengagementSegmentMember.leftListAt.is_(None),
             )
             .order_by(ReengagementSegmentMember.id)
             .limit(limit)
