@@ -52,8 +52,9 @@ def test_dg_check_defs(project_root: Path, tmp_path: Path, database_url: str) ->
 
 def test_only_the_assets_that_call_hubspot_get_the_credentials() -> None:
     """The token-bearing resource is injected where HubSpot is called (the snapshot, the
-    owners mirror, the re-engagement write-back) and nowhere else; the other assets, checks
-    and sensors read the list id from `target_list` (no secret)."""
+    owners mirror, the segment lists' reader, the re-engagement write-back) and nowhere
+    else; the other assets, checks and sensors read the list id from `target_list` (no
+    secret)."""
     repository = defs.get_repository_def()
     needs_token = set()
     for assets_def in repository.assets_defs_by_key.values():
@@ -68,6 +69,7 @@ def test_only_the_assets_that_call_hubspot_get_the_credentials() -> None:
     assert needs_token == {
         "hubspot_target_accounts",
         "sales_reps",
+        "reengagement_segment_members",
         "reengagement_assignments",
         "hubspot_engagements",
     }
