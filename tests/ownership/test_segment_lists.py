@@ -211,6 +211,18 @@ def test_a_company_list_configured_as_a_segment_is_refused(world: World) -> None
     assert world.hubspot.log.entries("memberships") == []
 
 
+def test_a_list_still_processing_is_read_next_time(world: World) -> None:
+    _contact_list(world, SUPPLIER_LIST, range(2001, 2003))
+    _configure(world, S.SUPPLIER, SUPPLIER_LIST)
+    world.hubspot.report_processing_status("PROCESSING")
+
+    [read] = _read(world).lists
+
+    assert "is PROCESSING" in read.error
+    assert _members(world) == []
+    assert _read(world).lists[0].new == 2
+
+
 def test_an_unconfigured_subscription_reads_nothing_and_passes(world: World) -> None:
     result = _materialize(world, "reengagement_segment_members")
 

@@ -4,7 +4,8 @@ members come from").
 Each segment of a subscription may be fed by one HubSpot contact list
 (``reengagement_segment_lists``, set with ``morpheus segment set``). For each such list:
 
-1. ``GET /crm/v3/lists/{listId}``: the list must exist and be a contact list (``0-1``);
+1. ``GET /crm/v3/lists/{listId}``: the list must exist, be a contact list (``0-1``) and be
+   ``COMPLETE`` (a list still processing would page a partial membership);
 2. every memberships page is read to completion, then the members' properties in batches of
    ≤ 100; a HubSpot failure on the way writes nothing for that list;
 3. one transaction upserts the contacts (per subscription and HubSpot id, never overwriting a
@@ -36,10 +37,15 @@ from morpheus_pipelines.platform.observability.events import log_event
 
 CONTACT_LIST_OBJECT_TYPE = "0-1"
 SOURCE_PREFIX = "hubspot-contact:"
+COMPLETE = "COMPLETE"
 
 
 class NotAContactList(ValueError):
     """A segment is configured with a list of something other than contacts."""
+
+
+class ListNotReady(RuntimeError):
+    """HubSpot is still computing the list's membership."""
 
 
 @dataclass
@@ -104,7 +110,7 @@ def read_segment_lists(
         result = SegmentListRead(segment=segment, list_id=list_id)
         try:
             members, contacts = _read_list(client, segment, list_id, page_size)
-        except (HubSpotError, NotAContactList) as exc:
+        except (HubSpotError, NotAContactList, ListNotReady) as exc:
             result.error = str(exc)
             log_event(
                 "segment_list_read_failed",
@@ -131,6 +137,14 @@ def _read_list(
             f"({listing.get('name') or 'unnamed'}), whose objectTypeId is {object_type or '?'}, "
             f"not a contact list ({CONTACT_LIST_OBJECT_TYPE}); point the segment at a contact "
             "list with `morpheus segment set`"
+        )
+    status = listing.get("processingStatus")
+    if status is not None and status != COMPLETE:
+        # A list still being processed pages a partial membership: its absentees would be
+        # marked as having left.
+        raise ListNotReady(
+            f"segment {segment!r}: HubSpot list {list_id} is {status}, not {COMPLETE}; "
+            "it is read again on the next run"
         )
     members: dict[str, str | None] = {}
     for page in client.iter_membership_pages(list_id, limit=page_size):
