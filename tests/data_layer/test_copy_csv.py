@@ -17,7 +17,8 @@ from sqlalchemy import text
 
 from morpheus_pipelines.db.session import get_session
 from morpheus_pipelines.platform.store.copy_csv import frame_csv
-from morpheus_pipelines.platform.store.set_based import merge_joins, read_frame, write_frame
+from morpheus_pipelines.platform.store.copying import read_frame
+from morpheus_pipelines.platform.store.set_based import merge_joins, write_frame
 
 AWKWARD = ["plain", "", None, "\\N", 'q"uo,te\nnew\tline\\back', "例え.jp ünïcode", "=SUM(A1)"]
 

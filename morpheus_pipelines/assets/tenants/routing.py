@@ -13,12 +13,9 @@ from morpheus_pipelines.resources.pipeline import PipelineSettingsResource
 from morpheus_pipelines.resources.routing import TenantRoutingResource
 from morpheus_pipelines.resources.warehouse import WarehouseResource
 from morpheus_pipelines.tenants.steps.hubspot_snapshot import SnapshotState
+from morpheus_pipelines.tenants.steps.routing_batches import load_snapshot
 from morpheus_pipelines.tenants.steps.tenant_events import TenantEventLog
-from morpheus_pipelines.tenants.steps.tenant_routing import (
-    PartitionRouting,
-    load_snapshot,
-    route_partition,
-)
+from morpheus_pipelines.tenants.steps.tenant_routing import PartitionRouting, route_partition
 
 ROUTING_CHECKS = {
     "buckets_disjoint": "No tenant is in both apac_active_tenants and apac_sales_owned_tenants.",

@@ -37,7 +37,7 @@ from morpheus_pipelines.crm.api.directory import LiveDirectory, OwnerDirectory, 
 from morpheus_pipelines.crm.api.keys import KeyDirectory
 from morpheus_pipelines.crm.api.schemas import field_errors
 from morpheus_pipelines.crm.api.settings import IntakeSettings
-from morpheus_pipelines.crm.repositories.leads import IntakeApiKeyRepository
+from morpheus_pipelines.crm.repositories.intake_keys import IntakeApiKeyRepository
 from morpheus_pipelines.platform.observability.events import log_event
 from morpheus_pipelines.platform.observability.redaction import register_secret
 

@@ -19,8 +19,8 @@ from collections.abc import Callable
 import psycopg
 from sqlalchemy.orm import Session
 
-from morpheus_pipelines.crm.repositories.leads import (
-    Candidate,
+from morpheus_pipelines.crm.repositories.leads import Candidate
+from morpheus_pipelines.crm.repositories.routing_directory import (
     RoutingDirectoryRepository,
     SubscriptionRouting,
 )

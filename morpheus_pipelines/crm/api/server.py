@@ -7,7 +7,8 @@ import uuid
 from datetime import datetime
 
 from morpheus_pipelines.crm.api.keys import key_hash, new_key
-from morpheus_pipelines.crm.repositories.leads import IntakeApiKeyRepository, LeadRepository
+from morpheus_pipelines.crm.repositories.intake_keys import IntakeApiKeyRepository
+from morpheus_pipelines.crm.repositories.leads import LeadRepository
 from morpheus_pipelines.db.migrate import upgrade
 from morpheus_pipelines.db.session import get_session
 from morpheus_pipelines.db.urls import warehouse_url

@@ -8,8 +8,7 @@ can never hand a lead to a deactivated rep.
 
 The rest of lead intake's repositories live beside it, one module per table: the routing
 directory (:mod:`.routing_directory`), the API keys (:mod:`.intake_keys`) and the slow path
-after creation (:mod:`.lead_follow_up`). Their names are importable from here as well, as
-they always were.
+after creation (:mod:`.lead_follow_up`).
 """
 
 from __future__ import annotations
@@ -25,28 +24,16 @@ from sqlalchemy.dialects.postgresql.psycopg import PGDialect_psycopg
 from sqlalchemy.orm import Session
 
 from morpheus_pipelines.crm.models import Lead, RoutingPool, SalesRep
-from morpheus_pipelines.crm.repositories.intake_keys import IntakeApiKeyRepository
-from morpheus_pipelines.crm.repositories.lead_follow_up import (
-    LeadFollowUpRepository,
-    LeadToFollow,
-)
 from morpheus_pipelines.crm.repositories.routing_directory import (
     ASSIGNABLE,
     Candidate,
-    RoutingDirectoryRepository,
-    SubscriptionRouting,
 )
 from morpheus_pipelines.crm.rules.lead_status import LeadStatus
 from morpheus_pipelines.platform.store.base import BaseRepository
 
 __all__ = [
     "Candidate",
-    "IntakeApiKeyRepository",
-    "LeadFollowUpRepository",
     "LeadRepository",
-    "LeadToFollow",
-    "RoutingDirectoryRepository",
-    "SubscriptionRouting",
 ]
 
 # One statement picks and charges the owner: the least loaded candidate relative to its

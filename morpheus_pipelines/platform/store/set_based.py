@@ -7,7 +7,7 @@ unchanged are skipped by the ``WHERE … IS DISTINCT FROM`` guard, so a re-run w
 is committed here.
 
 The staging tables are ``staging``'s, the ``COPY`` streams ``copying``'s, the planner
-settings and ``ANALYZE`` ``planner``'s; their public names are importable from here too.
+settings and ``ANALYZE`` ``planner``'s.
 """
 
 from __future__ import annotations
@@ -27,33 +27,18 @@ from morpheus_pipelines.db.session import driver_cursor
 from morpheus_pipelines.platform.store.base import ModelT, RepositoryError
 from morpheus_pipelines.platform.store.copying import (
     copy_into_empty_partition,
-    copy_out,
-    frame_records,
-    read_frame,
     write_frame,
 )
-from morpheus_pipelines.platform.store.keyset import keyset_after
 from morpheus_pipelines.platform.store.planner import (
-    STAGING_STATISTICS_TARGET,
-    analyze,
-    local_settings,
     merge_joins,
 )
-from morpheus_pipelines.platform.store.staging import StagingRepository, new_staging_name
+from morpheus_pipelines.platform.store.staging import StagingRepository
 
 __all__ = [
-    "STAGING_STATISTICS_TARGET",
     "SetBasedRepository",
     "StagingRepository",
-    "analyze",
     "copy_into_empty_partition",
-    "copy_out",
-    "frame_records",
-    "keyset_after",
-    "local_settings",
     "merge_joins",
-    "new_staging_name",
-    "read_frame",
     "write_frame",
     "write_selected",
 ]

@@ -15,7 +15,7 @@ from typing import Any, TextIO
 
 from morpheus_pipelines.db.session import SessionFactory
 from morpheus_pipelines.platform.rendering import atomic_text_file
-from morpheus_pipelines.platform.store.set_based import frame_records
+from morpheus_pipelines.platform.store.copying import frame_records
 from morpheus_pipelines.tenants.reports.csv import daily_csv_header, daily_csv_rows
 from morpheus_pipelines.tenants.reports.daily import ListedTenants, build_daily_summary
 from morpheus_pipelines.tenants.reports.figures import (

@@ -29,20 +29,15 @@ from morpheus_pipelines.tenants.steps.routing_batches import (
     RoutingTotals,
     SnapshotView,
     load_context,
-    load_snapshot,
     route_batches,
-    route_frame,
     unrouted_decisions,
-    write_batch,
 )
 from morpheus_pipelines.tenants.steps.tenant_events import TenantEventLog
 from morpheus_pipelines.tenants.steps.tenant_selection import candidate_chunks
-from morpheus_pipelines.tenants.store.models.tenants import ENRICHMENT_COLUMNS
 from morpheus_pipelines.tenants.store.routing_decision import (
     RETIRED_RULE,
 )
 from morpheus_pipelines.tenants.store.store import TenantStore
-from morpheus_pipelines.tenants.store.tenant_bucket import ROUTED_COLUMNS
 
 
 @dataclass
@@ -374,8 +369,6 @@ def _log_completed(routing: PartitionRouting, run: RoutingRun) -> None:
 
 
 __all__ = [
-    "ENRICHMENT_COLUMNS",
-    "ROUTED_COLUMNS",
     "PartitionRouting",
     "RoutingContext",
     "RoutingPlan",
@@ -383,10 +376,7 @@ __all__ = [
     "RoutingTotals",
     "SnapshotView",
     "load_context",
-    "load_snapshot",
     "plan_routing",
     "route_batches",
-    "route_frame",
     "route_partition",
-    "write_batch",
 ]

@@ -12,10 +12,8 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from morpheus_pipelines.db.session import driver_cursor
-from morpheus_pipelines.platform.store.set_based import (
-    SetBasedRepository,
-    analyze,
-)
+from morpheus_pipelines.platform.store.planner import analyze
+from morpheus_pipelines.platform.store.set_based import SetBasedRepository
 from morpheus_pipelines.tenants.rules.enrichment import REUSABLE_STATUSES
 from morpheus_pipelines.tenants.store.models import EnrichedTenant
 from morpheus_pipelines.tenants.store.models.tenants import ENRICHMENT_COLUMNS

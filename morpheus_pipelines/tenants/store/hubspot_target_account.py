@@ -10,7 +10,8 @@ from psycopg import sql
 from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
-from morpheus_pipelines.platform.store.set_based import SetBasedRepository, read_frame
+from morpheus_pipelines.platform.store.copying import read_frame
+from morpheus_pipelines.platform.store.set_based import SetBasedRepository
 from morpheus_pipelines.tenants.rules.matching import SNAPSHOT_COLUMNS as MATCHED_COLUMNS
 from morpheus_pipelines.tenants.store.models import HubSpotTargetAccount
 

@@ -23,10 +23,8 @@ from sqlalchemy import bindparam, text
 from sqlalchemy.orm import Session
 
 from morpheus_pipelines.db.session import driver_cursor
-from morpheus_pipelines.platform.store.set_based import (
-    SetBasedRepository,
-    frame_records,
-)
+from morpheus_pipelines.platform.store.copying import frame_records
+from morpheus_pipelines.platform.store.set_based import SetBasedRepository
 from morpheus_pipelines.tenants.reports.figures import SUMMARY_TENANT_COLUMNS, ActiveTenantFigures
 from morpheus_pipelines.tenants.store.models import (
     DailySummaryMetric,

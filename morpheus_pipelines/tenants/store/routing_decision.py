@@ -12,10 +12,8 @@ from sqlalchemy.orm import Session
 
 from morpheus_pipelines.db.session import driver_cursor
 from morpheus_pipelines.platform.store.base import BaseRepository
-from morpheus_pipelines.platform.store.set_based import (
-    SetBasedRepository,
-    analyze,
-)
+from morpheus_pipelines.platform.store.planner import analyze
+from morpheus_pipelines.platform.store.set_based import SetBasedRepository
 from morpheus_pipelines.tenants.rules.routing_inputs import TENANT_KEY_COLUMNS, RuleInputs
 from morpheus_pipelines.tenants.rules.routing_plan import RoutingBase
 from morpheus_pipelines.tenants.rules.vocabulary import RoutingRule

@@ -11,13 +11,12 @@ from sqlalchemy.orm import Session
 
 from morpheus_pipelines.db.session import driver_cursor
 from morpheus_pipelines.platform.store.base import BaseRepository
+from morpheus_pipelines.platform.store.copying import copy_out, read_frame
+from morpheus_pipelines.platform.store.keyset import keyset_after
+from morpheus_pipelines.platform.store.planner import analyze
 from morpheus_pipelines.platform.store.set_based import (
     SetBasedRepository,
-    analyze,
     copy_into_empty_partition,
-    copy_out,
-    keyset_after,
-    read_frame,
 )
 from morpheus_pipelines.tenants.store.models import CandidateSelection, TenantCandidate
 

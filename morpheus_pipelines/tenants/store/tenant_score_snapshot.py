@@ -11,13 +11,10 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from morpheus_pipelines.db.session import driver_cursor
-from morpheus_pipelines.platform.store.set_based import (
-    SetBasedRepository,
-    analyze,
-    keyset_after,
-    merge_joins,
-    read_frame,
-)
+from morpheus_pipelines.platform.store.copying import read_frame
+from morpheus_pipelines.platform.store.keyset import keyset_after
+from morpheus_pipelines.platform.store.planner import analyze
+from morpheus_pipelines.platform.store.set_based import SetBasedRepository, merge_joins
 from morpheus_pipelines.tenants.store.models import TenantScoreSnapshot
 from morpheus_pipelines.tenants.store.routing_decision import FORCED_RULE, RETIRED_RULE
 from morpheus_pipelines.tenants.store.scoring_sql import (
