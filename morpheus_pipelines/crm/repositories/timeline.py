@@ -172,9 +172,8 @@ WITH rules AS (
            whatsapp.last AS last_whatsapp
     FROM leads l
     -- Each lead's last engagement and last inbound WhatsApp message: one ordered pass over
-    -- each partial index (a streaming group-by), not a probe per lead: 2.6x faster at a
-    -- million leads. MATERIALIZED: computed once per lead, whatever the number of rules
-    -- (docs/performance.md, "Automations at scale").
+    -- each partial index (a streaming group-by), not a probe per lead (docs/decisions/0023).
+    -- MATERIALIZED: computed once per lead, whatever the number of rules.
     LEFT JOIN (
         SELECT a."leadId", max(a."occurredAt") AS last FROM activities a
         WHERE a."occurredAt" <= :now AND ({ENGAGEMENT_PREDICATE})
