@@ -169,23 +169,7 @@ class ContactRepository(BaseRepository[Contact]):
             phone=incoming.get("phone"),
             hubspot_contact_id=incoming.get("hubspotContactId"),
         )
-        lookups = {"email": self.get_by_email, "phone": self.get_by_phone}
-        for column in _UNIQUE_IDENTIFIERS:
-            if column not in incoming:
-                continue
-            holder = lookups[column](session, incoming[column])
-            if holder is not None and (existing is None or holder.id != existing.id):
-                del incoming[column]
-        if existing is None:
-            return self.insert(session, incoming)
-        changes = {
-            key: value
-            for key, value in incoming.items()
-            if key not in _NOT_MERGED and getattr(existing, key) != value
-        }
-        if not changes:
-            return existing
-        return self.update(session, existing, changes)
+        return self._merge(session, existing, incoming)[0]
 
     def upsert_from_hubspot(
         self,
@@ -210,6 +194,16 @@ class ContactRepository(BaseRepository[Contact]):
             .order_by(Contact.id.asc())
             .limit(1)
         ).first()
+        if existing is None:
+            incoming |= {"subscriptionId": subscription_id, "hubspotContactId": hubspot_contact_id}
+        return self._merge(session, existing, incoming)
+
+    def _merge(
+        self, session: Session, existing: Contact | None, incoming: dict[str, Any]
+    ) -> tuple[Contact, bool]:
+        """Create the contact from ``incoming`` (blank values already left out), or write into
+        ``existing`` what differs; an ``email`` or ``phone`` another contact holds is dropped
+        from the write. Returns the contact and whether anything was written."""
         lookups = {"email": self.get_by_email, "phone": self.get_by_phone}
         for column in _UNIQUE_IDENTIFIERS:
             if column not in incoming:
@@ -218,11 +212,7 @@ class ContactRepository(BaseRepository[Contact]):
             if holder is not None and (existing is None or holder.id != existing.id):
                 del incoming[column]
         if existing is None:
-            values = incoming | {
-                "subscriptionId": subscription_id,
-                "hubspotContactId": hubspot_contact_id,
-            }
-            return self.insert(session, values), True
+            return self.insert(session, incoming), True
         changes = {
             key: value
             for key, value in incoming.items()
