@@ -44,6 +44,7 @@ from morpheus_pipelines.crm.models.messages import (
     AutomationRule,
     OutboundMessage,
 )
+from morpheus_pipelines.crm.models.outbox import HubSpotOutboxRow
 from morpheus_pipelines.crm.models.reengagement import (
     AssignmentOutcome,
     ReengagementAssignment,
@@ -75,6 +76,7 @@ __all__ = [
     "FollowUpTask",
     "FollowUpTaskStatus",
     "FollowUpTaskType",
+    "HubSpotOutboxRow",
     "HubSpotWebhookEvent",
     "IntakeApiKey",
     "Lead",

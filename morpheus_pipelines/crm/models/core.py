@@ -120,6 +120,17 @@ class Subscription(Base):
     name: Mapped[str] = mapped_column(Text, nullable=False)
     # The HubSpot account (portal) whose webhook deliveries belong to this workspace.
     hubspotPortalId: Mapped[int | None] = mapped_column(BigInteger, unique=True)
+    # The region a phone number without a country code is read in (ISO 3166 alpha-2).
+    defaultRegion: Mapped[str | None] = mapped_column(Text)
+    # Who gets a lead when no pool has anyone assignable (use_alter: reps point back here).
+    fallbackSalesRepId: Mapped[int | None] = mapped_column(
+        ForeignKey("sales_reps.id", use_alter=True, name="fk_subscriptions_fallbackSalesRepId")
+    )
+    # The senders' ids that pick this subscription: a Facebook page, a WhatsApp Business
+    # phone number, and a hash of the Google Ads lead-form key (the key itself is not kept).
+    metaPageId: Mapped[str | None] = mapped_column(Text, unique=True)
+    whatsappPhoneNumberId: Mapped[str | None] = mapped_column(Text, unique=True)
+    googleAdsKeyHash: Mapped[str | None] = mapped_column(Text, unique=True)
     createdAt: Mapped[datetime] = _created()
 
 

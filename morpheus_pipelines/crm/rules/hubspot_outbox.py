@@ -1,0 +1,116 @@
+"""The HubSpot outbox as rules (docs/hubspot-outbox.md): what a row asks HubSpot to do, the
+states it moves through, when a failed row is tried again and when it stops being tried.
+
+Pure: no HTTP, no database. The repository (``crm.repositories.hubspot_outbox``) stores the
+rows; the drain step (``crm.steps.hubspot_outbox``) sends them.
+
+* Every row names one *intent* (``intentKey``, unique per subscription): the lead's contact,
+  the task of a follow-up, the owner of a task at one escalation stage, one rep's call list of
+  one day. Writing the same intent twice stores it once, and every HubSpot write a row makes
+  is an upsert keyed by a unique property, so a retried batch never creates a second object.
+* A failed write is tried again after an exponential back-off (capped), or after the
+  ``Retry-After`` HubSpot asked for when that is longer; after ``MAX_ATTEMPTS`` failures the
+  row is ``dead``: kept with its last reason, shown by a check and the Daily Summary, and
+  re-queued by a person (``morpheus outbox retry``).
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterable, Sequence
+from datetime import datetime, timedelta
+from typing import TypeVar
+
+BATCH_SIZE = 100  # HubSpot's batch endpoints take at most 100 inputs
+MAX_ATTEMPTS = 8
+FIRST_RETRY = timedelta(seconds=30)
+LONGEST_RETRY = timedelta(hours=1)
+# The unique properties the upserts are keyed by (created in the portal by
+# ``morpheus subscription prepare-hubspot``); ``email`` is HubSpot's own.
+LEAD_KEY_PROPERTY = "morpheus_lead_key"
+INTENT_KEY_PROPERTY = "morpheus_intent_key"
+# The AI dialer's HubSpot owner: AI calls are logged as this owner's engagements.
+AI_DIALER_OWNER_ID = "86817215"
+
+
+class OutboxKind(enum.StrEnum):
+    """What a row writes; the drain sends the kinds in this order, so a task or a call finds
+    the contact its lead's row created in the same drain."""
+
+    CONTACT = "contact"  # a lead's contact: created or updated, with its owner
+    CONTACT_OWNER = "contact_owner"  # a new owner of an existing HubSpot contact
+    TASK = "task"  # a follow-up task: created, re-owned or completed
+    CALL = "call"  # an AI call: a call engagement owned by the dialer
+    CALL_LIST = "call_list"  # a rep's daily call list: the list's members replaced
+
+
+DRAIN_ORDER: tuple[OutboxKind, ...] = tuple(OutboxKind)
+
+
+class OutboxStatus(enum.StrEnum):
+    """Where a row is (``hubspot_outbox.status``)."""
+
+    PENDING = "pending"  # to be sent (again) at ``nextAttemptAt``
+    DONE = "done"  # HubSpot has it; ``hubspotObjectId`` is the object written
+    DEAD = "dead"  # failed MAX_ATTEMPTS times; kept with ``lastError`` until re-queued
+
+
+def retry_delay(attempts: int, *, retry_after: timedelta | None = None) -> timedelta:
+    """How long a row that has now failed ``attempts`` times waits: doubling from
+    ``FIRST_RETRY`` up to ``LONGEST_RETRY``, never shorter than HubSpot's ``Retry-After``."""
+    if attempts < 1:
+        raise ValueError("a retry follows at least one failed attempt")
+    delay = min(FIRST_RETRY * 2 ** (attempts - 1), LONGEST_RETRY)
+    if retry_after is not None and retry_after > delay:
+        return retry_after
+    return delay
+
+
+def after_failure(
+    attempts: int, now: datetime, *, retry_after: timedelta | None = None
+) -> tuple[OutboxStatus, datetime]:
+    """The status and next attempt time of a row that has now failed ``attempts`` times."""
+    if attempts >= MAX_ATTEMPTS:
+        return OutboxStatus.DEAD, now
+    return OutboxStatus.PENDING, now + retry_delay(attempts, retry_after=retry_after)
+
+
+T = TypeVar("T")
+
+
+def batches(rows: Iterable[T], size: int = BATCH_SIZE) -> Iterable[Sequence[T]]:
+    """``rows`` in consecutive batches of at most ``size``."""
+    if size < 1:
+        raise ValueError("a batch holds at least one row")
+    batch: list[T] = []
+    for row in rows:
+        batch.append(row)
+        if len(batch) == size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def lead_contact_intent(lead_id: object) -> str:
+    return f"lead:{lead_id}:contact"
+
+
+def lead_owner_intent(lead_id: object, owner_id: str) -> str:
+    return f"lead:{lead_id}:owner:{owner_id}"
+
+
+def task_intent(task_id: object) -> str:
+    return f"task:{task_id}"
+
+
+def task_change_intent(task_id: object, change: str) -> str:
+    return f"task:{task_id}:{change}"
+
+
+def call_intent(activity_id: object) -> str:
+    return f"call:{activity_id}"
+
+
+def call_list_intent(sales_rep_id: object, day: str) -> str:
+    return f"call-list:{sales_rep_id}:{day}"
