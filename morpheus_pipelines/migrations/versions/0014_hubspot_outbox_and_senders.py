@@ -63,7 +63,7 @@ def upgrade() -> None:
             "status IN ('pending', 'done', 'dead')", name=op.f("ck_hubspot_outbox_known_status")
         ),
         sa.CheckConstraint(
-            "kind IN ('contact', 'contact_owner', 'task', 'call', 'call_list')",
+            "kind IN ('contact', 'contact_owner', 'task', 'call', 'call_list', 'rep_list')",
             name=op.f("ck_hubspot_outbox_known_kind"),
         ),
         sa.CheckConstraint("attempts >= 0", name=op.f("ck_hubspot_outbox_attempts_not_negative")),
