@@ -16,7 +16,7 @@ from __future__ import annotations
 import uuid
 from datetime import datetime, timedelta
 
-from sqlalchemy import case, exists, func, select
+from sqlalchemy import case, exists, func, select, update
 from sqlalchemy.orm import Session, joinedload
 
 from morpheus_pipelines.crm.models import (
@@ -180,3 +180,23 @@ def departed_reps_with_call_list(session: Session, subscription_id: uuid.UUID) -
             )
         )
     )
+
+
+def complete_from_hubspot(
+    session: Session, subscription_id: uuid.UUID, hubspot_task_ids: list[str]
+) -> int:
+    """Mark the open tasks mirrored as these HubSpot tasks COMPLETED (a rep ticked them off
+    in HubSpot); tasks already completed or cancelled are left alone. Returns how many
+    changed."""
+    if not hubspot_task_ids:
+        return 0
+    result = session.execute(
+        update(FollowUpTask)
+        .where(
+            FollowUpTask.subscriptionId == subscription_id,
+            FollowUpTask.hubspotTaskId.in_(hubspot_task_ids),
+            FollowUpTask.status.in_(_ACTIVE),
+        )
+        .values(status=FollowUpTaskStatus.COMPLETED, updatedAt=func.now())
+    )
+    return result.rowcount

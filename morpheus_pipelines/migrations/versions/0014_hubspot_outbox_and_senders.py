@@ -105,8 +105,16 @@ def upgrade() -> None:
         unique=False,
     )
 
+    op.create_index(
+        op.f("ix_activities_subscriptionId_hubspotEngagementId"),
+        "activities",
+        ["subscriptionId", "hubspotEngagementId"],
+        unique=False,
+    )
+
 
 def downgrade() -> None:
+    op.drop_index(op.f("ix_activities_subscriptionId_hubspotEngagementId"), table_name="activities")
     op.drop_index(op.f("ix_hubspot_outbox_status_subscriptionId"), table_name="hubspot_outbox")
     op.drop_index("ix_hubspot_outbox_due", table_name="hubspot_outbox")
     op.drop_table("hubspot_outbox")
