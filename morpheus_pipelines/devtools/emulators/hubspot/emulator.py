@@ -50,6 +50,7 @@ _LISTS_PATH = "/crm/v3/lists"
 _LIST_BY_NAME_RE = re.compile(r"^/crm/v3/lists/object-type-id/([^/]+)/name/([^/]+)/?$")
 _MEMBERSHIPS_CHANGE_RE = re.compile(r"^/crm/v3/lists/([^/]+)/memberships/add-and-remove/?$")
 _PROPERTIES_RE = re.compile(r"^/crm/v3/properties/([^/]+)/?$")
+_PROPERTY_RE = re.compile(r"^/crm/v3/properties/([^/]+)/([^/]+)/?$")
 # The batch writes a PARTIAL_FAILURE fault can fail inputs of.
 BATCH_WRITE_ENDPOINTS = (
     *(f"{object_type}_batch_upsert" for object_type in UPSERT_TYPES),
@@ -106,6 +107,7 @@ class HubSpotEmulator(
         "memberships_add_and_remove",
         "memberships_clear",
         "properties_create",
+        "property_read",
     )
     supported_faults = GENERIC_FAULTS | {
         FaultKind.RATE_LIMIT,
@@ -186,6 +188,8 @@ class HubSpotEmulator(
                 return "list", {"list_id": m.group(1)}
             if _OWNERS_RE.match(path):
                 return "owners", {}
+            if m := _PROPERTY_RE.match(path):
+                return "property_read", {"object_type": m.group(1), "name": m.group(2)}
             if m := _LIST_BY_NAME_RE.match(path):
                 return "list_by_name", {
                     "object_type_id": unquote(m.group(1)),
@@ -251,6 +255,7 @@ class HubSpotEmulator(
             "memberships_add_and_remove": self._handle_memberships_add_and_remove,
             "memberships_clear": self._handle_memberships_clear,
             "properties_create": self._handle_properties_create,
+            "property_read": self._handle_property_read,
         }[request.endpoint]
         try:
             return handler(request, fault)

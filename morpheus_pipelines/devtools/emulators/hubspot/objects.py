@@ -19,6 +19,7 @@ from typing import Any
 
 from .._faults import Fault, FaultKind
 from .._messages import Request, Response, iso_now
+from .engagements import _millis
 from .params import MAX_BATCH_INPUTS, _BadRequest
 from .portal import OBJECT_TYPE_IDS, Portal, batch_error
 
@@ -130,6 +131,19 @@ def _check_values(object_type: str, properties: dict[str, str], defined: Mapping
                     "name": name,
                 }
             )
+        if name == "hs_timestamp" and value:
+            try:
+                _millis(value)
+            except _BadRequest:
+                problems.append(
+                    {
+                        "isValid": False,
+                        "message": f"{value} is not a valid datetime: epoch milliseconds or "
+                        "ISO 8601",
+                        "error": "INVALID_DATETIME",
+                        "name": name,
+                    }
+                )
         # HubSpot's own properties are not modelled; Morpheus's must have been created.
         if name.startswith("morpheus_") and name not in defined:
             problems.append(

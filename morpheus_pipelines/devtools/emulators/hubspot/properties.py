@@ -1,4 +1,5 @@
-"""The Properties API: ``POST /crm/v3/properties/{objectType}``, creating a custom property.
+"""The Properties API: ``POST /crm/v3/properties/{objectType}``, creating a custom property, and
+``GET /crm/v3/properties/{objectType}/{propertyName}``, reading one.
 
 The request needs ``name`` (lower case, digits, underscores), ``label``, ``type``,
 ``fieldType`` and ``groupName``; ``hasUniqueValue: true`` makes the property one an upsert may
@@ -31,13 +32,31 @@ _BY_NAME = {name: name for name in OBJECT_TYPE_IDS} | {
 _BY_NAME |= {"company": "companies"} | {type_id: name for name, type_id in OBJECT_TYPE_IDS.items()}
 
 
+def _object_type(request: Request) -> str:
+    object_type = _BY_NAME.get(request.params["object_type"].lower())
+    if object_type is None:
+        raise _BadRequest(f"Unable to infer object type from: {request.params['object_type']}")
+    return object_type
+
+
 class PropertyEndpoints(Portal):
-    """The ``properties_create`` endpoint."""
+    """The ``properties_create`` and ``property_read`` endpoints."""
+
+    def _handle_property_read(self, request: Request, fault: Fault | None) -> Response:
+        object_type, name = _object_type(request), request.params["name"]
+        with self._lock:
+            found = self._properties.get(object_type, {}).get(name)
+            if found is not None:
+                return Response(200, dict(found))
+        if name in _BUILT_IN.get(object_type, ()):
+            now = iso_now()
+            return Response(200, normalize_property({"name": name}, now) | {"hubspotDefined": True})
+        return Response(
+            404, self.error_body(404, f"Property {name} does not exist on {object_type}")
+        )
 
     def _handle_properties_create(self, request: Request, fault: Fault | None) -> Response:
-        object_type = _BY_NAME.get(request.params["object_type"].lower())
-        if object_type is None:
-            raise _BadRequest(f"Unable to infer object type from: {request.params['object_type']}")
+        object_type = _object_type(request)
         try:
             payload = request.json
         except ValueError as exc:
