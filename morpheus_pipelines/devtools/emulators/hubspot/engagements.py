@@ -1,6 +1,6 @@
-"""Engagements: ``POST /crm/v3/objects/{calls|emails|meetings|notes}/search`` filtered and
+"""Engagements: ``POST /crm/v3/objects/{calls|emails|meetings|notes|tasks}/search`` filtered and
 sorted on ``hs_lastmodifieddate``, and ``POST /crm/v4/associations/{type}/contacts/batch/read``
-for the contacts each one is about.
+for the contacts each one is about (read from the portal's associations).
 
 The search keeps HubSpot's limits: at most 200 results a page, and no paging past the
 10,000th result of one query (a client syncing a busy portal must move its watermark, not
@@ -8,15 +8,16 @@ page forever)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Any
 
 from .._faults import Fault
 from .._messages import Request, Response, iso_now
-from .params import MAX_BATCH_INPUTS, _BadRequest
+from .params import MAX_BATCH_INPUTS, _BadRequest, _sort_key
 from .portal import Portal
 
-ENGAGEMENT_TYPES = ("calls", "emails", "meetings", "notes")
+ENGAGEMENT_TYPES = ("calls", "emails", "meetings", "notes", "tasks")
 MAX_SEARCH_PAGE = 200
 MAX_SEARCH_RESULTS = 10_000
 _OPERATORS = {
@@ -74,8 +75,6 @@ def _search_request(request: Request) -> tuple[list[list[dict]], list[str], int,
 class EngagementEndpoints(Portal):
     """The ``engagements_search`` and ``associations_batch_read`` endpoints."""
 
-    _engagements: dict[str, dict[str, dict[str, Any]]]
-
     def _handle_engagements_search(self, request: Request, fault: Fault | None) -> Response:
         object_type = request.params["object_type"]
         filters, wanted, limit, offset = _search_request(request)
@@ -132,9 +131,11 @@ class EngagementEndpoints(Portal):
         results = []
         with self._lock:
             store = self._engagements.get(from_type, {})
+            linked = self._associations.get((from_type, "contacts"), {})
             for item in inputs:
-                engagement = store.get(str(item.get("id")))
-                if engagement is None or not engagement["contactIds"]:
+                engagement_id = str(item.get("id"))
+                contact_ids = sorted(linked.get(engagement_id, ()), key=_sort_key)
+                if engagement_id not in store or not contact_ids:
                     continue
                 results.append(
                     {
@@ -146,7 +147,7 @@ class EngagementEndpoints(Portal):
                                     {"category": "HUBSPOT_DEFINED", "typeId": 0, "label": None}
                                 ],
                             }
-                            for contact_id in engagement["contactIds"]
+                            for contact_id in contact_ids
                         ],
                     }
                 )
@@ -166,7 +167,7 @@ class EngagementEndpoints(Portal):
         engagement_id: str | int,
         properties: dict[str, Any],
         *,
-        contact_ids: list[str | int] = (),
+        contact_ids: Iterable[str | int] = (),
         modified_at: datetime | None = None,
     ) -> None:
         """Create or replace one engagement, modified at ``modified_at`` (now by default)."""
@@ -176,10 +177,13 @@ class EngagementEndpoints(Portal):
         stamp = moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
         with self._lock:
             store = self._engagements.setdefault(object_type, {})
-            created = store.get(str(engagement_id), {}).get("createdAt", stamp)
+            current = store.get(str(engagement_id), {})
             store[str(engagement_id)] = {
                 "properties": {str(k): v for k, v in properties.items()}
                 | {"hs_lastmodifieddate": stamp},
-                "createdAt": created,
-                "contactIds": [str(c) for c in contact_ids],
+                "createdAt": current.get("createdAt", stamp),
+                "writes": current.get("writes", 0),
             }
+            self.dissociate_all(object_type, str(engagement_id), "contacts")
+            for contact_id in contact_ids:
+                self.associate(object_type, str(engagement_id), "contacts", str(contact_id))

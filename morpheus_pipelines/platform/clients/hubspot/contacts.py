@@ -1,11 +1,18 @@
-"""Contacts: their owners and emails read, their properties written back (docs/ownership.md)."""
+"""Contacts: their owners and emails read, their properties written back (docs/ownership.md),
+and upserted by email or by Morpheus's lead key."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from morpheus_pipelines.platform.clients.hubspot.objects import ObjectBatchReads, error_ids
+from morpheus_pipelines.platform.clients.hubspot.objects import (
+    BatchWriteResult,
+    ObjectBatchReads,
+    ObjectBatchWrites,
+    ObjectUpsert,
+    error_ids,
+)
 from morpheus_pipelines.platform.clients.hubspot.transport import results_of
 
 BATCH_UPDATE_SIZE = 100
@@ -29,8 +36,14 @@ class ContactUpdateBatch:
     missing_ids: list[str]
 
 
-class ContactEndpoints(ObjectBatchReads):
+class ContactEndpoints(ObjectBatchReads, ObjectBatchWrites):
     """The contact endpoints."""
+
+    def batch_upsert_contacts(self, inputs: Sequence[ObjectUpsert]) -> BatchWriteResult:
+        """``POST /crm/v3/objects/contacts/batch/upsert`` for ≤ 100 contacts, each keyed by
+        ``email`` (matched in any case) or ``morpheus_lead_key`` (``id_property``): a contact
+        with that value is updated, else created, so a retried batch creates no one twice."""
+        return self._batch_upsert("contacts", "contacts_batch_upsert", inputs)
 
     def read_contact_owners(self, contact_ids: Sequence[str]) -> dict[str, str | None]:
         """The current ``hubspot_owner_id`` of ≤ 100 contacts (``None``: no owner); contacts

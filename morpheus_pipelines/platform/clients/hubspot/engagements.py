@@ -1,5 +1,6 @@
 """Engagements (calls, emails, meetings, notes): searched by modification time, and the
-contacts each is associated with (the engagement sync)."""
+contacts each is associated with (the engagement sync). The search by modification time is
+shared with the tasks (``tasks``)."""
 
 from __future__ import annotations
 
@@ -39,29 +40,25 @@ def _search(since: int, after: int, properties: Sequence[str], limit: int) -> di
     }
 
 
-class EngagementEndpoints(HubSpotTransport):
-    """The engagement search and the engagements' contact associations."""
+class ModifiedSinceSearch(HubSpotTransport):
+    """``POST /crm/v3/objects/{type}/search`` for the records modified since a moment, oldest
+    modification first, past HubSpot's 10,000-result cap."""
 
-    def iter_engagement_pages(
+    def _iter_modified_since(
         self,
         object_type: str,
+        endpoint: str,
         *,
         modified_since_ms: int,
         properties: Sequence[str],
         limit: int = SEARCH_PAGE_SIZE,
     ) -> Iterator[list[dict[str, Any]]]:
-        """Every engagement of ``object_type`` (calls, emails, meetings, notes) modified at or
-        after ``modified_since_ms``, oldest modification first, through
-        ``POST /crm/v3/objects/{type}/search``. Past HubSpot's 10,000-result cap of one query
-        a new query starts from the last modification time seen (its rows come again; the
-        caller's upsert absorbs them)."""
         # Paged by key, not by offset: each page starts a new query at the last modification
-        # time seen. An engagement edited during the run moves to the end of the order, and
-        # with offsets the row behind it would slide into a page already read and be lost;
-        # this way rows come again at worst (the caller's upsert absorbs repeats). Only rows
+        # time seen. A record edited during the run moves to the end of the order, and with
+        # offsets the row behind it would slide into a page already read and be lost; this
+        # way rows come again at worst (the caller's upsert absorbs repeats). Only rows
         # sharing one modification time are paged by offset.
         since, after = modified_since_ms, 0
-        endpoint = "engagements_search"
         path = f"/crm/v3/objects/{object_type}/search"
         while True:
             payload = _search(since, after, properties, limit)
@@ -83,6 +80,31 @@ class EngagementEndpoints(HubSpotTransport):
                     "time; the search cannot page through them",
                     endpoint=endpoint,
                 )
+
+
+class EngagementEndpoints(ModifiedSinceSearch):
+    """The engagement search and the engagements' contact associations."""
+
+    def iter_engagement_pages(
+        self,
+        object_type: str,
+        *,
+        modified_since_ms: int,
+        properties: Sequence[str],
+        limit: int = SEARCH_PAGE_SIZE,
+    ) -> Iterator[list[dict[str, Any]]]:
+        """Every engagement of ``object_type`` (calls, emails, meetings, notes) modified at or
+        after ``modified_since_ms``, oldest modification first, through
+        ``POST /crm/v3/objects/{type}/search``. Past HubSpot's 10,000-result cap of one query
+        a new query starts from the last modification time seen (its rows come again; the
+        caller's upsert absorbs them)."""
+        return self._iter_modified_since(
+            object_type,
+            "engagements_search",
+            modified_since_ms=modified_since_ms,
+            properties=properties,
+            limit=limit,
+        )
 
     def read_engagement_contacts(
         self, object_type: str, engagement_ids: Sequence[str]
