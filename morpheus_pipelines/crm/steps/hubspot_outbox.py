@@ -105,6 +105,13 @@ def drain_outbox(
     """Send up to ``max_rows`` due rows, kind by kind in ``DRAIN_ORDER``; each batch is
     claimed, sent and settled in its own transactions."""
     report = DrainReport()
+    try:
+        _prepare_portal(session_factory, client, subscription_id)
+    except HubSpotError as exc:
+        # Nothing can be keyed without the properties: stop before claiming a row.
+        report.stopped = f"the portal's key properties could not be ensured: {exc}"
+        log_event("hubspot_outbox_unprepared", level=logging.ERROR, problem=str(exc))
+        return report
     senders = _senders(client)
     budget = max_rows
     for kind in DRAIN_ORDER:
@@ -150,6 +157,23 @@ def drain_outbox(
             report.failed[kind.value] += len(sent.failed)
             report.postponed[kind.value] += len(sent.waiting)
     return report
+
+
+def _prepare_portal(
+    session_factory: SessionFactory, client: HubSpotClient, subscription_id: uuid.UUID
+) -> None:
+    """Create the unique properties the upserts are keyed by, once per subscription (the
+    configs row says it was done; deleting it makes the next drain check again)."""
+    key = f"hubspot_key_properties:{subscription_id}"
+    with session_factory() as session:
+        if CrmStore(session).configs.get_value(session, key):
+            return
+    created = client.ensure_unique_key_properties()
+    with session_factory() as session:
+        CrmStore(session).configs.set_value(
+            session, key, datetime.now(UTC).isoformat(), subscription_id
+        )
+    log_event("hubspot_key_properties_ensured", created=sorted(k for k, v in created.items() if v))
 
 
 def outbox_backlog(
