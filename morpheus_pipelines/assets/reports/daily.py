@@ -8,6 +8,7 @@ from pathlib import Path
 import dagster as dg
 
 from morpheus_pipelines.assets.metadata import as_metadata, tables_written
+from morpheus_pipelines.crm.steps.hubspot_outbox import outbox_operations_note
 from morpheus_pipelines.db.session import SessionFactory
 from morpheus_pipelines.platform.partitions import daily_partitions
 from morpheus_pipelines.platform.report_notes import OperationsNote
@@ -29,9 +30,8 @@ TENANT_SCORES = dg.AssetKey("tenant_scores")
 # subscription that owns the HubSpot portal, as of ``now``.
 NoteSource = Callable[[SessionFactory, uuid.UUID, datetime], OperationsNote]
 
-# The CRM side's notes: the HubSpot outbox (``crm.steps.hubspot_outbox.outbox_backlog`` read
-# into ``crm.reports.hubspot_outbox.outbox_note``) joins here.
-CRM_NOTE_SOURCES: tuple[NoteSource, ...] = ()
+# The CRM side's notes: the HubSpot outbox.
+CRM_NOTE_SOURCES: tuple[NoteSource, ...] = (outbox_operations_note,)
 
 
 def operations_notes(
@@ -48,7 +48,23 @@ def operations_notes(
         return []
     subscription = ownership.subscription()
     moment = now or datetime.now(UTC)
-    return [source(warehouse.session, subscription, moment) for source in sources]
+    return [_note(source, warehouse, subscription, moment) for source in sources]
+
+
+def _note(
+    source: NoteSource, warehouse: WarehouseResource, subscription: uuid.UUID, now: datetime
+) -> OperationsNote:
+    """One source's note; a source that cannot be read is itself a note, so the summary is
+    still published."""
+    try:
+        return source(warehouse.session, subscription, now)
+    except Exception as exc:  # the report must not fail on one of its notes
+        name = getattr(source, "__name__", "a note")
+        return OperationsNote(
+            title=name.replace("_", " "),
+            severity="error",
+            lines=(f"could not be read: {type(exc).__name__}",),
+        )
 
 
 def file_paths(files: dict[str, Path]) -> dict[str, dg.MetadataValue]:

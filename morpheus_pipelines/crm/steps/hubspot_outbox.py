@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
+from morpheus_pipelines.crm.reports.hubspot_outbox import outbox_note
 from morpheus_pipelines.crm.repositories.hubspot_outbox import OutboxBacklog, OutboxEntry
 from morpheus_pipelines.crm.rules.hubspot_outbox import (
     BATCH_SIZE,
@@ -50,6 +51,7 @@ from morpheus_pipelines.platform.clients.hubspot import (
     ObjectUpsert,
 )
 from morpheus_pipelines.platform.observability.events import log_event
+from morpheus_pipelines.platform.report_notes import OperationsNote
 
 WAIT_FOR_DEPENDENCY = timedelta(minutes=1)
 T = TypeVar("T")
@@ -187,7 +189,29 @@ def outbox_backlog(
         )
 
 
-__all__ = ["DrainReport", "OutboxBacklog", "drain_outbox", "outbox_backlog"]
+def outbox_operations_note(
+    session_factory: SessionFactory, subscription_id: uuid.UUID, now: datetime
+) -> OperationsNote:
+    """The Daily Summary's note on the outbox: dead rows (an error), rows waiting too long
+    (a warning), or what was written in the last day."""
+    backlog = outbox_backlog(session_factory, subscription_id, now=now)
+    return outbox_note(
+        backlog.pending,
+        backlog.dead,
+        backlog.done_since,
+        backlog.oldest_pending_at,
+        backlog.dead_reasons,
+        now,
+    )
+
+
+__all__ = [
+    "DrainReport",
+    "OutboxBacklog",
+    "drain_outbox",
+    "outbox_backlog",
+    "outbox_operations_note",
+]
 
 
 # -- what each kind sends ---------------------------------------------------------------------
