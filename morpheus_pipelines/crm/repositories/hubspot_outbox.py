@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import func, select, update
+from sqlalchemy import func, select, text, update
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
 
@@ -40,6 +40,35 @@ from morpheus_pipelines.platform.store.base import BaseRepository
 
 LEASE = timedelta(minutes=5)
 _contacts = ContactRepository()
+
+_SET_LEAD_CONTACTS = """
+UPDATE leads SET "hubspotContactId" = v.contact
+FROM unnest(CAST(:leads AS uuid[]), CAST(:contacts AS text[])) AS v(lead, contact)
+WHERE leads.id = v.lead
+"""
+# New local contacts in one statement; one whose email or phone another contact holds is left
+# to the per-row merge (ON CONFLICT DO NOTHING, then not returned).
+_INSERT_CONTACTS = """
+INSERT INTO contacts ("subscriptionId", "hubspotContactId", email, phone, "firstName",
+                      "lastName", "hubspotOwnerId")
+SELECT :sub, v.contact, lower(v.email), v.phone, v.first, v.last, v.owner
+FROM unnest(CAST(:contacts AS text[]), CAST(:emails AS text[]), CAST(:phones AS text[]),
+            CAST(:firsts AS text[]), CAST(:lasts AS text[]), CAST(:owners AS text[]))
+     AS v(contact, email, phone, first, last, owner)
+ON CONFLICT DO NOTHING
+RETURNING "hubspotContactId"
+"""
+# The lead's activities join the contact's timeline.
+_LINK_LEAD_ACTIVITIES = """
+UPDATE activities AS a SET "contactId" = c.id, "hubspotContactId" = v.contact
+FROM unnest(CAST(:leads AS uuid[]), CAST(:contacts AS text[])) AS v(lead, contact)
+JOIN LATERAL (
+    SELECT id FROM contacts
+    WHERE "subscriptionId" = :sub AND "hubspotContactId" = v.contact
+    ORDER BY id LIMIT 1
+) AS c ON true
+WHERE a."leadId" = v.lead AND a."contactId" IS NULL
+"""
 
 
 @dataclass(frozen=True)
@@ -411,24 +440,87 @@ class HubSpotOutboxRepository(BaseRepository[HubSpotOutboxRow]):
             for row in rows
         }
 
-    def record_answer(
+    def record_answers(
         self,
         session: Session,
+        subscription_id: uuid.UUID,
         kind: OutboxKind,
-        entry: OutboxEntry,
-        subject: Mapping[str, Any],
-        object_id: str,
+        answers: Sequence[tuple[OutboxEntry, Mapping[str, Any], str]],
     ) -> None:
-        """Keep the id HubSpot gave where it belongs: the lead's contact (and the local
-        contact it is, so the person has one timeline), the task's, the call's, the rep's
-        lists."""
+        """Keep the ids HubSpot gave, ``(entry, subject, object id)`` each, where they belong:
+        the lead's contact (and the local contact it is, so the person has one timeline), the
+        task's, the call's, the rep's lists. A few statements per batch, not per row."""
+        if not answers:
+            return
         if kind is OutboxKind.CONTACT:
+            self._record_contacts(session, subscription_id, answers)
+        elif kind is OutboxKind.TASK:
             session.execute(
-                update(Lead).where(Lead.id == entry.lead_id).values(hubspotContactId=object_id)
+                update(FollowUpTask),
+                [{"id": e.follow_up_task_id, "hubspotTaskId": oid} for e, _, oid in answers],
             )
-            contact, _ = _contacts.upsert_from_hubspot(
+        elif kind is OutboxKind.CALL:
+            session.execute(
+                update(Activity),
+                [{"id": e.activity_id, "hubspotEngagementId": oid} for e, _, oid in answers],
+            )
+        elif kind in (OutboxKind.CALL_LIST, OutboxKind.REP_LIST):
+            column = (
+                SalesRep.hubspotCallSegmentId
+                if kind is OutboxKind.CALL_LIST
+                else SalesRep.activeListId
+            )
+            for entry, _, object_id in answers:  # a rep's list a person set is kept
+                session.execute(
+                    update(SalesRep)
+                    .where(SalesRep.id == entry.sales_rep_id, column.is_(None))
+                    .values({column: object_id})
+                )
+
+    def _record_contacts(
+        self,
+        session: Session,
+        subscription_id: uuid.UUID,
+        answers: Sequence[tuple[OutboxEntry, Mapping[str, Any], str]],
+    ) -> None:
+        lead_ids = [entry.lead_id for entry, _, _ in answers]
+        contact_ids = [object_id for _, _, object_id in answers]
+        session.execute(text(_SET_LEAD_CONTACTS), {"leads": lead_ids, "contacts": contact_ids})
+        known = set(
+            session.scalars(
+                select(Contact.hubspotContactId).where(
+                    Contact.subscriptionId == subscription_id,
+                    Contact.hubspotContactId.in_(contact_ids),
+                )
+            )
+        )
+        new = {oid: subject for _, subject, oid in answers if oid not in known}
+        inserted = (
+            set(
+                session.scalars(
+                    text(_INSERT_CONTACTS),
+                    {
+                        "sub": subscription_id,
+                        "contacts": list(new),
+                        "emails": [(s.get("email") or None) for s in new.values()],
+                        "phones": [s.get("phone") for s in new.values()],
+                        "firsts": [s.get("first_name") for s in new.values()],
+                        "lasts": [s.get("last_name") for s in new.values()],
+                        "owners": [s.get("owner_id") for s in new.values()],
+                    },
+                )
+            )
+            if new
+            else set()
+        )
+        # A contact we had (or one whose email or phone another contact holds): merged one by
+        # one, by the contact repository's rules.
+        for _, subject, object_id in answers:
+            if object_id in inserted:
+                continue
+            _contacts.upsert_from_hubspot(
                 session,
-                self._subscription_of(session, entry.id),
+                subscription_id,
                 object_id,
                 {
                     "email": subject.get("email"),
@@ -438,40 +530,10 @@ class HubSpotOutboxRepository(BaseRepository[HubSpotOutboxRow]):
                     "hubspotOwnerId": subject.get("owner_id"),
                 },
             )
-            session.execute(
-                update(Activity)
-                .where(Activity.leadId == entry.lead_id, Activity.contactId.is_(None))
-                .values(contactId=contact.id, hubspotContactId=object_id)
-            )
-        elif kind is OutboxKind.TASK:
-            session.execute(
-                update(FollowUpTask)
-                .where(FollowUpTask.id == entry.follow_up_task_id)
-                .values(hubspotTaskId=object_id)
-            )
-        elif kind is OutboxKind.CALL:
-            session.execute(
-                update(Activity)
-                .where(Activity.id == entry.activity_id)
-                .values(hubspotEngagementId=object_id)
-            )
-        elif kind is OutboxKind.CALL_LIST:
-            session.execute(
-                update(SalesRep)
-                .where(SalesRep.id == entry.sales_rep_id, SalesRep.hubspotCallSegmentId.is_(None))
-                .values(hubspotCallSegmentId=object_id)
-            )
-        elif kind is OutboxKind.REP_LIST:
-            session.execute(
-                update(SalesRep)
-                .where(SalesRep.id == entry.sales_rep_id, SalesRep.activeListId.is_(None))
-                .values(activeListId=object_id)
-            )
-
-    @staticmethod
-    def _subscription_of(session: Session, row_id: int) -> uuid.UUID:
-        return session.scalar(
-            select(HubSpotOutboxRow.subscriptionId).where(HubSpotOutboxRow.id == row_id)
+            inserted.add(object_id)
+        session.execute(
+            text(_LINK_LEAD_ACTIVITIES),
+            {"sub": subscription_id, "leads": lead_ids, "contacts": contact_ids},
         )
 
     def rows_of(self, session: Session, ids: Sequence[int]) -> list[HubSpotOutboxRow]:

@@ -150,7 +150,7 @@ def drain_outbox(
             report.requests += client.stats.requests - requests_before
             with session_factory() as session:
                 store = CrmStore(session)
-                _record_answers(store, kind, entries, subjects, sent)
+                _record_answers(store, kind, entries, subjects, sent, subscription_id)
                 store.outbox.mark_done(session, sent.done, now=now())
                 failed = [entry for entry in entries if entry.id in sent.failed]
                 report.dead += store.outbox.mark_failed(session, failed, sent.failed, now=now())
@@ -428,10 +428,12 @@ def _record_answers(
     entries: Sequence[OutboxEntry],
     subjects: dict[int, dict[str, Any]],
     sent: _Sent,
+    subscription_id: uuid.UUID,
 ) -> None:
     """Store the ids HubSpot gave in the rows they belong to."""
-    for entry in entries:
-        object_id = sent.done.get(entry.id)
-        if object_id is None:
-            continue
-        store.outbox.record_answer(store.session, kind, entry, subjects[entry.id], object_id)
+    answers = [
+        (entry, subjects[entry.id], sent.done[entry.id])
+        for entry in entries
+        if sent.done.get(entry.id) is not None
+    ]
+    store.outbox.record_answers(store.session, subscription_id, kind, answers)
