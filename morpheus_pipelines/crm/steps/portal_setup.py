@@ -42,7 +42,7 @@ def _text(option: str, value: str | None) -> str | None:
     return value.strip()
 
 
-def _assignable_rep(store: CrmStore, subscription_id: uuid.UUID, option: str, rep_id: int) -> None:
+def assignable_rep(store: CrmStore, subscription_id: uuid.UUID, option: str, rep_id: int) -> None:
     """The rep may be given leads: active, of this subscription, with a HubSpot owner id (what
     intake writes as the lead's owner)."""
     rep = store.session.get(SalesRep, rep_id)
@@ -126,7 +126,7 @@ def add_pool(
     _subscription(store, subscription_id)
     name = _text("--name", name) or ""
     if fallback_rep_id is not None:
-        _assignable_rep(store, subscription_id, "--fallback-rep", fallback_rep_id)
+        assignable_rep(store, subscription_id, "--fallback-rep", fallback_rep_id)
     pool = store.routing_config.pool_named(store.session, subscription_id, name, lock=True)
     outcome = UNCHANGED
     if pool is None:
@@ -212,7 +212,7 @@ def add_member(
     if weight <= 0:
         raise SetupRefused("--weight", "must be a positive integer")
     pool = _pool(store, subscription_id, pool_name)
-    _assignable_rep(store, subscription_id, "--rep", rep_id)
+    assignable_rep(store, subscription_id, "--rep", rep_id)
     member = store.routing_config.member(store.session, pool.id, rep_id)
     if member is None:
         store.routing_config.add_member(store.session, pool.id, rep_id, weight)
