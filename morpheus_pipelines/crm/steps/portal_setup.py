@@ -17,8 +17,15 @@ from morpheus_pipelines.crm.models import (
     Subscription,
 )
 from morpheus_pipelines.crm.store import CrmStore
+from morpheus_pipelines.platform.clients.hubspot import HubSpotClient, HubSpotError
 
 ADDED, UPDATED, UNCHANGED, REMOVED = "added", "updated", "unchanged", "removed"
+
+CONTACTS = "0-1"
+# HubSpot's ids of the standard object types a list may hold, by the name a person knows.
+OBJECT_TYPES = {CONTACTS: "contacts", "0-2": "companies", "0-3": "deals", "0-5": "tickets"}
+# The variable that carries the token, named when HubSpot refuses it.
+TOKEN_VARIABLE = "HUBSPOT_PRIVATE_APP_TOKEN"
 
 
 class SetupRefused(ValueError):
@@ -65,18 +72,59 @@ def _pool(store: CrmStore, subscription_id: uuid.UUID, name: str) -> RoutingPool
 
 
 def set_segment_list(
-    store: CrmStore, subscription_id: uuid.UUID, segment: str, hubspot_list_id: str
+    store: CrmStore,
+    subscription_id: uuid.UUID,
+    segment: str,
+    hubspot_list_id: str,
+    *,
+    hubspot: HubSpotClient | None = None,
 ) -> str:
-    """Point the subscription's ``segment`` at a HubSpot contact list. The list is not looked
-    up in HubSpot yet: its existence and type are the admin's word."""
+    """Point the subscription's ``segment`` at a HubSpot contact list. With ``hubspot`` the
+    list is first looked up there (:func:`check_contact_list`) and nothing is stored unless
+    it is a contact list; without, its existence and type are the admin's word."""
     _subscription(store, subscription_id)
     if segment not in {s.value for s in ReengagementSegment}:
         known = ", ".join(s.value for s in ReengagementSegment)
         raise SetupRefused("--segment", f"{segment!r} is not a segment; one of {known}")
+    if hubspot is not None:
+        check_contact_list(hubspot, hubspot_list_id)
     before = store.segment_lists.set_list(store.session, subscription_id, segment, hubspot_list_id)
     if before is None:
         return ADDED
     return UNCHANGED if before == hubspot_list_id else UPDATED
+
+
+def check_contact_list(hubspot: HubSpotClient, hubspot_list_id: str) -> None:
+    """``GET /crm/v3/lists/{listId}``: the list exists and holds contacts, or
+    :class:`SetupRefused` (``--list-id``) says what HubSpot answered, in one line and without
+    the token."""
+    option = "--list-id"
+    try:
+        listing = hubspot.get_list(hubspot_list_id)
+    except HubSpotError as error:
+        if error.status == 404:
+            raise SetupRefused(option, f"HubSpot has no list {hubspot_list_id}") from None
+        if error.status == 401:
+            raise SetupRefused(
+                option,
+                f"HubSpot refused the token ({TOKEN_VARIABLE}, 401), so list "
+                f"{hubspot_list_id} could not be checked; nothing stored",
+            ) from None
+        if error.status == 403:
+            raise SetupRefused(
+                option,
+                f"HubSpot does not let the token ({TOKEN_VARIABLE}, 403) read list "
+                f"{hubspot_list_id}: its app needs the lists read scope; nothing stored",
+            ) from None
+        said = " ".join(str(error).split())
+        raise SetupRefused(
+            option,
+            f"HubSpot did not answer for list {hubspot_list_id} ({said}); nothing stored",
+        ) from None
+    object_type = str(listing.get("objectTypeId") or "")
+    if object_type != CONTACTS:
+        holds = OBJECT_TYPES.get(object_type, f"objects of type {object_type or '?'}")
+        raise SetupRefused(option, f"list {hubspot_list_id} holds {holds}, not contacts")
 
 
 def segment_lists(store: CrmStore, subscription_id: uuid.UUID) -> list[tuple[str, str | None]]:
