@@ -5,13 +5,17 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import threading
+import time
 import uuid
 
 import click
 import pytest
+from sqlalchemy import text
 
 from morpheus_pipelines.cli import main
 from morpheus_pipelines.crm.models import Subscription
+from morpheus_pipelines.crm.steps.subscriptions import SubscriptionRefused, change_settings
 from morpheus_pipelines.db.session import get_session
 from tests.support.crm_round_robin import add_rep
 
@@ -353,3 +357,49 @@ def test_every_option_of_set_has_help(capsys: pytest.CaptureFixture) -> None:
     for option in options:
         assert option.help, f"subscription set {option.name} has no help"
         assert option.opts[0] in shown
+
+
+def test_two_subscriptions_taking_one_page_at_once_one_is_refused_by_the_constraint(
+    cli, database_url: str
+) -> None:
+    """The second transaction waits on the UNIQUE index for the first, then is refused with
+    the option named (not a traceback): no check-then-write could tell them apart."""
+    first, second = _created_by(cli, "First"), _created_by(cli, "Second")
+    outcome: list[BaseException | None] = []
+
+    def take_it() -> None:
+        try:
+            with get_session(database_url) as session:
+                change_settings(session, uuid.UUID(second), {"--meta-page-id": "555"})
+        except BaseException as exc:  # reported by the assertions below
+            outcome.append(exc)
+        else:
+            outcome.append(None)
+
+    with get_session(database_url) as holder:
+        change_settings(holder, uuid.UUID(first), {"--meta-page-id": "555"})
+        racer = threading.Thread(target=take_it)
+        racer.start()
+        _wait_until_blocked(database_url)
+    racer.join(timeout=30)
+    [refused] = outcome
+    assert isinstance(refused, SubscriptionRefused)
+    assert (refused.option, str(refused)) == (
+        "--meta-page-id",
+        f"Facebook page 555 belongs to subscription {first}",
+    )
+    assert _settings(database_url, second) == dict.fromkeys(SETTING_COLUMNS)
+
+
+def _wait_until_blocked(url: str, timeout: float = 30.0) -> None:
+    """Until another backend of this database waits for a lock (the racer on the index)."""
+    deadline = time.monotonic() + timeout
+    query = text(
+        "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+        "AND wait_event_type = 'Lock'"
+    )
+    while time.monotonic() < deadline:
+        with get_session(url) as session:
+            if session.scalar(query):
+                return
+    raise AssertionError("the second transaction never waited for the first")
