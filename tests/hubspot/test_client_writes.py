@@ -408,6 +408,22 @@ def test_unique_key_properties_are_created_once_and_make_upserts_possible(
     assert set(client.batch_upsert_tasks([_task("intent-1")]).ids) == {"intent-1"}
 
 
+def test_a_property_created_but_its_answer_lost_is_taken_as_there(
+    make_client: MakeClient, emulator: HubSpotEmulator
+) -> None:
+    emulator.set_morpheus_properties(False)
+    emulator.lose_answer("properties_create")
+
+    created = make_client().ensure_unique_property(
+        "contacts", LEAD_KEY_PROPERTY, label="Lead key", group_name="contactinformation"
+    )
+
+    # The retry is refused as existing (409) and the property read back has unique values.
+    assert created is False
+    assert emulator.log.statuses("properties_create") == [None, 409]
+    assert emulator.properties("contacts")[LEAD_KEY_PROPERTY]["hasUniqueValue"] is True
+
+
 def test_a_key_property_without_unique_values_is_an_error(
     make_client: MakeClient, emulator: HubSpotEmulator
 ) -> None:
