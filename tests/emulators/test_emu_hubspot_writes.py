@@ -122,6 +122,20 @@ def test_an_upsert_keyed_by_a_property_not_created_is_refused(
     assert "PROPERTY_DOESNT_EXIST" in written.json()["message"]
 
 
+def test_one_batch_reaching_the_same_new_contact_by_two_keys_is_refused(
+    portal: HubSpotEmulator, session
+) -> None:
+    inputs = [
+        _upsert("email", "a@example.com", morpheus_lead_key="lead-1"),
+        _upsert("morpheus_lead_key", "lead-1", firstname="A"),
+    ]
+    answer = _post(session, portal, CONTACTS_UPSERT, {"inputs": inputs})
+
+    assert answer.status_code == 400
+    assert "Duplicate IDs" in answer.json()["message"]
+    assert portal.contacts() == {}
+
+
 def test_a_unique_value_another_contact_holds_is_refused(portal: HubSpotEmulator, session) -> None:
     inputs = [_upsert("email", "a@example.com", morpheus_lead_key="lead-1")]
     assert _post(session, portal, CONTACTS_UPSERT, {"inputs": inputs}).status_code == 200
