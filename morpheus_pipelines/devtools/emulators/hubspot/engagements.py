@@ -8,6 +8,7 @@ page forever)."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Any
@@ -31,7 +32,12 @@ _OPERATORS = {
 
 def _millis(value: Any) -> int:
     """HubSpot takes a date filter as epoch milliseconds or as an ISO 8601 string."""
-    text = str(value)
+    return _text_millis(str(value))
+
+
+@functools.lru_cache(maxsize=65_536)
+def _text_millis(text: str) -> int:
+    # Cached: every search parses every stored modification time again.
     if text.lstrip("-").isdigit():
         return int(text)
     try:
@@ -85,19 +91,12 @@ class EngagementEndpoints(Portal):
         with self._lock:
             rows = list(self._engagements.get(object_type, {}).items())
 
-        def matches(engagement: dict[str, Any]) -> bool:
-            modified = _millis(engagement["properties"]["hs_lastmodifieddate"])
-            return not filters or any(
-                all(_OPERATORS[f["operator"]](modified, _millis(f["value"])) for f in group_filters)
-                for group_filters in filters
-            )
-
+        bounds = [[(_OPERATORS[f["operator"]], _millis(f["value"])) for f in g] for g in filters]
+        keyed = [(_millis(e["properties"]["hs_lastmodifieddate"]), int(i), i, e) for i, e in rows]
         found = sorted(
-            (
-                (_millis(e["properties"]["hs_lastmodifieddate"]), int(i), i, e)
-                for i, e in rows
-                if matches(e)
-            ),
+            row
+            for row in keyed
+            if not bounds or any(all(op(row[0], value) for op, value in g) for g in bounds)
         )
         page = found[offset : offset + limit]
         results = [

@@ -235,6 +235,9 @@ class ObjectWriteEndpoints(Portal):
         targets: dict[int, str | None] = {}
         for entry in inputs:
             target = holders.get((entry.id_property, entry.key))
+            if target is not None and target.startswith("new:"):
+                # Another input of this batch creates that record: the same record twice.
+                raise _BadRequest(f"Duplicate IDs found in batch input: [{entry.sent}]")
             if target is None:
                 missing = [
                     name

@@ -512,10 +512,11 @@ class Portal:
         return stamp
 
     def list_by_name(self, name: str, object_type_id: str = CONTACT_OBJECT_TYPE_ID) -> str | None:
-        """The id of the list called ``name`` holding ``object_type_id`` records, or None."""
+        """The id of the list called ``name`` (in any case, as list names are unique) holding
+        ``object_type_id`` records, or None."""
         with self._lock:
             for list_id, lst in self._lists.items():
-                if lst["name"] == name and lst["objectTypeId"] == object_type_id:
+                if lst["name"].lower() == name.lower() and lst["objectTypeId"] == object_type_id:
                     return list_id
         return None
 
