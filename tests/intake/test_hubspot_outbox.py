@@ -334,3 +334,56 @@ def test_the_backlog_counts_what_waits(
     _drain(tenant, hubspot)
     after = outbox_backlog(partial(get_session, tenant.url), tenant.subscription_id)
     assert (after.pending, after.done_since) == (1, 1)
+
+
+def test_a_new_owner_of_a_lead_waits_for_its_contact_then_reaches_hubspot(
+    service, tenant: Tenant, seller: str, hubspot: HubSpotEmulator
+) -> None:
+    lead_id = _post(service, tenant, "s-1")
+    with get_session(tenant.url) as session:  # decided before the contact was written
+        CrmStore(session).outbox.enqueue(
+            session,
+            tenant.subscription_id,
+            OutboxKind.CONTACT_OWNER,
+            f"lead:{lead_id}:owner:202",
+            {"hubspot_owner_id": "202"},
+            lead_id=uuid.UUID(lead_id),
+        )
+    with get_session(tenant.url) as session:  # its contact is not due yet: the owner waits
+        session.execute(
+            update(HubSpotOutboxRow)
+            .where(HubSpotOutboxRow.kind == "contact")
+            .values(nextAttemptAt=datetime.now(UTC) + timedelta(minutes=30))
+        )
+    clock = _after_now()
+    first = _drain(tenant, hubspot, clock)
+    assert (first.postponed, sum(first.failed.values())) == ({"contact_owner": 1}, 0)
+
+    clock.advance(hours=1)
+    second = _drain(tenant, hubspot, clock)
+
+    assert second.written == {"contact": 1, "contact_owner": 1}
+    [contact_id] = _contacts_with(hubspot, "email", "buyer@example.com")
+    assert hubspot.contact(contact_id)["properties"]["hubspot_owner_id"] == "202"
+    assert {row.attempts for row in _rows(tenant)} == {0}
+
+
+def test_the_outbox_commands_show_and_requeue(
+    service, tenant: Tenant, seller: str, hubspot: HubSpotEmulator, capsys, monkeypatch
+) -> None:
+    from morpheus_pipelines.cli import main
+
+    _post(service, tenant, "s-1")
+    with get_session(tenant.url) as session:
+        session.execute(update(HubSpotOutboxRow).values(status="dead", lastError="refused: x"))
+    monkeypatch.setenv("MORPHEUS_DATABASE_URL", tenant.url)
+    subscription = str(tenant.subscription_id)
+
+    assert main(["outbox", "status", "--subscription", subscription]) == 0
+    shown = capsys.readouterr().out
+    assert "dead        1" in shown and "dead-reason 1  refused: x" in shown
+    assert main(["outbox", "retry", "--subscription", subscription]) == 0
+    assert capsys.readouterr().out.strip() == "requeued 1"
+    assert [row.status for row in _rows(tenant)] == ["pending"]
+    assert main(["outbox", "status", "--subscription", "not-a-uuid"]) == 2
+    assert "--subscription" in capsys.readouterr().err

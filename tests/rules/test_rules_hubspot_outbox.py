@@ -111,3 +111,11 @@ def test_an_ai_call_is_owned_by_the_dialer_whoever_owns_the_contact() -> None:
     properties = call_properties(call)
     assert properties["hubspot_owner_id"] == DIALER_FALLBACK_HUBSPOT_OWNER_ID
     assert properties["hs_call_title"] == "AI call"
+
+
+def test_the_rules_key_by_the_properties_the_client_creates() -> None:
+    from morpheus_pipelines.crm.rules import hubspot_outbox
+    from morpheus_pipelines.platform.clients.hubspot import properties
+
+    assert hubspot_outbox.LEAD_KEY_PROPERTY == properties.LEAD_KEY_PROPERTY
+    assert hubspot_outbox.INTENT_KEY_PROPERTY == properties.INTENT_KEY_PROPERTY
