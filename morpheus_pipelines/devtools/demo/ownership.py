@@ -147,7 +147,6 @@ def prepare_ownership_demo(url: str, owners: Sequence[Mapping[str, Any]]) -> dic
             .on_conflict_do_nothing()
         )
         _seed_reps(session, owners)
-    with get_session(url) as session:
         store = CrmStore(session)
         for segment, list_id in SEGMENT_LIST_IDS.items():
             # `morpheus segment set`'s step: the segment's members come from this list.
