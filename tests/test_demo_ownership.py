@@ -146,11 +146,17 @@ def test_the_reengagement_job_reads_the_segment_lists_then_assigns_their_members
     result = _run_reengagement_job(database_url, hubspot)
 
     assert result.success
-    assert [e.asset_key.to_user_string() for e in result.get_asset_materialization_events()] == [
-        "sales_reps",
-        "reengagement_segment_members",
+    order = [e.asset_key.to_user_string() for e in result.get_asset_materialization_events()]
+    assert sorted(order) == [
+        "hubspot_task_completions",
         "reengagement_assignments",
+        "reengagement_segment_members",
+        "sales_reps",
     ]
+    # The lists are read, and the tasks completed in HubSpot known, before anyone is assigned.
+    assigned = order.index("reengagement_assignments")
+    assert order.index("sales_reps") < order.index("reengagement_segment_members") < assigned
+    assert order.index("hubspot_task_completions") < assigned
     assert all(e.passed for e in result.get_asset_check_evaluations())
     members = _members(database_url)
     lists = _list_members(_portal())

@@ -23,6 +23,13 @@ from zoneinfo import ZoneInfo
 
 from morpheus_pipelines.db.dagster_home import prepare_dagster_environment
 from morpheus_pipelines.devtools.demo.dataset import DemoDataset, generate_dataset
+from morpheus_pipelines.devtools.demo.hubspot_loop import (
+    DEMO_CLIENT_SECRET,
+    connect_portal,
+    drain_outbox_lines,
+    hubspot_lines,
+    opt_out_by_webhook,
+)
 from morpheus_pipelines.devtools.demo.intake import post_demo_leads
 from morpheus_pipelines.devtools.demo.ownership import (
     DEMO_SUBSCRIPTION_ID,
@@ -105,13 +112,34 @@ def run_demo(settings: Settings, *, tenants: int, companies: int) -> int:
         summary = _summary(demo.env["MORPHEUS_DATABASE_URL"], demo.partition_key)
         ownership = assignments_per_rep(demo.env["MORPHEUS_DATABASE_URL"])
         segment_lists = members_per_segment_list(demo.env["MORPHEUS_DATABASE_URL"])
-        leads = post_demo_leads(demo.env["MORPHEUS_DATABASE_URL"], DEMO_SUBSCRIPTION_ID)
+        leads = _post_leads_and_close_the_loop(demo)
     _print_ownership(*ownership)
     _print_segment_lists(segment_lists)
-    print("\nLead intake (morpheus serve, for a moment): each lead owned when the answer came")
+    print("\nLead intake (morpheus serve, for a moment): each lead owned when the answer came,")
+    print("written to HubSpot by the outbox, and HubSpot's webhooks heard")
     print("\n".join(leads))
     _print_summary(summary, settings.home, demo.partition_key, time.perf_counter() - started)
     return 0 if ok else 1
+
+
+def _post_leads_and_close_the_loop(demo: DemoEnvironment) -> list[str]:
+    """The demo's leads posted to the intake API, written to HubSpot by the outbox, and
+    HubSpot's webhook unsubscribing the first one before the automations run."""
+    url = demo.env["MORPHEUS_DATABASE_URL"]
+    connect_portal(url, DEMO_SUBSCRIPTION_ID)
+
+    def crm_loop(base: str, lead_ids: dict[str, str]) -> tuple[list[str], set[str]]:
+        lines = drain_outbox_lines()
+        shown, contact_ids = hubspot_lines(url, demo.hubspot, lead_ids)
+        lines += shown
+        unsubscribed = {"demo-lead-1"} & set(contact_ids)
+        for submission in sorted(unsubscribed):
+            lines += opt_out_by_webhook(base, contact_ids[submission], submission)
+        return lines, unsubscribed
+
+    return post_demo_leads(
+        url, DEMO_SUBSCRIPTION_ID, crm_loop=crm_loop, hubspot_client_secret=DEMO_CLIENT_SECRET
+    )
 
 
 def demo_partitions(yesterday: str) -> tuple[list[str], str]:
