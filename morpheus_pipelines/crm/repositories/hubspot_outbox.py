@@ -30,6 +30,7 @@ from morpheus_pipelines.crm.models import (
 )
 from morpheus_pipelines.crm.repositories.contact import ContactRepository
 from morpheus_pipelines.crm.rules.hubspot_outbox import (
+    OutboxBacklog,
     OutboxKind,
     OutboxStatus,
     after_failure,
@@ -84,29 +85,6 @@ class OutboxEntry:
     follow_up_task_id: int | None = None
     activity_id: int | None = None
     sales_rep_id: int | None = None
-
-
-@dataclass(frozen=True)
-class OutboxBacklog:
-    """The outbox of one subscription at a glance."""
-
-    pending: int
-    due: int
-    dead: int
-    done_since: int
-    oldest_pending_at: datetime | None
-    dead_reasons: dict[str, int]
-
-    def as_metadata(self) -> dict[str, Any]:
-        return {
-            "pending": self.pending,
-            "due": self.due,
-            "dead": self.dead,
-            "done_since": self.done_since,
-            "oldest_pending_at": (
-                self.oldest_pending_at.isoformat() if self.oldest_pending_at else None
-            ),
-        }
 
 
 class HubSpotOutboxRepository(BaseRepository[HubSpotOutboxRow]):

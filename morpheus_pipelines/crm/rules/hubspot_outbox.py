@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
@@ -56,6 +57,29 @@ class OutboxStatus(enum.StrEnum):
     PENDING = "pending"  # to be sent (again) at ``nextAttemptAt``
     DONE = "done"  # HubSpot has it; ``hubspotObjectId`` is the object written
     DEAD = "dead"  # failed MAX_ATTEMPTS times; kept with ``lastError`` until re-queued
+
+
+@dataclass(frozen=True)
+class OutboxBacklog:
+    """The outbox of one subscription at a glance."""
+
+    pending: int
+    due: int
+    dead: int
+    done_since: int
+    oldest_pending_at: datetime | None
+    dead_reasons: dict[str, int]
+
+    def as_metadata(self) -> dict[str, Any]:
+        return {
+            "pending": self.pending,
+            "due": self.due,
+            "dead": self.dead,
+            "done_since": self.done_since,
+            "oldest_pending_at": (
+                self.oldest_pending_at.isoformat() if self.oldest_pending_at else None
+            ),
+        }
 
 
 def retry_delay(attempts: int, *, retry_after: timedelta | None = None) -> timedelta:

@@ -29,11 +29,12 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
 from morpheus_pipelines.crm.reports.hubspot_outbox import outbox_note
-from morpheus_pipelines.crm.repositories.hubspot_outbox import OutboxBacklog, OutboxEntry
+from morpheus_pipelines.crm.repositories.hubspot_outbox import OutboxEntry
 from morpheus_pipelines.crm.rules.hubspot_outbox import (
     BATCH_SIZE,
     DRAIN_ORDER,
     INTENT_KEY_PROPERTY,
+    OutboxBacklog,
     OutboxKind,
     call_list_name,
     call_properties,
