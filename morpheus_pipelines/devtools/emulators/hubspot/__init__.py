@@ -1,9 +1,10 @@
-"""HubSpot API emulator: the endpoints the target-account sync, the ownership slice and the
-engagement sync use, over real HTTP.
+"""HubSpot API emulator: the endpoints the target-account sync, the ownership slice, the
+engagement sync, the deal worker and the reconciliation use, over real HTTP.
 
 Modules: ``emulator`` (the server, routing, ``main``), ``portal`` (the stored lists, companies,
-contacts and owners), ``lists``/``companies``/``contacts``/``owners``/``engagements`` (one
-API family each),
+contacts and owners), ``lists``/``companies``/``contacts``/``owners``/``engagements``/``deals``
+(one API family each), ``objects`` (what every object type shares: the search and the v4
+association reads to contacts),
 ``faults`` (auth, rate limits and the HubSpot-specific faults), ``params`` (query parameters
 and paging cursors), ``fixtures`` (``build_data`` and the sample portal), ``webhooks``
 (:class:`WebhookSender`: deliveries POSTed to a target URL with HubSpot's v3 signature).
@@ -27,8 +28,13 @@ Endpoints (responses follow HubSpot's OpenAPI files in ``tests/emulators/hubspot
     POST /crm/v3/objects/{calls|emails|meetings|  endpoint                 CollectionResponse-
          notes}/search (filter and ascending order  "engagements_search"    WithTotalSimple-
          on hs_lastmodifieddate, limit <= 200)                               PublicObject
+    POST /crm/v3/objects/deals/search (0-3)       endpoint "deals_search"    (as engagements)
+    POST /crm/v3/objects/contacts/search (0-1)    endpoint "contacts_search" (on lastmodifieddate)
+    POST /crm/v3/objects/deals/batch/read (0-3)   endpoint "deals_batch_read" (as companies,
+         and propertiesWithHistory)
     POST /crm/v4/associations/{type}/contacts/    endpoint "associations_batch_read"
-         batch/read {"inputs":[{"id"}]}           {"status","results":[{"from","to"}]}
+         batch/read {"inputs":[{"id","after"}]}   BatchResponsePublicAssociationMultiWithLabel
+         ({type}: deals or an engagement type)
 
 Behaviour worth knowing:
 
@@ -46,12 +52,20 @@ Behaviour worth knowing:
 * Memberships add works on MANUAL/SNAPSHOT lists only (400 otherwise, 404 for an unknown
   list); records that do not exist are reported in ``recordIdsMissing`` and existing members
   are ignored, so adding twice changes nothing.
-* Engagement search takes the generic object-search request (contacts.json's
-  ``PublicObjectSearchRequest``; every CRM object's search shares it), filters on
-  ``hs_lastmodifieddate`` only (``GTE``/``GT``/``LTE``/``LT``/``EQ``, epoch ms or ISO), always
-  answers oldest modification first, and refuses (400) to page past 10,000 results of one
-  query, as HubSpot does. ``set_engagement(type, id, properties, contact_ids=, modified_at=)``
-  adds one; engagements are not part of the data file.
+* The search of engagements, deals and contacts takes the generic object-search request
+  (contacts.json's ``PublicObjectSearchRequest``; every CRM object's search shares it), filters
+  on the modification time only (``hs_lastmodifieddate``; ``lastmodifieddate`` for contacts;
+  ``GTE``/``GT``/``LTE``/``LT``/``EQ``, epoch ms or ISO), sorts on it ascending only (400
+  otherwise), and refuses (400) to page past 10,000 results of one query, as HubSpot does.
+  A type may be named by its object type id (``0-3`` for deals, ``0-1`` for contacts).
+  ``set_engagement(type, id, properties, contact_ids=, modified_at=)`` adds an engagement;
+  ``add_deal(id, stage=, pipeline=, owner_id=, amount=, name=, contact_ids=, modified_at=)``
+  a deal, ``set_deal_stage(id, stage, modified_at=)`` moves it (its ``hs_lastmodifieddate``
+  and its ``dealstage`` history with it); ``set_contact_property(id, name, value,
+  modified_at=)`` changes a contact's property and its ``lastmodifieddate``. Engagements and
+  deals are not part of the data file.
+* Association reads answer ``toObjectId`` as a string (associations.json's type) and at most
+  500 associations of one record per call, with ``paging.next.after`` for the rest.
 * Auth: when a token is configured every request needs ``Authorization: Bearer <token>``,
   else 401 INVALID_AUTHENTICATION.
 * Rate limit (``rate_limit=100`` or ``190``): a rolling-window budget per ``rate_limit_interval_s``

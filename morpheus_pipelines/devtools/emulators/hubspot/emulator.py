@@ -18,10 +18,12 @@ from .._rate_limit import RollingWindowLimiter
 from .._server import EmulatorServer, serve_until_signalled
 from .companies import CompanyEndpoints
 from .contacts import ContactEndpoints
+from .deals import DealEndpoints
 from .engagements import ENGAGEMENT_TYPES, EngagementEndpoints
 from .faults import HubSpotFaults
 from .fixtures import sample_data
 from .lists import ListEndpoints
+from .objects import ObjectEndpoints, object_type
 from .owners import OwnerEndpoints
 from .params import _BadRequest
 
@@ -34,10 +36,13 @@ _BATCH_READ_PATH = "/crm/v3/objects/companies/batch/read"
 _CONTACTS_BATCH_UPDATE_PATH = "/crm/v3/objects/contacts/batch/update"
 _CONTACTS_BATCH_READ_PATH = "/crm/v3/objects/contacts/batch/read"
 _OWNERS_RE = re.compile(r"^/crm/v3/owners/?$")
-_ENGAGEMENT_SEARCH_RE = re.compile(rf"^/crm/v3/objects/({'|'.join(ENGAGEMENT_TYPES)})/search/?$")
-_ASSOCIATIONS_RE = re.compile(
-    rf"^/crm/v4/associations/({'|'.join(ENGAGEMENT_TYPES)})/contacts/batch/read/?$"
-)
+_SEARCH_RE = re.compile(r"^/crm/v3/objects/([^/]+)/search/?$")
+_SEARCH_ENDPOINTS = {"contacts": "contacts_search", "deals": "deals_search"} | {
+    engagement_type: "engagements_search" for engagement_type in ENGAGEMENT_TYPES
+}
+_DEALS_BATCH_READ_RE = re.compile(r"^/crm/v3/objects/(?:deals|0-3)/batch/read/?$")
+_ASSOCIATIONS_RE = re.compile(r"^/crm/v4/associations/([^/]+)/(?:contacts|0-1)/batch/read/?$")
+_ASSOCIATED_TYPES = frozenset({"deals", *ENGAGEMENT_TYPES})
 
 
 class HubSpotEmulator(
@@ -46,11 +51,14 @@ class HubSpotEmulator(
     CompanyEndpoints,
     ContactEndpoints,
     EngagementEndpoints,
+    DealEndpoints,
+    ObjectEndpoints,
     OwnerEndpoints,
     EmulatorServer,
 ):
     """Loopback HubSpot: lists and their memberships, companies batch read, contacts batch
-    update, owners (see the package doc).
+    update, owners, the search and associations of contacts, deals and engagements (see the
+    package doc).
 
     Args:
         data: the data dict (package docstring format); None = empty portal.
@@ -75,6 +83,9 @@ class HubSpotEmulator(
         "owners",
         "engagements_search",
         "associations_batch_read",
+        "contacts_search",
+        "deals_search",
+        "deals_batch_read",
     )
     supported_faults = GENERIC_FAULTS | {
         FaultKind.RATE_LIMIT,
@@ -122,6 +133,7 @@ class HubSpotEmulator(
         self._contacts: dict[str, dict[str, Any]] = {}
         self._owners: list[dict[str, Any]] = []
         self._engagements: dict[str, dict[str, dict[str, Any]]] = {}
+        self._deals: dict[str, dict[str, Any]] = {}
         self._limiter: RollingWindowLimiter | None = None
         self.load(data)
         configured = data.get("rate_limit") or {}
@@ -154,9 +166,19 @@ class HubSpotEmulator(
             return "contacts_batch_read", {}
         if method == "PUT" and (m := _MEMBERSHIPS_ADD_RE.match(path)):
             return "memberships_add", {"list_id": m.group(1)}
-        if method == "POST" and (m := _ENGAGEMENT_SEARCH_RE.match(path)):
-            return "engagements_search", {"object_type": m.group(1)}
-        if method == "POST" and (m := _ASSOCIATIONS_RE.match(path)):
+        if (
+            method == "POST"
+            and (m := _SEARCH_RE.match(path))
+            and (searched := _SEARCH_ENDPOINTS.get(object_type(m.group(1))))
+        ):
+            return searched, {"object_type": m.group(1)}
+        if method == "POST" and _DEALS_BATCH_READ_RE.match(path):
+            return "deals_batch_read", {}
+        if (
+            method == "POST"
+            and (m := _ASSOCIATIONS_RE.match(path))
+            and object_type(m.group(1)) in _ASSOCIATED_TYPES
+        ):
             return "associations_batch_read", {"object_type": m.group(1)}
         return None
 
@@ -182,8 +204,11 @@ class HubSpotEmulator(
             "contacts_batch_update": self._handle_contacts_batch_update,
             "contacts_batch_read": self._handle_contacts_batch_read,
             "owners": self._handle_owners,
-            "engagements_search": self._handle_engagements_search,
+            "engagements_search": self._handle_search,
             "associations_batch_read": self._handle_associations_batch_read,
+            "contacts_search": self._handle_search,
+            "deals_search": self._handle_search,
+            "deals_batch_read": self._handle_deals_batch_read,
         }[request.endpoint]
         try:
             return handler(request, fault)

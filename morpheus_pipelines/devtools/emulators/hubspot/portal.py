@@ -11,6 +11,7 @@ import copy
 import json
 import threading
 from collections.abc import Callable, Iterable, Mapping
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,13 @@ COMPANY_OBJECT_TYPE_ID = "0-2"
 CONTACT_OBJECT_TYPE_ID = "0-1"
 
 _UNSET: Any = object()
+
+
+def hubspot_stamp(moment: datetime | None = None) -> str:
+    """``moment`` (now by default) as HubSpot writes a timestamp."""
+    if moment is None:
+        return iso_now()
+    return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def _to_hubspot_value(value: Any) -> str | None:
@@ -78,12 +86,14 @@ def _normalize_company(company_id: str, raw: Mapping[str, Any], now: str) -> dic
 
 def _normalize_contact(raw: Mapping[str, Any], now: str) -> dict[str, Any]:
     created = str(raw.get("createdAt") or now)
+    props = {str(k): _to_hubspot_value(v) for k, v in (raw.get("properties") or {}).items()}
+    updated = str(raw.get("updatedAt") or props.get("lastmodifieddate") or created)
+    # A contact's modification time is ``lastmodifieddate`` (what its search filters on).
+    props.setdefault("lastmodifieddate", updated)
     return {
-        "properties": {
-            str(k): _to_hubspot_value(v) for k, v in (raw.get("properties") or {}).items()
-        },
+        "properties": props,
         "createdAt": created,
-        "updatedAt": str(raw.get("updatedAt") or created),
+        "updatedAt": updated,
         "archived": bool(raw.get("archived", False)),
         # How many batch updates touched the record: tests count writes with it.
         "writes": int(raw.get("writes") or 0),
@@ -334,20 +344,38 @@ class Portal:
             return sorted(self._lists[str(list_id)]["members"], key=_sort_key)
 
     def set_contact(
-        self, contact_id: str | int, properties: Mapping[str, Any] | None = None
+        self,
+        contact_id: str | int,
+        properties: Mapping[str, Any] | None = None,
+        *,
+        modified_at: datetime | None = None,
     ) -> None:
-        """Create a contact, or merge ``properties`` into an existing one."""
-        now = iso_now()
+        """Create a contact, or merge ``properties`` into an existing one; either way it was
+        last modified at ``modified_at`` (now by default)."""
+        now = hubspot_stamp(modified_at)
         with self._lock:
             current = self._contacts.get(str(contact_id))
             if current is None:
                 self._contacts[str(contact_id)] = _normalize_contact(
-                    {"properties": properties or {}}, now
+                    {"properties": dict(properties or {}), "createdAt": now}, now
                 )
                 return
             current["properties"].update(
                 {str(k): _to_hubspot_value(v) for k, v in (properties or {}).items()}
             )
+            current["properties"]["lastmodifieddate"] = now
+            current["updatedAt"] = now
+
+    def set_contact_property(
+        self, contact_id: str | int, name: str, value: Any, *, modified_at: datetime | None = None
+    ) -> None:
+        """Change one property of an existing contact, as a person in HubSpot would (what a
+        ``contact.propertyChange`` webhook reports); ``lastmodifieddate`` moves to
+        ``modified_at`` (now by default)."""
+        with self._lock:
+            if str(contact_id) not in self._contacts:
+                raise KeyError(f"no contact {contact_id}")
+            self.set_contact(contact_id, {name: value}, modified_at=modified_at)
 
     def contact(self, contact_id: str | int) -> dict[str, Any] | None:
         """A copy of one stored contact (``properties``, ``writes``, ...), or None."""
