@@ -1,11 +1,13 @@
-"""HubSpot CRM v3 client: the target-account snapshot (docs/pipeline.md) and the ownership
-slice's owners mirror and write-back (docs/ownership.md).
+"""HubSpot CRM v3 client: the target-account snapshot (docs/pipeline.md), the ownership
+slice's owners mirror and write-back (docs/ownership.md), and the reads the deal worker and
+the reconciliation converge on (docs/hubspot-webhooks.md).
 
 ``transport`` holds what every call shares (the session, the rate budget, bounded retries,
 forward paging; its docstring has the retry policy); each other module one API resource:
-``lists``, ``companies``, ``contacts`` (with ``objects``, the batch reads both use),
-``owners`` and ``engagements``. :class:`HubSpotClient` is all of them, and every public name
-is importable from here.
+``lists``, ``companies``, ``contacts``, ``deals`` (with ``objects``, the batch reads and
+association reads they use, and ``search``, the search by modification time), ``owners`` and
+``engagements``. :class:`HubSpotClient` is all of them, and every public name is importable
+from here.
 """
 
 from __future__ import annotations
@@ -20,11 +22,8 @@ from morpheus_pipelines.platform.clients.hubspot.contacts import (
     ContactEndpoints,
     ContactUpdateBatch,
 )
-from morpheus_pipelines.platform.clients.hubspot.engagements import (
-    SEARCH_PAGE_SIZE,
-    SEARCH_RESULT_CAP,
-    EngagementEndpoints,
-)
+from morpheus_pipelines.platform.clients.hubspot.deals import DealEndpoints, DealStage
+from morpheus_pipelines.platform.clients.hubspot.engagements import EngagementEndpoints
 from morpheus_pipelines.platform.clients.hubspot.lists import (
     MEMBERSHIP_PAGE_SIZE,
     ListEndpoints,
@@ -32,11 +31,17 @@ from morpheus_pipelines.platform.clients.hubspot.lists import (
 )
 from morpheus_pipelines.platform.clients.hubspot.objects import BATCH_READ_SIZE, CompanyBatch
 from morpheus_pipelines.platform.clients.hubspot.owners import OWNERS_PAGE_SIZE, OwnerEndpoints
+from morpheus_pipelines.platform.clients.hubspot.search import SEARCH_PAGE_SIZE, SEARCH_RESULT_CAP
 from morpheus_pipelines.platform.clients.hubspot.transport import NOT_RETRIED, HubSpotError
 
 
 class HubSpotClient(
-    ListEndpoints, CompanyEndpoints, ContactEndpoints, OwnerEndpoints, EngagementEndpoints
+    ListEndpoints,
+    CompanyEndpoints,
+    ContactEndpoints,
+    OwnerEndpoints,
+    EngagementEndpoints,
+    DealEndpoints,
 ):
     """A small, strict client of the endpoints the snapshot needs."""
 
@@ -53,6 +58,7 @@ __all__ = [
     "SEGMENT_CONTACT_PROPERTIES",
     "CompanyBatch",
     "ContactUpdateBatch",
+    "DealStage",
     "HubSpotClient",
     "HubSpotError",
     "ListMembershipChange",
