@@ -1,9 +1,10 @@
-"""Sensors: run failures and snapshot health, new leads and segment members waiting, and the
-lead automations."""
+"""Sensors: run failures and snapshot health, new leads and segment members waiting, the
+lead automations and pending HubSpot deal events."""
 
 import dagster as dg
 
 from morpheus_pipelines.sensors.alerts import hubspot_snapshot_health, run_failure_alert
+from morpheus_pipelines.sensors.deal_events import pending_deal_events
 from morpheus_pipelines.sensors.lead_automations import lead_automations
 from morpheus_pipelines.sensors.leads import new_leads
 from morpheus_pipelines.sensors.reengagement import new_segment_members
@@ -15,5 +16,6 @@ defs = dg.Definitions(
         new_leads,
         lead_automations,
         new_segment_members,
+        pending_deal_events,
     ]
 )
