@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import exists, func, or_, select, tuple_, update
+from sqlalchemy import exists, func, select, tuple_, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.orm import Session, aliased
 
@@ -280,15 +280,12 @@ class HubSpotWebhookRepository(BaseRepository[HubSpotWebhookEvent]):
         hubspot_contact_id: str,
         values: Mapping[str, Any],
     ) -> int:
-        """``values`` on every contact of the subscription with this HubSpot id that does not
-        hold them already; how many changed (writing what a row holds changes nothing, not
-        even ``updatedAt``: the reconciliation re-reads what webhooks applied)."""
+        """``values`` on every contact of the subscription with this HubSpot id; how many."""
         result = session.execute(
             update(Contact)
             .where(
                 Contact.subscriptionId == subscription_id,
                 Contact.hubspotContactId == hubspot_contact_id,
-                or_(*(getattr(Contact, name).is_distinct_from(v) for name, v in values.items())),
             )
             .values(**values, updatedAt=func.now())
             .execution_options(synchronize_session=False)
