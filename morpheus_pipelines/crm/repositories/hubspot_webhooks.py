@@ -1,11 +1,12 @@
-"""Repository of the HubSpot webhook events and of the writes they make (docs/hubspot-webhooks.md).
+"""Repository of the HubSpot webhook events and of the writes they make, and of what the deal
+worker and the reconciliation read (docs/hubspot-webhooks.md).
 
 The events table is the "applied once" guard: :meth:`record_new` inserts a delivery's events
 ``ON CONFLICT ("portalId", "eventId") DO NOTHING`` and returns only the ones inserted now, so
 a delivery HubSpot sends again applies nothing a second time. The writes find their rows by
 ``contacts.hubspotContactId`` and ``leads.hubspotContactId`` within the portal's subscription.
 Not among the 16 exports of ``morpheus_pipelines.crm.repositories``; import it from this
-module. Nothing commits: the request's one transaction does.
+module. Nothing commits: the caller's one transaction does (the request's, or a worker's).
 """
 
 from __future__ import annotations
