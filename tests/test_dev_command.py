@@ -22,8 +22,12 @@ import dagster as dg
 import psycopg
 import pytest
 import requests
+from sqlalchemy import func, select
 
+from morpheus_pipelines.crm.models import ReengagementSegmentMember
+from morpheus_pipelines.db.session import get_session
 from morpheus_pipelines.db.urls import DAGSTER_URL_VARIABLE, with_driver
+from morpheus_pipelines.devtools.demo.ownership import SEGMENT_LIST_IDS, members_per_segment_list
 from morpheus_pipelines.devtools.demo.runner import (
     demo_environment,
     demo_partitions,
@@ -95,6 +99,15 @@ def test_a_fresh_instance_gets_the_demo_runs_and_a_used_one_does_not(
                 "follow_up_escalation_job",
                 "reengagement_job",
             ]
+            # reengagement_job read the demo's segment members from its HubSpot lists
+            listed = members_per_segment_list(database_url)
+            assert [list_id for _, list_id, _ in listed] == list(SEGMENT_LIST_IDS.values())
+            assert all(members > 0 for _, _, members in listed)
+            with get_session(database_url) as session:
+                unlisted = session.scalar(
+                    select(func.count()).where(ReengagementSegmentMember.hubspotListId.is_(None))
+                )
+            assert unlisted == 0
             out = capsys.readouterr().out
             assert "no runs yet: materialising the demo partitions" in out
             assert out.count("daily run") == len(days) and "weekly run" in out

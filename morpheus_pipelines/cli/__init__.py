@@ -16,6 +16,7 @@ from morpheus_pipelines.cli.demo import demo
 from morpheus_pipelines.cli.dev import dev
 from morpheus_pipelines.cli.emulate import emulate
 from morpheus_pipelines.cli.lead import lead
+from morpheus_pipelines.cli.outbox import outbox
 from morpheus_pipelines.cli.parsing import CONTEXT_SETTINGS, RootGroup
 from morpheus_pipelines.cli.pool import pool
 from morpheus_pipelines.cli.rep import rep
@@ -45,6 +46,7 @@ for command in (
     api_key,
     automation_rule,
     lead,
+    outbox,
     emulate,
 ):
     morpheus.add_command(command)

@@ -8,9 +8,12 @@ import re
 import sys
 import uuid
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
+
+if TYPE_CHECKING:
+    from morpheus_pipelines.platform.clients.hubspot import HubSpotClient
 
 # Larger than any BIGINT: no id of a row can be it.
 _BIGINT = 2**63
@@ -63,6 +66,30 @@ def hubspot_list_id(option: str, value: str | None) -> str | None:
     """A HubSpot list id: a positive whole number, kept as text as HubSpot sends it."""
     number = whole_number(option, value)
     return None if number is None else str(number)
+
+
+def hubspot_client() -> HubSpotClient | None:
+    """A HubSpot client with the snapshot's settings (``HUBSPOT_*``, README "Configuration"),
+    or ``None`` when no token is configured."""
+    from morpheus_pipelines.platform.clients.hubspot import HubSpotClient
+    from morpheus_pipelines.platform.settings import load_settings
+
+    settings = load_settings()
+    if not settings.hubspot_private_app_token:
+        return None
+    return HubSpotClient(
+        settings.hubspot_base_url,
+        settings.hubspot_private_app_token,
+        read_timeout=settings.hubspot_request_timeout,
+        retry_count=settings.hubspot_retry_count,
+        requests_per_10s=settings.hubspot_requests_per_10s,
+        # A person is waiting: a few seconds of back-off, not a batch job's half-minute.
+        max_backoff=2.0,
+    )
+
+
+def warn(message: str) -> None:
+    print(f"warning: {message}", file=sys.stderr)
 
 
 def run(step: Callable[[], int]) -> int:

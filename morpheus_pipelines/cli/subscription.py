@@ -68,13 +68,53 @@ def _subscription_id(value: str) -> uuid.UUID | None:
     help="The HubSpot account (portal) id whose webhook deliveries belong to this "
     "subscription; one subscription per portal.",
 )
-def set_(subscription_id: str, hubspot_portal_id: str | None) -> int:
-    """Change a subscription's settings; print them as `show` does."""
-    from sqlalchemy.exc import IntegrityError
+@click.option(
+    "--default-region",
+    metavar="CC",
+    help="The region (ISO 3166 code, e.g. SG) a lead's phone number without a country code "
+    "is read in.",
+)
+@click.option(
+    "--fallback-rep",
+    metavar="REP_ID",
+    help="The active rep with a HubSpot owner id who gets a lead when no pool has anyone "
+    "to give it to (`morpheus rep list`).",
+)
+@click.option(
+    "--meta-page-id",
+    metavar="ID",
+    help="The Facebook page whose lead-ad deliveries belong to this subscription (digits); "
+    "one subscription per page.",
+)
+@click.option(
+    "--whatsapp-phone-number-id",
+    metavar="ID",
+    help="The WhatsApp Business phone-number id (not the number) whose messages belong to "
+    "this subscription (digits); one subscription per number.",
+)
+@click.option(
+    "--google-ads-key",
+    metavar="KEY",
+    help="The key Google Ads sends as google_key in each lead-form delivery; kept only as a "
+    "hash, never printed. One subscription per key.",
+)
+def set_(
+    subscription_id: str,
+    hubspot_portal_id: str | None,
+    default_region: str | None,
+    fallback_rep: str | None,
+    meta_page_id: str | None,
+    whatsapp_phone_number_id: str | None,
+    google_ads_key: str | None,
+) -> int:
+    """Change the settings given (any of them, at least one; the others stay); print them as
+    `show` does.
 
+    An empty value clears a setting (--fallback-rep ''). All or nothing: a value refused,
+    or one another subscription has, leaves every setting as it was."""
     from morpheus_pipelines.crm.steps.subscriptions import (
         SubscriptionRefused,
-        set_hubspot_portal_id,
+        change_settings,
         subscription_settings,
     )
     from morpheus_pipelines.db.session import get_session
@@ -82,23 +122,24 @@ def set_(subscription_id: str, hubspot_portal_id: str | None) -> int:
     subscription_uuid = _subscription_id(subscription_id)
     if subscription_uuid is None:
         return _refuse("SUBSCRIPTION", f"{subscription_id!r} is not a subscription id (a UUID)")
-    if hubspot_portal_id is None:
-        return _refuse("--hubspot-portal-id", "nothing to set: give --hubspot-portal-id N")
-    text = hubspot_portal_id.strip()
-    if not text.lstrip("-").isdigit():
-        return _refuse("--hubspot-portal-id", f"{hubspot_portal_id!r} is not a whole number")
-    portal_id = int(text)
-    if portal_id >= 2**63:
-        return _refuse("--hubspot-portal-id", f"{portal_id} is larger than any HubSpot portal id")
+    given = {
+        option: value
+        for option, value in (
+            ("--hubspot-portal-id", hubspot_portal_id),
+            ("--default-region", default_region),
+            ("--fallback-rep", fallback_rep),
+            ("--meta-page-id", meta_page_id),
+            ("--whatsapp-phone-number-id", whatsapp_phone_number_id),
+            ("--google-ads-key", google_ads_key),
+        )
+        if value is not None
+    }
     try:
         with get_session(migrated_warehouse_url()) as session:
-            set_hubspot_portal_id(session, subscription_uuid, portal_id)
+            change_settings(session, subscription_uuid, given)
             shown = subscription_settings(session, subscription_uuid)
     except SubscriptionRefused as refused:
         return _refuse(refused.option, str(refused))
-    except IntegrityError:
-        # Another subscription took the portal at the same moment: the UNIQUE constraint.
-        return _refuse("--hubspot-portal-id", f"portal {portal_id} belongs to another subscription")
     _print_settings(shown)
     return 0
 
@@ -123,7 +164,18 @@ def show(subscription_id: str) -> int:
 
 def _print_settings(shown: dict | None) -> None:
     assert shown is not None
-    portal = shown["hubspot_portal_id"]
-    print(f"id                 {shown['id']}")
-    print(f"name               {shown['name']}")
-    print(f"hubspot-portal-id  {portal if portal is not None else '(not set)'}")
+
+    def said(value: object) -> str:
+        return "(not set)" if value is None else str(value)
+
+    for label, value in (
+        ("id", shown["id"]),
+        ("name", shown["name"]),
+        ("hubspot-portal-id", said(shown["hubspot_portal_id"])),
+        ("default-region", said(shown["default_region"])),
+        ("fallback-rep", said(shown["fallback_rep_id"])),
+        ("meta-page-id", said(shown["meta_page_id"])),
+        ("whatsapp-phone-number-id", said(shown["whatsapp_phone_number_id"])),
+        ("google-ads-key", "set" if shown["google_ads_key_set"] else "(not set)"),
+    ):
+        print(f"{label:<26}{value}")

@@ -22,6 +22,7 @@ from morpheus_pipelines.crm.repositories.email import (
     EmailVariationRepository,
 )
 from morpheus_pipelines.crm.repositories.follow_up_task import FollowUpTaskRepository
+from morpheus_pipelines.crm.repositories.hubspot_outbox import HubSpotOutboxRepository
 from morpheus_pipelines.crm.repositories.hubspot_webhooks import HubSpotWebhookRepository
 from morpheus_pipelines.crm.repositories.intake_keys import IntakeApiKeyRepository
 from morpheus_pipelines.crm.repositories.lead_follow_up import LeadFollowUpRepository
@@ -78,6 +79,7 @@ class CrmStore:
     messages: ClassVar[OutboundMessageRepository] = OutboundMessageRepository()
     automations: ClassVar[AutomationRepository] = AutomationRepository()
     attribution: ClassVar[AttributionRepository] = AttributionRepository()
+    outbox: ClassVar[HubSpotOutboxRepository] = HubSpotOutboxRepository()
     webhooks: ClassVar[HubSpotWebhookRepository] = HubSpotWebhookRepository()
     segment_lists: ClassVar[ReengagementSegmentListRepository] = ReengagementSegmentListRepository()
     routing_config: ClassVar[RoutingConfigRepository] = RoutingConfigRepository()

@@ -49,6 +49,8 @@ h1{margin-bottom:.2rem}h2{margin-top:2rem;border-bottom:1px solid #ddd;padding-b
 .sub{color:#666;margin-top:0}.health{padding:.6rem .8rem;border-radius:4px}
 .health-fresh{background:#e8f5e9}.health-stale{background:#fff8e1}
 .health-unavailable{background:#ffebee}.warn{background:#fff8e1;padding:.6rem .8rem}
+.note{padding:.1rem .8rem;border-radius:4px;margin:.5rem 0}.note-ok{background:#e8f5e9}
+.note-warning{background:#fff8e1}.note-error{background:#ffebee}
 table{border-collapse:collapse;margin:.5rem 0;font-size:.92rem}
 th,td{border:1px solid #ddd;padding:.3rem .6rem;text-align:left;vertical-align:top}
 th{background:#f5f5f5}td.n{text-align:right;font-variant-numeric:tabular-nums}

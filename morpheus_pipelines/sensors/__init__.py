@@ -1,10 +1,11 @@
 """Sensors: run failures and snapshot health, new leads and segment members waiting, the
-lead automations and pending HubSpot deal events."""
+lead automations, pending HubSpot deal events and the HubSpot outbox."""
 
 import dagster as dg
 
 from morpheus_pipelines.sensors.alerts import hubspot_snapshot_health, run_failure_alert
 from morpheus_pipelines.sensors.deal_events import pending_deal_events
+from morpheus_pipelines.sensors.hubspot_outbox import hubspot_outbox_sensor
 from morpheus_pipelines.sensors.lead_automations import lead_automations
 from morpheus_pipelines.sensors.leads import new_leads
 from morpheus_pipelines.sensors.reengagement import new_segment_members
@@ -17,5 +18,6 @@ defs = dg.Definitions(
         lead_automations,
         new_segment_members,
         pending_deal_events,
+        hubspot_outbox_sensor,
     ]
 )

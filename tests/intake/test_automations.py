@@ -194,3 +194,25 @@ def test_a_burst_is_bounded_and_deadlines_go_first(database_url: str) -> None:
 
     assert [len(batch) for batch in batches] == [2, 2, 1, 0]  # 4 email + 1 WhatsApp nudge
     assert batches[0][0].lead_id == on_whatsapp  # the window closes at 24 h: first
+
+
+def test_an_email_nudge_never_goes_to_an_opted_out_address(database_url: str) -> None:
+    from morpheus_pipelines.crm.repositories.target_emails import TargetEmailsRepository
+
+    subscription_id = subscription(database_url)
+    rule(database_url, subscription_id, "quiet_day", "email", quiet_hours=24)
+    opted_out = lead_with_history(database_url, subscription_id, T0, email="Gone@Buyer.example")
+    reachable = lead_with_history(database_url, subscription_id, T0, email="here@buyer.example")
+    with get_session(database_url) as session:  # as HubSpot's webhook records it
+        TargetEmailsRepository().set_newsletter_opt_out(
+            session,
+            subscription_id=subscription_id,
+            email="gone@buyer.example",
+            opted_out=True,
+            occurred_at=hours(1),
+        )
+
+    fired = run_every_half_hour(database_url, until_hours=30)
+
+    assert opted_out not in fired
+    assert fired[reachable] == [hours(24)]

@@ -3,20 +3,33 @@ command safe to run twice, each bad value one line naming its option with exit s
 
 from __future__ import annotations
 
+import json
+import socket
 import uuid
+from collections.abc import Iterator
 
 import click
 import pytest
 
 from morpheus_pipelines.cli import main
-from morpheus_pipelines.crm.models import Lead, RoutingPoolMember, RoutingPoolRule, SalesRep
+from morpheus_pipelines.crm.models import (
+    Lead,
+    ReengagementSegmentList,
+    RoutingPoolMember,
+    RoutingPoolRule,
+    SalesRep,
+)
 from morpheus_pipelines.db.session import get_session
+from morpheus_pipelines.devtools.emulators import HubSpotEmulator
 from tests.support.crm_round_robin import add_rep
+from tests.support.ownership import TOKEN, UNASSIGNED_LIST
 
 
 @pytest.fixture
 def cli(database_url: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture):
     monkeypatch.setenv("MORPHEUS_DATABASE_URL", database_url)
+    # No HubSpot unless a test configures it: lists are then stored unchecked.
+    monkeypatch.delenv("HUBSPOT_PRIVATE_APP_TOKEN", raising=False)
 
     def run(*argv: str) -> tuple[int, str, str]:
         status = main(list(argv))
@@ -88,6 +101,146 @@ def test_segment_set_refuses_bad_input_in_one_line(cli, subscription: str) -> No
         cli("segment", "list", "--subscription", unknown),
         f"error: --subscription: no subscription {unknown}",
     )
+
+
+def _stored_lists(url: str, subscription: str) -> dict[str, str]:
+    with get_session(url) as session:
+        rows = session.query(ReengagementSegmentList).filter_by(
+            subscriptionId=uuid.UUID(subscription)
+        )
+        return {row.segment: row.hubspotListId for row in rows}
+
+
+def test_segment_set_without_a_token_stores_the_list_unchecked_with_a_warning(
+    cli, subscription: str, database_url: str
+) -> None:
+    status, out, err = cli(
+        "segment", "set", "--subscription", subscription, "--segment", "no_show", "--list-id", "71"
+    )
+    assert (status, out) == (0, "segment no_show list=71 added\n")
+    assert err.splitlines() == [
+        "warning: list 71 was not checked in HubSpot (HUBSPOT_PRIVATE_APP_TOKEN is not set): "
+        "that it exists and holds contacts is up to you"
+    ]
+    assert _stored_lists(database_url, subscription) == {"no_show": "71"}
+
+
+@pytest.fixture
+def hubspot_configured(
+    hubspot: HubSpotEmulator, monkeypatch: pytest.MonkeyPatch
+) -> HubSpotEmulator:
+    """The command's environment pointed at the emulated portal, with its token."""
+    monkeypatch.setenv("HUBSPOT_BASE_URL", hubspot.base_url)
+    monkeypatch.setenv("HUBSPOT_PRIVATE_APP_TOKEN", TOKEN)
+    monkeypatch.setenv("HUBSPOT_RETRY_COUNT", "1")
+    hubspot.set_list("7201", name="Trade-fair companies", object_type_id="0-2")
+    hubspot.set_list("7203", name="Open deals", object_type_id="0-3")
+    hubspot.set_list("7209", name="Custom objects", object_type_id="2-3209")
+    return hubspot
+
+
+def test_segment_set_checks_the_list_in_hubspot(
+    cli, subscription: str, database_url: str, hubspot_configured: HubSpotEmulator
+) -> None:
+    s = subscription
+    base = ("segment", "set", "--subscription", s, "--segment", "no_show", "--list-id")
+    assert cli(*base, UNASSIGNED_LIST) == (0, f"segment no_show list={UNASSIGNED_LIST} added\n", "")
+    [read] = hubspot_configured.log.entries("list")
+    assert (read.path, read.status) == (f"/crm/v3/lists/{UNASSIGNED_LIST}", 200)
+    for list_id, line in (
+        ("424242", "error: --list-id: HubSpot has no list 424242"),
+        ("7201", "error: --list-id: list 7201 holds companies, not contacts"),
+        ("7203", "error: --list-id: list 7203 holds deals, not contacts"),
+        ("7209", "error: --list-id: list 7209 holds objects of type 2-3209, not contacts"),
+    ):
+        _refused(cli(*base, list_id), line)
+        # the segment keeps the list it had
+        assert _stored_lists(database_url, s) == {"no_show": UNASSIGNED_LIST}
+    _refused(
+        cli("segment", "set", "--subscription", s, "--segment", "lost_deal", "--list-id", "7201"),
+        "error: --list-id: list 7201 holds companies, not contacts",
+    )
+    assert _stored_lists(database_url, s) == {"no_show": UNASSIGNED_LIST}
+
+
+def test_segment_set_refused_by_hubspot_names_the_token_and_stores_nothing(
+    cli,
+    subscription: str,
+    database_url: str,
+    hubspot_configured: HubSpotEmulator,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("HUBSPOT_PRIVATE_APP_TOKEN", "pat-na1-revoked")
+    status, out, err = cli(
+        "segment",
+        "set",
+        "--subscription",
+        subscription,
+        "--segment",
+        "no_show",
+        "--list-id",
+        UNASSIGNED_LIST,
+    )
+    assert (status, out) == (2, "")
+    assert err.splitlines() == [
+        "error: --list-id: HubSpot refused the token (HUBSPOT_PRIVATE_APP_TOKEN, 401), so list "
+        f"{UNASSIGNED_LIST} could not be checked; nothing stored"
+    ]
+    assert "pat-na1-revoked" not in err
+    assert _stored_lists(database_url, subscription) == {}
+
+
+def test_segment_set_when_hubspot_fails_says_so_and_stores_nothing(
+    cli, subscription: str, database_url: str, hubspot_configured: HubSpotEmulator
+) -> None:
+    hubspot_configured.fail(503, endpoint="list", times=None)
+    status, out, err = cli(
+        "segment",
+        "set",
+        "--subscription",
+        subscription,
+        "--segment",
+        "no_show",
+        "--list-id",
+        UNASSIGNED_LIST,
+    )
+    assert (status, out) == (2, "")
+    # one error line; the client's structured retry event may come before it, wherever the
+    # event log goes
+    *events, line = err.splitlines()
+    assert all(json.loads(event)["event"] == "hubspot_retry" for event in events)
+    assert hubspot_configured.log.statuses("list") == [503, 503]  # the one retry allowed
+    assert TOKEN not in err
+    assert line.startswith(
+        f"error: --list-id: HubSpot did not answer for list {UNASSIGNED_LIST} (HubSpot list "
+        "failed after 2 attempts: HTTP 503"
+    ) and line.endswith("; nothing stored")
+    assert _stored_lists(database_url, subscription) == {}
+
+
+@pytest.fixture
+def closed_port() -> Iterator[int]:
+    """A loopback port bound but not listening: a connection to it is refused."""
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        yield held.getsockname()[1]
+
+
+def test_segment_set_when_hubspot_is_unreachable_says_so_and_stores_nothing(
+    cli, subscription: str, database_url: str, closed_port: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HUBSPOT_BASE_URL", f"http://127.0.0.1:{closed_port}")
+    monkeypatch.setenv("HUBSPOT_PRIVATE_APP_TOKEN", TOKEN)
+    monkeypatch.setenv("HUBSPOT_RETRY_COUNT", "0")
+    status, out, err = cli(
+        "segment", "set", "--subscription", subscription, "--segment", "no_show", "--list-id", "71"
+    )
+    assert (status, out) == (2, "")
+    assert err.splitlines() == [
+        "error: --list-id: HubSpot did not answer for list 71 (HubSpot list failed after 1 "
+        "attempts: ConnectionError); nothing stored"
+    ]
+    assert _stored_lists(database_url, subscription) == {}
 
 
 # -- pool ---------------------------------------------------------------------------------

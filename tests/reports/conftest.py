@@ -10,6 +10,7 @@ import pytest
 
 from morpheus_pipelines.assets.reports import daily_summary, weekly_metrics
 from morpheus_pipelines.resources.hubspot import TargetListResource
+from morpheus_pipelines.resources.ownership import OwnershipResource
 from morpheus_pipelines.resources.warehouse import WarehouseResource
 from tests.support.reports import DAY, LIST_ID, WEEK, Runner
 
@@ -28,6 +29,7 @@ def run_daily(database_url: str, home: Path) -> Runner:
             resources={
                 "warehouse": WarehouseResource(database_url=url or database_url, home=str(home)),
                 "target_list": TargetListResource(list_id=LIST_ID),
+                "ownership": OwnershipResource(),  # MORPHEUS_SUBSCRIPTION_ID unset
             },
         )
 

@@ -14,6 +14,7 @@ import pytest
 from sqlalchemy import text
 
 from morpheus_pipelines.db.session import get_session
+from morpheus_pipelines.platform.report_notes import OperationsNote
 from morpheus_pipelines.tenants.reports.figures import MAX_SHOWN_TENANTS
 from morpheus_pipelines.tenants.steps.report_publishing import publish_daily_summary
 from morpheus_pipelines.tenants.store import DailySummaryRepository
@@ -331,6 +332,7 @@ def test_files_are_written_and_tenant_text_is_escaped(
     directory = home / "reports" / "daily" / DAY
     assert sorted(p.name for p in directory.iterdir()) == [
         "metrics.csv",
+        "notes.csv",
         "summary.csv",
         "summary.html",
         "summary.md",
@@ -339,6 +341,15 @@ def test_files_are_written_and_tenant_text_is_escaped(
     assert page.startswith("<!DOCTYPE html>") and page.rstrip().endswith("</html>")
     assert "<script" not in page
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    assert "Operations" not in page  # MORPHEUS_SUBSCRIPTION_ID unset: no CRM notes
+    assert (directory / "notes.csv").read_text(
+        encoding="utf-8"
+    ) == "partition,severity,title,line\n"
+    assert materialization_metadata(result, "daily_summary")["operations_notes"] == {
+        "error": 0,
+        "warning": 0,
+        "ok": 0,
+    }
     assert "株式会社 | Contact j***@acme.example" in page
 
     everything = [p.read_text(encoding="utf-8") for p in directory.iterdir()]
@@ -402,7 +413,14 @@ def _long_list(count: int) -> list[dict]:
     ]
 
 
-def _publish(database_url: str, home: Path, *, chunk_size: int, run_id: str = "run-1"):
+def _publish(
+    database_url: str,
+    home: Path,
+    *,
+    chunk_size: int,
+    run_id: str = "run-1",
+    notes: tuple[OperationsNote, ...] = (),
+):
     return publish_daily_summary(
         partial(get_session, database_url),
         list_id=LIST_ID,
@@ -410,7 +428,73 @@ def _publish(database_url: str, home: Path, *, chunk_size: int, run_id: str = "r
         run_id=run_id,
         home=home,
         chunk_size=chunk_size,
+        notes=notes,
     )
+
+
+OUTBOX_ERROR = OperationsNote(
+    "HubSpot outbox",
+    "error",
+    (
+        "3 updates could not be written to HubSpot and will not be tried again on their own.",
+        "3 × <script>alert(1)</script>",
+        "Once the cause is fixed, run `morpheus outbox retry` to send them again.",
+    ),
+)
+
+
+def test_the_operations_notes_are_rendered_and_never_stored(database_url: str, home: Path) -> None:
+    """The notes reach summary.html, summary.md and notes.csv; the stored rows are those of
+    a run without notes; a later run without notes leaves none of them behind."""
+    insert_rows(database_url, ACTIVE, scenario())
+    record_sync(database_url)
+    _publish(database_url, home, chunk_size=10)
+    tables = ("apac_daily_summary_tenants", "apac_daily_summary_metrics")
+    before = {t: table_hash(database_url, t) for t in tables}
+
+    noted = _publish(database_url, home, chunk_size=10, run_id="run-2", notes=(OUTBOX_ERROR,))
+    assert noted.rows_written == 0
+    assert {t: table_hash(database_url, t) for t in tables} == before
+    directory = home / "reports" / "daily" / DAY
+    assert noted.files["notes_csv"] == directory / "notes.csv"
+    page = (directory / "summary.html").read_text(encoding="utf-8")
+    assert '<div class="note note-error"><p><strong>ERROR · HubSpot outbox</strong>' in page
+    assert "<li>3 × &lt;script&gt;alert(1)&lt;/script&gt;</li>" in page and "<script" not in page
+    markdown = (directory / "summary.md").read_text(encoding="utf-8")
+    assert "#### Operations" in markdown and "**ERROR · HubSpot outbox**" in markdown
+    with (directory / "notes.csv").open(encoding="utf-8", newline="") as handle:
+        notes = list(csv.DictReader(handle))
+    assert [(n["severity"], n["title"]) for n in notes] == [("error", "HubSpot outbox")] * 3
+    assert notes[2]["line"].endswith("run `morpheus outbox retry` to send them again.")
+    assert noted.summary.counts()["operations_notes"] == {"error": 1, "warning": 0, "ok": 0}
+
+    _publish(database_url, home, chunk_size=10, run_id="run-3")
+    assert "Operations" not in (directory / "summary.html").read_text(encoding="utf-8")
+    assert "Operations" not in (directory / "summary.md").read_text(encoding="utf-8")
+    assert (directory / "notes.csv").read_text(
+        encoding="utf-8"
+    ) == "partition,severity,title,line\n"
+
+
+def test_a_kept_day_keeps_the_notes_it_was_published_with(database_url: str, home: Path) -> None:
+    """Once a later partition is routed, re-running an older day keeps what Sales was told
+    that day, Operations section included; the new run's notes are not applied to it."""
+    insert_rows(database_url, ACTIVE, scenario())
+    record_sync(database_url)
+    _publish(database_url, home, chunk_size=10, notes=(OUTBOX_ERROR,))
+    directory = home / "reports" / "daily" / DAY
+    published = {p.name: p.read_bytes() for p in directory.iterdir()}
+    execute(
+        database_url,
+        "INSERT INTO apac_routing_decisions (partition_key, tenant_id, run_id, routing_rule, "
+        "ambiguous_match, sales_owned_match, snapshot_status, moved, decided_at) "
+        "VALUES ('2026-11-19', 't-target', 'routing-run', 'active', false, false, 'fresh', "
+        "false, now())",
+    )
+    ok = OperationsNote("HubSpot outbox", "ok", ("12 written to HubSpot in the last day.",))
+    kept = _publish(database_url, home, chunk_size=10, run_id="run-2", notes=(ok,))
+    assert kept.kept and kept.live_partition == "2026-11-19"
+    assert {p.name: p.read_bytes() for p in directory.iterdir()} == published
 
 
 def test_a_long_list_streams_whole_into_the_table_and_the_csv_and_is_shown_in_part(

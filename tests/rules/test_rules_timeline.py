@@ -10,11 +10,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from morpheus_pipelines.crm.rules.timeline import (
+    ENGAGEMENT_SYNC_MAX_AGE,
     InvalidActivity,
     NudgeRule,
     Touch,
     check_occurred_at,
     describe_rule,
+    engagement_sync_missing,
     nudge_due_at,
     outside_whatsapp_window,
     replay_evidence_rule,
@@ -158,3 +160,13 @@ def test_an_engagement_at_the_instant_a_nudge_falls_due_wins() -> None:
     assert replay_evidence_rule(rule, at(0), history, at(20)) == []
     assert replay_evidence_rule(rule, at(0), history, at(12)) == []  # evaluated at that instant
     assert replay_evidence_rule(rule, at(0), history, at(24)) == [at(24)]
+
+
+def test_silence_is_judged_only_while_the_engagement_sync_is_recent() -> None:
+    assert "never run" in engagement_sync_missing(None, T0)
+    assert engagement_sync_missing(T0, T0) is None
+    assert engagement_sync_missing(T0, T0 + ENGAGEMENT_SYNC_MAX_AGE) is None
+    assert engagement_sync_missing(T0 + timedelta(minutes=3), T0) is None  # clocks drift
+    late = engagement_sync_missing(T0, T0 + ENGAGEMENT_SYNC_MAX_AGE + timedelta(seconds=1))
+    assert late is not None and "last ran 1.0 h ago (more than 1 h)" in late
+    assert "last ran 26.0 h ago" in engagement_sync_missing(T0, at(26))

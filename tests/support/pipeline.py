@@ -20,6 +20,7 @@ from morpheus_pipelines.devtools.source import SOURCE_COLUMNS, replace_source_te
 from morpheus_pipelines.resources.domain_intelligence import DomainIntelligenceResource
 from morpheus_pipelines.resources.hubspot import HubSpotResource, TargetListResource
 from morpheus_pipelines.resources.notifier import NotifierResource
+from morpheus_pipelines.resources.ownership import OwnershipResource
 from morpheus_pipelines.resources.pipeline import PipelineSettingsResource
 from morpheus_pipelines.resources.routing import TenantRoutingResource
 from morpheus_pipelines.resources.scoring import ScoringModelResource
@@ -97,6 +98,7 @@ class Pipeline:
                 forced_sales_owned_tenant_ids=self.forced_ids,
             ),
             "pipeline": PipelineSettingsResource(chunk_size=self.batch_size),
+            "ownership": OwnershipResource(),
         }
 
     def materialize(

@@ -13,11 +13,13 @@ from morpheus_pipelines.assets.ownership.schedules import (
     reengagement_schedule,
 )
 from morpheus_pipelines.assets.ownership.segment_members import reengagement_segment_members
+from morpheus_pipelines.assets.ownership.task_completions import hubspot_task_completions
 
 defs = dg.Definitions(
     assets=[
         sales_reps,
         reengagement_segment_members,
+        hubspot_task_completions,
         reengagement_assignments,
         follow_up_escalations,
     ],

@@ -13,7 +13,7 @@ from morpheus_pipelines.resources.warehouse import WarehouseResource
 
 
 @dg.asset(
-    deps=["reengagement_assignments"],
+    deps=["reengagement_assignments", "hubspot_task_completions"],
     group_name="ownership",
     kinds={"slack"},
     metadata=tables_written("follow_up_tasks"),

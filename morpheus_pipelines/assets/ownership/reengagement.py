@@ -19,7 +19,7 @@ WRITE_BACK_CHECK = "hubspot_write_back_complete"
 
 @dg.asset(
     key=ASSET_KEY,
-    deps=["sales_reps", "reengagement_segment_members"],
+    deps=["sales_reps", "reengagement_segment_members", "hubspot_task_completions"],
     group_name="ownership",
     pool="hubspot_api",
     kinds={"hubspot"},

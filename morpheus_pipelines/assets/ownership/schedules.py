@@ -7,17 +7,21 @@ from morpheus_pipelines.platform.partitions import TIMEZONE
 reengagement_job = dg.define_asset_job(
     name="reengagement_job",
     selection=dg.AssetSelection.assets(
-        "sales_reps", "reengagement_segment_members", "reengagement_assignments"
+        "sales_reps",
+        "reengagement_segment_members",
+        "hubspot_task_completions",
+        "reengagement_assignments",
     ),
     description="Mirror HubSpot's owners into sales_reps, read the segments' HubSpot lists "
-    "into reengagement_segment_members, then assign the new members and write the owners "
-    "back to HubSpot.",
+    "into reengagement_segment_members, complete the tasks reps completed in HubSpot, then "
+    "assign the new members and write the owners back to HubSpot.",
 )
 
 follow_up_escalation_job = dg.define_asset_job(
     name="follow_up_escalation_job",
-    selection=dg.AssetSelection.assets("follow_up_escalations"),
-    description="Escalate PENDING follow-up tasks a day or more past due.",
+    selection=dg.AssetSelection.assets("hubspot_task_completions", "follow_up_escalations"),
+    description="Complete the tasks reps completed in HubSpot, then escalate PENDING "
+    "follow-up tasks a day or more past due.",
 )
 
 # Like the pipeline schedules these start STOPPED: turn them on once the subscription, the

@@ -1,12 +1,19 @@
 """``daily_summary``: what Sales should hear about on a CST day (docs/reports.md)."""
 
+import uuid
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 
 import dagster as dg
 
 from morpheus_pipelines.assets.metadata import as_metadata, tables_written
+from morpheus_pipelines.crm.steps.hubspot_outbox import outbox_operations_note
+from morpheus_pipelines.db.session import SessionFactory
 from morpheus_pipelines.platform.partitions import daily_partitions
+from morpheus_pipelines.platform.report_notes import OperationsNote
 from morpheus_pipelines.resources.hubspot import TargetListResource
+from morpheus_pipelines.resources.ownership import OwnershipResource
 from morpheus_pipelines.resources.warehouse import WarehouseResource
 from morpheus_pipelines.tenants.reports.markdown import render_daily_markdown
 from morpheus_pipelines.tenants.steps.report_publishing import (
@@ -17,6 +24,47 @@ from morpheus_pipelines.tenants.steps.report_publishing import (
 GROUP = "reports"
 # Written in the scoring module; referenced by key so this module does not import it.
 TENANT_SCORES = dg.AssetKey("tenant_scores")
+
+
+# A source of one Operations note: it reads what it reports on from the warehouse, for the
+# subscription that owns the HubSpot portal, as of ``now``.
+NoteSource = Callable[[SessionFactory, uuid.UUID, datetime], OperationsNote]
+
+# The CRM side's notes: the HubSpot outbox.
+CRM_NOTE_SOURCES: tuple[NoteSource, ...] = (outbox_operations_note,)
+
+
+def operations_notes(
+    warehouse: WarehouseResource,
+    ownership: OwnershipResource,
+    sources: Sequence[NoteSource] = CRM_NOTE_SOURCES,
+    *,
+    now: datetime | None = None,
+) -> list[OperationsNote]:
+    """The Daily Summary's Operations notes: what went wrong on the CRM side that a person
+    must act on. None when no subscription is configured (`MORPHEUS_SUBSCRIPTION_ID` unset):
+    the CRM side is not in use, and the summary says nothing about it."""
+    if not sources or not ownership.subscription_id:
+        return []
+    subscription = ownership.subscription()
+    moment = now or datetime.now(UTC)
+    return [_note(source, warehouse, subscription, moment) for source in sources]
+
+
+def _note(
+    source: NoteSource, warehouse: WarehouseResource, subscription: uuid.UUID, now: datetime
+) -> OperationsNote:
+    """One source's note; a source that cannot be read is itself a note, so the summary is
+    still published."""
+    try:
+        return source(warehouse.session, subscription, now)
+    except Exception as exc:  # the report must not fail on one of its notes
+        name = getattr(source, "__name__", "a note")
+        return OperationsNote(
+            title=name.replace("_", " "),
+            severity="error",
+            lines=(f"could not be read: {type(exc).__name__}",),
+        )
 
 
 def file_paths(files: dict[str, Path]) -> dict[str, dg.MetadataValue]:
@@ -35,6 +83,7 @@ def daily_summary(
     context: dg.AssetExecutionContext,
     warehouse: WarehouseResource,
     target_list: TargetListResource,
+    ownership: OwnershipResource,
 ) -> dg.MaterializeResult:
     """P0/P1 tenants that are new or changed priority on the partition's CST day, and why
     (`apac_daily_summary_tenants`), with the day's figures (`apac_daily_summary_metrics`).
@@ -43,13 +92,20 @@ def daily_summary(
     Sales-owned tenants never appear. "Why" is the HubSpot match (method and company) or the
     score. Also records tenants per priority, per match method and per reason, tenants that
     entered the Active list (new or from Sales-owned) and the HubSpot snapshot status.
-    Writes `summary.html`, `summary.csv`, `metrics.csv` and `summary.md` under
+    Opens with an Operations section when the CRM side has something to report (the HubSpot
+    outbox: updates that could not be written, writes waiting too long), as of the run.
+    Writes `summary.html`, `summary.csv`, `metrics.csv`, `notes.csv` and `summary.md` under
     `$MORPHEUS_HOME/reports/daily/<partition>/`. Re-running replaces the partition's rows;
     unchanged rows stay identical. Figures are the Active table's state when the summary
     runs, so it belongs right after `tenant_scores` of the same partition. A backfill of a
     day older than the newest routed partition keeps that day's stored summary: the Active
     table no longer shows that day (docs/partitions.md).
     """
+    # Gathered once: they describe the CRM side now, whichever days the run covers.
+    notes = operations_notes(warehouse, ownership)
+    for note in notes:
+        if note.severity != "ok":
+            context.log.warning(f"Operations: {note.title} ({note.severity})")
     days: list[DailyPublication] = []
     for partition_key in context.partition_keys:
         day = publish_daily_summary(
@@ -58,6 +114,7 @@ def daily_summary(
             partition_key=partition_key,
             run_id=context.run.run_id,
             home=warehouse.home,
+            notes=notes,
         )
         days.append(day)
         if day.kept:

@@ -220,6 +220,8 @@ class Activity(Base):
         UniqueConstraint("subscriptionId", "externalId"),
         Index(None, "contactId", "occurredAt"),
         Index(None, "leadId", "occurredAt"),
+        # The engagement sync's question: is this HubSpot engagement one we wrote?
+        Index(None, "subscriptionId", "hubspotEngagementId"),
     )
 
 

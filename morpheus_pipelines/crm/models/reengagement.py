@@ -43,7 +43,7 @@ class ReengagementSegmentMember(Base):
 
     Read from the segment's HubSpot contact list by ``reengagement_segment_members`` (then
     ``sourceEventId`` is ``hubspot-contact:<id>`` and ``hubspotListId`` the list), or written by
-    whatever detects an event (a dialer webhook, the demo; ``hubspotListId`` NULL).
+    whatever detects an event (a dialer webhook; ``hubspotListId`` NULL).
     ``sourceEventId`` is the event's own id (click id, deal id and stage, provider call id),
     so a re-delivered event is the same member. A member is *new* while it has no row in
     ``reengagement_assignments`` and has not left its list (``leftListAt`` NULL)."""

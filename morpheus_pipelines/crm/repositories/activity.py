@@ -35,6 +35,22 @@ class ActivityRepository(BaseRepository[Activity]):
         )
         return session.scalars(statement).first()
 
+    def written_to_hubspot_as(
+        self, session: Session, subscription_id: uuid.UUID, engagement_id: str
+    ) -> bool:
+        """Whether one of our own activities (an AI call the outbox wrote) is this HubSpot
+        engagement: the engagement sync must not add it a second time."""
+        statement = (
+            select(Activity.id)
+            .where(
+                Activity.subscriptionId == subscription_id,
+                Activity.hubspotEngagementId == engagement_id,
+                Activity.externalId != engagement_id,
+            )
+            .limit(1)
+        )
+        return session.scalar(statement) is not None
+
     def list_by_contact(
         self,
         session: Session,

@@ -14,12 +14,18 @@ load them eagerly with ``joinedload``: both are many-to-one, so the join adds no
 from __future__ import annotations
 
 import uuid
-from datetime import timedelta
+from datetime import datetime, timedelta
 
-from sqlalchemy import case, exists, func, select
+from sqlalchemy import case, exists, func, select, update
 from sqlalchemy.orm import Session, joinedload
 
-from morpheus_pipelines.crm.models import FollowUpTask, FollowUpTaskStatus, FollowUpTaskType
+from morpheus_pipelines.crm.models import (
+    Contact,
+    FollowUpTask,
+    FollowUpTaskStatus,
+    FollowUpTaskType,
+    SalesRep,
+)
 from morpheus_pipelines.platform.store.base import BaseRepository
 
 # An escalation is sent at stages 0, 1 and 2; a task at stage 3 has been escalated three times
@@ -128,3 +134,69 @@ class FollowUpTaskRepository(BaseRepository[FollowUpTask]):
             .order_by(FollowUpTask.dueAt.asc(), FollowUpTask.id.asc())
         )
         return list(session.scalars(statement))
+
+
+def call_list_contacts(
+    session: Session, subscription_id: uuid.UUID, *, due_by: datetime
+) -> dict[int, list[str]]:
+    """Each active rep's call list: the HubSpot contacts of their PENDING call tasks due by
+    ``due_by`` (every active rep with a HubSpot owner id is a key, with an empty list when
+    nothing is due)."""
+    reps = session.scalars(
+        select(SalesRep.id).where(
+            SalesRep.subscriptionId == subscription_id,
+            SalesRep.isActive,
+            func.coalesce(SalesRep.hubspotOwnerId, "") != "",
+        )
+    )
+    lists: dict[int, list[str]] = {rep_id: [] for rep_id in reps}
+    rows = session.execute(
+        select(FollowUpTask.salesRepId, Contact.hubspotContactId)
+        .distinct()
+        .join(Contact, Contact.id == FollowUpTask.contactId)
+        .where(
+            FollowUpTask.subscriptionId == subscription_id,
+            FollowUpTask.salesRepId.in_(list(lists)),
+            FollowUpTask.status == FollowUpTaskStatus.PENDING,
+            FollowUpTask.type == FollowUpTaskType.CALL,
+            FollowUpTask.dueAt <= due_by,
+            Contact.hubspotContactId.is_not(None),
+        )
+        .order_by(FollowUpTask.salesRepId, Contact.hubspotContactId)
+    )
+    for rep_id, contact_id in rows:
+        lists[rep_id].append(contact_id)
+    return lists
+
+
+def departed_reps_with_call_list(session: Session, subscription_id: uuid.UUID) -> list[int]:
+    """Inactive reps who still have a HubSpot call list (to be emptied)."""
+    return list(
+        session.scalars(
+            select(SalesRep.id).where(
+                SalesRep.subscriptionId == subscription_id,
+                SalesRep.isActive.is_(False),
+                SalesRep.hubspotCallSegmentId.is_not(None),
+            )
+        )
+    )
+
+
+def complete_from_hubspot(
+    session: Session, subscription_id: uuid.UUID, hubspot_task_ids: list[str]
+) -> int:
+    """Mark the open tasks mirrored as these HubSpot tasks COMPLETED (a rep ticked them off
+    in HubSpot); tasks already completed or cancelled are left alone. Returns how many
+    changed."""
+    if not hubspot_task_ids:
+        return 0
+    result = session.execute(
+        update(FollowUpTask)
+        .where(
+            FollowUpTask.subscriptionId == subscription_id,
+            FollowUpTask.hubspotTaskId.in_(hubspot_task_ids),
+            FollowUpTask.status.in_(_ACTIVE),
+        )
+        .values(status=FollowUpTaskStatus.COMPLETED, updatedAt=func.now())
+    )
+    return result.rowcount

@@ -1,6 +1,8 @@
 """Repository of the ``leads`` table (docs/leads.md). Not among the 16 exports of
 ``morpheus_pipelines.crm.repositories``; import it from this module.
 
+Each lead queues its HubSpot contact in the outbox in the same statement that inserts it.
+
 The two guarantees are statements, not checks: a lead is inserted with ``ON CONFLICT
 (subscriptionId, idempotencyKey) DO NOTHING`` (no read-then-write window), and an owner is
 taken with one ``UPDATE … RETURNING`` that also re-checks the rep is active, so a stale cache
@@ -28,6 +30,7 @@ from morpheus_pipelines.crm.repositories.routing_directory import (
     ASSIGNABLE,
     Candidate,
 )
+from morpheus_pipelines.crm.rules.hubspot_outbox import OutboxKind, lead_contact_intent
 from morpheus_pipelines.crm.rules.lead_status import LeadStatus
 from morpheus_pipelines.platform.store.base import BaseRepository
 
@@ -90,6 +93,15 @@ form AS (
     FROM lead
     ON CONFLICT ("subscriptionId", "externalId") DO NOTHING
 )"""
+# The lead's write to HubSpot, queued with it (docs/hubspot-outbox.md): its contact, created
+# or updated with the lead's owner. Written only when the lead is.
+_OUTBOX = f"""
+outbox AS (
+    INSERT INTO hubspot_outbox ("subscriptionId", kind, "intentKey", payload, "leadId")
+    SELECT lead."subscriptionId", '{OutboxKind.CONTACT.value}', :outbox_intent, '{{}}', lead.id
+    FROM lead
+    ON CONFLICT ("subscriptionId", "intentKey") DO NOTHING
+)"""
 _ON_CONFLICT = (
     'ON CONFLICT ("subscriptionId", "idempotencyKey") DO NOTHING\n'
     '    RETURNING id, response, "subscriptionId", email, "createdAt"'
@@ -107,7 +119,7 @@ WITH lead AS (
     INSERT INTO leads ({", ".join(f'"{c}"' for c in _LEAD_COLUMNS)})
     VALUES ({", ".join(_placeholder(c) for c in _LEAD_COLUMNS)})
     {_ON_CONFLICT}
-), {_FORM_ACTIVITY}
+), {_FORM_ACTIVITY}, {_OUTBOX}
 SELECT response FROM lead
 """
 
@@ -131,7 +143,7 @@ WITH owner AS (
                'created_at', CAST(:created_at_text AS text))
     FROM owner
     {_ON_CONFLICT}
-), {_FORM_ACTIVITY}
+), {_FORM_ACTIVITY}, {_OUTBOX}
 SELECT (SELECT id FROM owner), (SELECT "hubspotOwnerId" FROM owner), (SELECT response FROM lead)
 """
 
@@ -152,6 +164,7 @@ def _params(
     }
     params["activity_external_id"] = activity_external_id
     params["activity_metadata"] = json.dumps(dict(activity_metadata))
+    params["outbox_intent"] = lead_contact_intent(row["id"])
     return params
 
 

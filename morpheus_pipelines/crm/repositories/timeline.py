@@ -167,7 +167,7 @@ EVALUATION_STATEMENT = f"""
 WITH rules AS (
     SELECT * FROM automation_rules WHERE "isActive"
 ), state AS MATERIALIZED (
-    SELECT l.id AS lead_id, l."subscriptionId",
+    SELECT l.id AS lead_id, l."subscriptionId", l.email,
            greatest(l."createdAt", engaged.last) AS quiet_since,
            whatsapp.last AS last_whatsapp
     FROM leads l
@@ -196,8 +196,13 @@ WITH rules AS (
                               - make_interval(secs => r."windowLeadSeconds"))
            END AS due_at
     FROM state s JOIN rules r ON r."subscriptionId" = s."subscriptionId"
-    WHERE r."windowLeadSeconds" IS NULL
-       OR (s.last_whatsapp IS NOT NULL AND :now < s.last_whatsapp + {_WINDOW})
+    WHERE (r."windowLeadSeconds" IS NULL
+           OR (s.last_whatsapp IS NOT NULL AND :now < s.last_whatsapp + {_WINDOW}))
+      -- An email nudge never goes to an address whose newsletter opt-out is set.
+      AND NOT (r.channel = 'EMAIL' AND EXISTS (
+          SELECT 1 FROM target_emails t
+          WHERE t."subscriptionId" = s."subscriptionId" AND t."newsletterOptedOut"
+            AND NOT t."isDeleted" AND lower(t.email) = lower(s.email)))
 ), fired AS (
     INSERT INTO automation_firings ("subscriptionId", "ruleId", "leadId", "quietSince",
                                     "dueAt", "firedAt")

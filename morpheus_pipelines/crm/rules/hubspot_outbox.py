@@ -17,20 +17,22 @@ rows; the drain step (``crm.steps.hubspot_outbox``) sends them.
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
-from typing import TypeVar
+from typing import Any, TypeVar
+
+from morpheus_pipelines.crm.rules.ownership import DIALER_FALLBACK_HUBSPOT_OWNER_ID
 
 BATCH_SIZE = 100  # HubSpot's batch endpoints take at most 100 inputs
-MAX_ATTEMPTS = 8
+# With the back-off below, ten failures span about three hours: an hour-long outage of
+# HubSpot leaves every row pending, not dead.
+MAX_ATTEMPTS = 10
 FIRST_RETRY = timedelta(seconds=30)
 LONGEST_RETRY = timedelta(hours=1)
 # The unique properties the upserts are keyed by (created in the portal by
 # ``morpheus subscription prepare-hubspot``); ``email`` is HubSpot's own.
 LEAD_KEY_PROPERTY = "morpheus_lead_key"
 INTENT_KEY_PROPERTY = "morpheus_intent_key"
-# The AI dialer's HubSpot owner: AI calls are logged as this owner's engagements.
-AI_DIALER_OWNER_ID = "86817215"
 
 
 class OutboxKind(enum.StrEnum):
@@ -42,6 +44,7 @@ class OutboxKind(enum.StrEnum):
     TASK = "task"  # a follow-up task: created, re-owned or completed
     CALL = "call"  # an AI call: a call engagement owned by the dialer
     CALL_LIST = "call_list"  # a rep's daily call list: the list's members replaced
+    REP_LIST = "rep_list"  # a rep's own list for sequences, created when the rep has none
 
 
 DRAIN_ORDER: tuple[OutboxKind, ...] = tuple(OutboxKind)
@@ -114,3 +117,75 @@ def call_intent(activity_id: object) -> str:
 
 def call_list_intent(sales_rep_id: object, day: str) -> str:
     return f"call-list:{sales_rep_id}:{day}"
+
+
+def rep_list_intent(sales_rep_id: object) -> str:
+    return f"rep-list:{sales_rep_id}"
+
+
+# -- HubSpot's properties of each subject ------------------------------------------------------
+
+
+def contact_key(lead: Mapping[str, Any]) -> tuple[str, str]:
+    """``(id, idProperty)`` of the lead's contact upsert: its email when it has one (HubSpot's
+    own unique key for contacts), else the lead's key, so a phone-only lead sent twice is one
+    contact."""
+    if lead.get("email"):
+        return str(lead["email"]).lower(), "email"
+    return f"lead:{lead['lead_id']}", LEAD_KEY_PROPERTY
+
+
+def contact_properties(lead: Mapping[str, Any]) -> dict[str, str]:
+    """The lead's contact as HubSpot properties, with the lead's owner as the contact's."""
+    properties = {
+        "email": lead.get("email"),
+        "phone": lead.get("phone"),
+        "firstname": lead.get("first_name"),
+        "lastname": lead.get("last_name"),
+        "hubspot_owner_id": lead.get("owner_id"),
+    }
+    key, id_property = contact_key(lead)
+    if id_property == LEAD_KEY_PROPERTY:
+        properties[LEAD_KEY_PROPERTY] = key
+    return {name: str(value) for name, value in properties.items() if value}
+
+
+def _millis(moment: datetime) -> str:
+    return str(int(moment.timestamp() * 1000))
+
+
+def task_properties(task: Mapping[str, Any]) -> dict[str, str]:
+    """A follow-up task as a HubSpot task: due date, owner (none: nobody was assignable),
+    status, and high priority once escalated."""
+    properties = {
+        "hs_task_subject": f"Follow up: {task.get('segment') or 'call'}",
+        "hs_task_body": f"Morpheus follow-up task {task['task_id']}",
+        "hs_timestamp": _millis(task["due_at"]),
+        "hs_task_status": "COMPLETED" if task["status"] == "COMPLETED" else "NOT_STARTED",
+        "hs_task_type": "CALL",
+        "hs_task_priority": "HIGH" if task["escalation_stage"] else "MEDIUM",
+    }
+    if task.get("owner_id"):
+        properties["hubspot_owner_id"] = str(task["owner_id"])
+    return properties
+
+
+def call_properties(call: Mapping[str, Any]) -> dict[str, str]:
+    """An AI call as a HubSpot call engagement, owned by the AI dialer whoever owns the
+    contact: the CRM records who made the call."""
+    return {
+        "hs_timestamp": _millis(call["occurred_at"]),
+        "hs_call_title": call.get("subject") or "AI call",
+        "hs_call_body": call.get("body") or "",
+        "hs_call_direction": call.get("direction") or "OUTBOUND",
+        "hs_call_status": "COMPLETED",
+        "hubspot_owner_id": DIALER_FALLBACK_HUBSPOT_OWNER_ID,
+    }
+
+
+def call_list_name(rep_email: str) -> str:
+    return f"Morpheus call list: {rep_email}"
+
+
+def rep_list_name(rep_email: str) -> str:
+    return f"Morpheus sequences: {rep_email}"

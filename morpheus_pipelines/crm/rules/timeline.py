@@ -257,3 +257,31 @@ def outside_whatsapp_window(moment: datetime, history: Iterable[Touch]) -> bool:
         default=None,
     )
     return not whatsapp_window(last, moment).open
+
+
+# The HubSpot engagement sync brings reps' calls onto the timeline every 15 minutes. Older
+# than this, it has stopped (four runs missed, not one run late), and a lead a rep has since
+# called would look quiet: the automations wait for it.
+ENGAGEMENT_SYNC_MAX_AGE = timedelta(hours=1)
+
+
+def engagement_sync_missing(
+    last_synced_at: datetime | None,
+    now: datetime,
+    max_age: timedelta = ENGAGEMENT_SYNC_MAX_AGE,
+) -> str | None:
+    """Why silence cannot be judged now: the HubSpot engagement sync never ran, or not within
+    ``max_age`` (a rep's call would be missing from the timeline); ``None`` when it did."""
+    if last_synced_at is None:
+        return (
+            "the HubSpot engagement sync has never run, so no rep's HubSpot call is on the "
+            "timeline and every lead would look quiet"
+        )
+    age = now - last_synced_at
+    if age > max_age:
+        return (
+            f"the HubSpot engagement sync last ran {age.total_seconds() / 3600:.1f} h ago "
+            f"(more than {_hours(max_age)}), so a rep's recent HubSpot call may be missing "
+            "from the timeline"
+        )
+    return None

@@ -115,6 +115,9 @@ def _write(
 ) -> datetime | None:
     properties = item.get("properties") or {}
     engagement_id = str(item["id"])
+    if store.activities.written_to_hubspot_as(store.session, subscription_id, engagement_id):
+        # Our own AI call, written by the outbox: already on the timeline under its own id.
+        return hubspot_time(properties.get("hs_lastmodifieddate"))
     fields = engagement_activity(object_type, properties)
     hubspot_contact_id = next(iter(contacts.get(engagement_id) or ()), None)
     email = emails.get(hubspot_contact_id or "", "").lower() or None

@@ -19,6 +19,7 @@ from datetime import datetime, timedelta
 
 from morpheus_pipelines.crm.models import FollowUpTask
 from morpheus_pipelines.crm.repositories.follow_up_task import MAX_ESCALATION_STAGE
+from morpheus_pipelines.crm.rules.hubspot_outbox import OutboxKind, task_change_intent
 from morpheus_pipelines.crm.store import CrmStore
 from morpheus_pipelines.db.session import SessionFactory
 
@@ -77,6 +78,14 @@ def escalate_stale_tasks(
                 session, task.id, from_stage=task.escalationStage, max_stage=MAX_ESCALATION_STAGE
             ):
                 continue  # another run escalated it first
+            # The HubSpot task shows the escalation (high priority), in the same transaction.
+            CrmStore(session).outbox.enqueue(
+                session,
+                subscription_id,
+                OutboxKind.TASK,
+                task_change_intent(task.id, f"stage-{task.escalationStage + 1}"),
+                follow_up_task_id=task.id,
+            )
             fields: dict[str, object] = {
                 "task_id": task.id,
                 "subscription_id": str(subscription_id),

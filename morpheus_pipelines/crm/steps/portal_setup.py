@@ -17,8 +17,15 @@ from morpheus_pipelines.crm.models import (
     Subscription,
 )
 from morpheus_pipelines.crm.store import CrmStore
+from morpheus_pipelines.platform.clients.hubspot import HubSpotClient, HubSpotError
 
 ADDED, UPDATED, UNCHANGED, REMOVED = "added", "updated", "unchanged", "removed"
+
+CONTACTS = "0-1"
+# HubSpot's ids of the standard object types a list may hold, by the name a person knows.
+OBJECT_TYPES = {CONTACTS: "contacts", "0-2": "companies", "0-3": "deals", "0-5": "tickets"}
+# The variable that carries the token, named when HubSpot refuses it.
+TOKEN_VARIABLE = "HUBSPOT_PRIVATE_APP_TOKEN"
 
 
 class SetupRefused(ValueError):
@@ -42,7 +49,7 @@ def _text(option: str, value: str | None) -> str | None:
     return value.strip()
 
 
-def _assignable_rep(store: CrmStore, subscription_id: uuid.UUID, option: str, rep_id: int) -> None:
+def assignable_rep(store: CrmStore, subscription_id: uuid.UUID, option: str, rep_id: int) -> None:
     """The rep may be given leads: active, of this subscription, with a HubSpot owner id (what
     intake writes as the lead's owner)."""
     rep = store.session.get(SalesRep, rep_id)
@@ -65,18 +72,59 @@ def _pool(store: CrmStore, subscription_id: uuid.UUID, name: str) -> RoutingPool
 
 
 def set_segment_list(
-    store: CrmStore, subscription_id: uuid.UUID, segment: str, hubspot_list_id: str
+    store: CrmStore,
+    subscription_id: uuid.UUID,
+    segment: str,
+    hubspot_list_id: str,
+    *,
+    hubspot: HubSpotClient | None = None,
 ) -> str:
-    """Point the subscription's ``segment`` at a HubSpot contact list. The list is not looked
-    up in HubSpot yet: its existence and type are the admin's word."""
+    """Point the subscription's ``segment`` at a HubSpot contact list. With ``hubspot`` the
+    list is first looked up there (:func:`check_contact_list`) and nothing is stored unless
+    it is a contact list; without, its existence and type are the admin's word."""
     _subscription(store, subscription_id)
     if segment not in {s.value for s in ReengagementSegment}:
         known = ", ".join(s.value for s in ReengagementSegment)
         raise SetupRefused("--segment", f"{segment!r} is not a segment; one of {known}")
+    if hubspot is not None:
+        check_contact_list(hubspot, hubspot_list_id)
     before = store.segment_lists.set_list(store.session, subscription_id, segment, hubspot_list_id)
     if before is None:
         return ADDED
     return UNCHANGED if before == hubspot_list_id else UPDATED
+
+
+def check_contact_list(hubspot: HubSpotClient, hubspot_list_id: str) -> None:
+    """``GET /crm/v3/lists/{listId}``: the list exists and holds contacts, or
+    :class:`SetupRefused` (``--list-id``) says what HubSpot answered, in one line and without
+    the token."""
+    option = "--list-id"
+    try:
+        listing = hubspot.get_list(hubspot_list_id)
+    except HubSpotError as error:
+        if error.status == 404:
+            raise SetupRefused(option, f"HubSpot has no list {hubspot_list_id}") from None
+        if error.status == 401:
+            raise SetupRefused(
+                option,
+                f"HubSpot refused the token ({TOKEN_VARIABLE}, 401), so list "
+                f"{hubspot_list_id} could not be checked; nothing stored",
+            ) from None
+        if error.status == 403:
+            raise SetupRefused(
+                option,
+                f"HubSpot does not let the token ({TOKEN_VARIABLE}, 403) read list "
+                f"{hubspot_list_id}: its app needs the lists read scope; nothing stored",
+            ) from None
+        said = " ".join(str(error).split())
+        raise SetupRefused(
+            option,
+            f"HubSpot did not answer for list {hubspot_list_id} ({said}); nothing stored",
+        ) from None
+    object_type = str(listing.get("objectTypeId") or "")
+    if object_type != CONTACTS:
+        holds = OBJECT_TYPES.get(object_type, f"objects of type {object_type or '?'}")
+        raise SetupRefused(option, f"list {hubspot_list_id} holds {holds}, not contacts")
 
 
 def segment_lists(store: CrmStore, subscription_id: uuid.UUID) -> list[tuple[str, str | None]]:
@@ -126,7 +174,7 @@ def add_pool(
     _subscription(store, subscription_id)
     name = _text("--name", name) or ""
     if fallback_rep_id is not None:
-        _assignable_rep(store, subscription_id, "--fallback-rep", fallback_rep_id)
+        assignable_rep(store, subscription_id, "--fallback-rep", fallback_rep_id)
     pool = store.routing_config.pool_named(store.session, subscription_id, name, lock=True)
     outcome = UNCHANGED
     if pool is None:
@@ -212,7 +260,7 @@ def add_member(
     if weight <= 0:
         raise SetupRefused("--weight", "must be a positive integer")
     pool = _pool(store, subscription_id, pool_name)
-    _assignable_rep(store, subscription_id, "--rep", rep_id)
+    assignable_rep(store, subscription_id, "--rep", rep_id)
     member = store.routing_config.member(store.session, pool.id, rep_id)
     if member is None:
         store.routing_config.add_member(store.session, pool.id, rep_id, weight)

@@ -14,11 +14,17 @@ from __future__ import annotations
 import time
 import uuid
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from morpheus_pipelines.crm.models import SalesRep, Subscription
+from morpheus_pipelines.crm.rules.hubspot_outbox import (
+    OutboxKind,
+    call_list_intent,
+    rep_list_intent,
+)
 from morpheus_pipelines.crm.rules.owner_mirror import MirroredOwner, owner_list
 from morpheus_pipelines.crm.rules.ownership import DIALER_FALLBACK_HUBSPOT_OWNER_ID
 from morpheus_pipelines.crm.store import CrmStore
@@ -117,10 +123,11 @@ def _apply(
             "isActive": owner.active,
         }
         if rep is None:
-            store.sales_reps.insert(
+            rep = store.sales_reps.insert(
                 store.session, {"subscriptionId": subscription_id, "email": email, **wanted}
             )
             counts["inserted"] += 1
+            _queue_rep_list(store, subscription_id, rep)
             continue
         changed = {k: v for k, v in wanted.items() if getattr(rep, k) != v}
         if not changed:
@@ -133,8 +140,38 @@ def _apply(
         else:
             counts["updated"] += 1
         store.sales_reps.update(store.session, rep, changed)
+        if changed.get("isActive") is False:
+            _queue_empty_call_list(store, subscription_id, rep)
     for email, rep in existing.items():
         if email not in owners and rep.isActive:
             store.sales_reps.update(store.session, rep, {"isActive": False})
             counts["deactivated"] += 1
+            _queue_empty_call_list(store, subscription_id, rep)
     return counts
+
+
+def _queue_rep_list(store: CrmStore, subscription_id: uuid.UUID, rep: SalesRep) -> None:
+    """A new active rep gets their own HubSpot list for sequences (found by name when it
+    exists), so list enrolment works for them without anyone setting ``activeListId``."""
+    if rep.isActive and not rep.activeListId:
+        store.outbox.enqueue(
+            store.session,
+            subscription_id,
+            OutboxKind.REP_LIST,
+            rep_list_intent(rep.id),
+            sales_rep_id=rep.id,
+        )
+
+
+def _queue_empty_call_list(store: CrmStore, subscription_id: uuid.UUID, rep: SalesRep) -> None:
+    """A rep who left stops receiving a call list: theirs is emptied at once, not at the
+    next daily refresh."""
+    if rep.hubspotCallSegmentId:
+        store.outbox.enqueue(
+            store.session,
+            subscription_id,
+            OutboxKind.CALL_LIST,
+            call_list_intent(rep.id, f"deactivated-{datetime.now(UTC).isoformat()}"),
+            {"contact_ids": []},
+            sales_rep_id=rep.id,
+        )

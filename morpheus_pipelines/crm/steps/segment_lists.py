@@ -14,7 +14,7 @@ Each segment of a subscription may be fed by one HubSpot contact list
    segment once (``sourceEventId`` ``hubspot-contact:<id>``), so a member already processed
    is never enrolled again, whatever the list does.
 
-Members written by events (the demo, ``hubspotListId`` NULL) are not touched.
+Members written by events (a dialer webhook, ``hubspotListId`` NULL) are not touched.
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ import time
 import urllib.error
 import urllib.request
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -88,14 +88,31 @@ def _call(base: str, key: str, method: str, path: str, body: dict | None = None)
         return refused.code, json.loads(refused.read()), False
 
 
-def post_demo_leads(url: str, subscription_id: uuid.UUID) -> list[str]:
-    """Lines describing each delivery and its answer, then the timeline story."""
+CrmLoop = Callable[[str, dict[str, str]], tuple[list[str], set[str]]]
+
+
+def post_demo_leads(
+    url: str,
+    subscription_id: uuid.UUID,
+    *,
+    crm_loop: CrmLoop | None = None,
+    hubspot_client_secret: str = "",
+) -> list[str]:
+    """Lines describing each delivery and its answer, then the timeline story; then
+    ``crm_loop(base URL, lead ids)`` (the demo's HubSpot round trip: its lines and the
+    submissions HubSpot unsubscribed), then the automations."""
     _, key = create_api_key(url, subscription_id, "demo")
     lines = []
     now = datetime.now(UTC).replace(microsecond=0)
     clock = _Clock(now - timedelta(hours=30))
     app = create_app(
-        IntakeSettings(database_url=url, listen_url=libpq_url(url), pool_size=2, clock=clock)
+        IntakeSettings(
+            database_url=url,
+            listen_url=libpq_url(url),
+            pool_size=2,
+            clock=clock,
+            hubspot_client_secret=hubspot_client_secret,
+        )
     )
     lead_ids: dict[str, str] = {}
     # Each demo run sends new submissions (the database outlives the run); within the run the
@@ -122,7 +139,11 @@ def post_demo_leads(url: str, subscription_id: uuid.UUID) -> list[str]:
                 f"{took:5.1f} ms"
             )
         lines += _timeline_story(base, key, subscription_id, lead_ids, clock, now, run)
-    lines += _automation_story(url, subscription_id, lead_ids, now)
+        unsubscribed: set[str] = set()
+        if crm_loop is not None:
+            loop_lines, unsubscribed = crm_loop(base, lead_ids)
+            lines += loop_lines
+    lines += _automation_story(url, subscription_id, lead_ids, now, unsubscribed)
     return lines
 
 
@@ -188,7 +209,11 @@ def _timeline_story(
 
 
 def _automation_story(
-    url: str, subscription_id: uuid.UUID, lead_ids: dict[str, str], now: datetime
+    url: str,
+    subscription_id: uuid.UUID,
+    lead_ids: dict[str, str],
+    now: datetime,
+    unsubscribed: set[str],
 ) -> list[str]:
     with get_session(url) as session:
         if _automations.first_by(session, subscriptionId=subscription_id, name=DEMO_RULE) is None:
@@ -209,5 +234,8 @@ def _automation_story(
     lines = ["", "  automations on evidence (rule: email nudge after 24 h with no engagement):"]
     for submission, lead_id in lead_ids.items():
         verdict = "nudged    " if lead_id in nudged else "not nudged"
-        lines.append(f"    {submission:<12} {verdict} ({why[submission]})")
+        reason = why[submission]
+        if submission in unsubscribed and lead_id not in nudged:
+            reason += "; but unsubscribed in HubSpot: no email goes to them"
+        lines.append(f"    {submission:<12} {verdict} ({reason})")
     return lines

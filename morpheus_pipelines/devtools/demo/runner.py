@@ -23,11 +23,20 @@ from zoneinfo import ZoneInfo
 
 from morpheus_pipelines.db.dagster_home import prepare_dagster_environment
 from morpheus_pipelines.devtools.demo.dataset import DemoDataset, generate_dataset
+from morpheus_pipelines.devtools.demo.hubspot_loop import (
+    DEMO_CLIENT_SECRET,
+    connect_portal,
+    drain_outbox_lines,
+    hubspot_lines,
+    opt_out_by_webhook,
+)
 from morpheus_pipelines.devtools.demo.intake import post_demo_leads
 from morpheus_pipelines.devtools.demo.ownership import (
     DEMO_SUBSCRIPTION_ID,
     assignments_per_rep,
+    members_per_segment_list,
     prepare_ownership_demo,
+    with_ownership_portal,
 )
 from morpheus_pipelines.devtools.emulators import DomainIntelEmulator, HubSpotEmulator
 from morpheus_pipelines.devtools.source import SOURCE_COLUMNS, replace_source_tenants
@@ -68,8 +77,11 @@ def demo_environment(
         settings.source_schema,
         frame.itertuples(index=False, name=None),
     )
+    # The ownership demo's contacts and segment lists are in the portal, like a customer's.
+    entered = datetime(day.year, day.month, day.day, 9, tzinfo=CST)
+    portal = with_ownership_portal(dataset.hubspot_data(), dataset.owners, entered_at=entered)
     with (
-        HubSpotEmulator(dataset.hubspot_data()) as hubspot,
+        HubSpotEmulator(portal) as hubspot,
         DomainIntelEmulator(dataset.domain_intel) as domain_intel,
     ):
         env.update(dataset.environment())
@@ -81,7 +93,7 @@ def demo_environment(
                 "HUBSPOT_REQUESTS_PER_10S": env.get("HUBSPOT_REQUESTS_PER_10S") or "1000",
             }
         )
-        env.update(prepare_ownership_demo(env["MORPHEUS_DATABASE_URL"], hubspot, dataset.owners))
+        env.update(prepare_ownership_demo(env["MORPHEUS_DATABASE_URL"], dataset.owners))
         os.environ.update(env)
         yield DemoEnvironment(dataset, day.isoformat(), env, hubspot, domain_intel)
 
@@ -99,12 +111,35 @@ def run_demo(settings: Settings, *, tenants: int, companies: int) -> int:
         ok = _materialise(demo.partition_key)
         summary = _summary(demo.env["MORPHEUS_DATABASE_URL"], demo.partition_key)
         ownership = assignments_per_rep(demo.env["MORPHEUS_DATABASE_URL"])
-        leads = post_demo_leads(demo.env["MORPHEUS_DATABASE_URL"], DEMO_SUBSCRIPTION_ID)
+        segment_lists = members_per_segment_list(demo.env["MORPHEUS_DATABASE_URL"])
+        leads = _post_leads_and_close_the_loop(demo)
     _print_ownership(*ownership)
-    print("\nLead intake (morpheus serve, for a moment): each lead owned when the answer came")
+    _print_segment_lists(segment_lists)
+    print("\nLead intake (morpheus serve, for a moment): each lead owned when the answer came,")
+    print("written to HubSpot by the outbox, and HubSpot's webhooks heard")
     print("\n".join(leads))
     _print_summary(summary, settings.home, demo.partition_key, time.perf_counter() - started)
     return 0 if ok else 1
+
+
+def _post_leads_and_close_the_loop(demo: DemoEnvironment) -> list[str]:
+    """The demo's leads posted to the intake API, written to HubSpot by the outbox, and
+    HubSpot's webhook unsubscribing the first one before the automations run."""
+    url = demo.env["MORPHEUS_DATABASE_URL"]
+    connect_portal(url, DEMO_SUBSCRIPTION_ID)
+
+    def crm_loop(base: str, lead_ids: dict[str, str]) -> tuple[list[str], set[str]]:
+        lines = drain_outbox_lines()
+        shown, contact_ids = hubspot_lines(url, demo.hubspot, lead_ids)
+        lines += shown
+        unsubscribed = {"demo-lead-1"} & set(contact_ids)
+        for submission in sorted(unsubscribed):
+            lines += opt_out_by_webhook(base, contact_ids[submission], submission)
+        return lines, unsubscribed
+
+    return post_demo_leads(
+        url, DEMO_SUBSCRIPTION_ID, crm_loop=crm_loop, hubspot_client_secret=DEMO_CLIENT_SECRET
+    )
 
 
 def demo_partitions(yesterday: str) -> tuple[list[str], str]:
@@ -155,14 +190,7 @@ def _materialise(partition_key: str) -> bool:
                 partition_key=day, instance=instance, raise_on_error=False, run_config=quiet
             )
             _stop_if(interrupted, daily)
-            failed = sorted(
-                e.check_name for e in daily.get_asset_check_evaluations() if not e.passed
-            )
-            print(
-                f"  daily run  {day} {daily.run_id[:8]} "
-                f"{'succeeded' if daily.success else 'FAILED'}"
-                + (f"; failed checks: {', '.join(failed)}" if failed else "")
-            )
+            print(f"  daily run  {day} {daily.run_id[:8]} {_outcome(daily)}")
             ok = ok and daily.success
         weekly = defs.resolve_job_def("apac_weekly_job").execute_in_process(
             partition_key=week, instance=instance, raise_on_error=False, run_config=quiet
@@ -178,9 +206,18 @@ def _materialise(partition_key: str) -> bool:
                     instance=instance, raise_on_error=False, run_config=quiet
                 )
                 _stop_if(interrupted, result)
-                print(f"  {job} {result.run_id[:8]} {'succeeded' if result.success else 'FAILED'}")
+                print(f"  {job} {result.run_id[:8]} {_outcome(result)}")
                 ok = ok and result.success
     return ok
+
+
+def _outcome(result) -> str:
+    """``succeeded`` or ``FAILED``, then the checks that failed (a segment list not read
+    fails a check, not the run)."""
+    failed = sorted(e.check_name for e in result.get_asset_check_evaluations() if not e.passed)
+    return ("succeeded" if result.success else "FAILED") + (
+        f"; failed checks: {', '.join(failed)}" if failed else ""
+    )
 
 
 def _stop_if(interrupted: Callable[[], bool], result) -> None:
@@ -264,6 +301,12 @@ def _print_ownership(per_rep: list[tuple[str, bool, int, int]], outcomes: dict[s
     for email, active, rotated, total in per_rep:
         print(f"  {email:<36} {'active' if active else 'inactive':<9} {rotated:>11} {total:>5}")
     print("  outcomes: " + ", ".join(f"{k} {v}" for k, v in outcomes.items()))
+
+
+def _print_segment_lists(lists: list[tuple[str, str | None, int]]) -> None:
+    print("\nSegment members read from HubSpot (reengagement_segment_members)")
+    for segment, list_id, members in lists:
+        print(f"  {segment:<18} list {list_id or '-':<8} {members:>4} members read")
 
 
 def _print_summary(summary: dict, home: Path, partition_key: str, seconds: float) -> None:

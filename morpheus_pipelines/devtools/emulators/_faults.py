@@ -31,6 +31,8 @@ class FaultKind(StrEnum):
     LIST_SIZE = "list_size"  # the list reports a size that differs from its memberships
     PROCESSING_STATUS = "processing_status"  # the list reports a status other than COMPLETE
     MISSING_COMPANIES = "missing_companies"  # a batch read answers 207 naming missing ids
+    PARTIAL_FAILURE = "partial_failure"  # a batch write answers 207, some inputs not written
+    ANSWER_LOST = "answer_lost"  # the request is applied, then the connection drops unanswered
 
 
 GENERIC_FAULTS = frozenset(
@@ -76,7 +78,10 @@ class Fault:
     rate_headers: bool = True  # rate_limit: send the X-HubSpot-RateLimit-* headers
     list_size: int | None = None  # list_size: the size to report (None = true size + 1)
     processing_status: str = "PROCESSING"  # processing_status: the status to report
-    ids: tuple[str, ...] | None = None  # missing_companies: ids to drop (None = first input)
+    # missing_companies: ids to drop (None = first input); partial_failure: input keys to fail
+    ids: tuple[str, ...] | None = None
+    every: int | None = None  # partial_failure: also fail every k-th input (1-based)
+    hold: float = 0.0  # answer_lost: seconds between applying and dropping (past a read timeout)
     fired: int = field(default=0, init=False)
 
     def __post_init__(self) -> None:
@@ -97,6 +102,10 @@ class Fault:
             raise ValueError("page is 0-based")
         if self.ids is not None:
             self.ids = tuple(str(i) for i in self.ids)
+        if self.every is not None and self.every < 1:
+            raise ValueError("every is 1-based: every=3 fails the 3rd, 6th, ... input")
+        if self.hold < 0:
+            raise ValueError("hold must be >= 0 seconds")
 
     @property
     def exhausted(self) -> bool:
@@ -120,12 +129,12 @@ class FaultRegistry:
         self,
         kinds: Iterable[str],
         endpoints: Iterable[str],
-        kind_endpoints: Mapping[str, str] | None = None,
+        kind_endpoints: Mapping[str, str | tuple[str, ...]] | None = None,
     ) -> None:
         self._kinds = frozenset(FaultKind(k) for k in kinds)
         self._endpoints = frozenset(endpoints)
-        # Data-level faults only make sense on one endpoint; default and enforce it so a
-        # mistargeted fault fails loudly instead of being consumed by an unrelated request.
+        # Data-level faults only make sense on one endpoint (or a few); default and enforce it
+        # so a mistargeted fault fails loudly instead of being consumed by an unrelated request.
         self._kind_endpoints = dict(kind_endpoints or {})
         self._faults: list[Fault] = []
         self._lock = threading.Lock()
@@ -135,12 +144,14 @@ class FaultRegistry:
         if fault.kind not in self._kinds:
             raise ValueError(f"fault kind {fault.kind!r} not supported here: {sorted(self._kinds)}")
         required = self._kind_endpoints.get(fault.kind)
-        if fault.endpoint is None and required is not None:
+        if fault.endpoint is None and isinstance(required, str):
             fault.endpoint = required
         if fault.endpoint is not None and fault.endpoint not in self._endpoints:
             raise ValueError(f"unknown endpoint {fault.endpoint!r}: {sorted(self._endpoints)}")
-        if required is not None and fault.endpoint != required:
+        if isinstance(required, str) and fault.endpoint != required:
             raise ValueError(f"{fault.kind} faults apply to endpoint {required!r} only")
+        if isinstance(required, tuple) and fault.endpoint not in required:
+            raise ValueError(f"{fault.kind} faults need one of the endpoints {sorted(required)}")
         with self._lock:
             self._faults.append(fault)
         return fault

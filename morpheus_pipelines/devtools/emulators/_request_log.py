@@ -20,8 +20,9 @@ class RequestRecord:
     """One request as the emulator saw it.
 
     ``status`` is None while the request is pending and when no response was sent
-    (``outcome`` ``"reset"`` or ``"aborted"``). ``seq`` is the 1-based ordinal over all
-    requests, ``nth`` the ordinal within ``endpoint``. Authorization headers are not kept.
+    (``outcome`` ``"reset"``, ``"aborted"`` or ``"answer_lost"``: applied, then dropped).
+    ``seq`` is the 1-based ordinal over all requests, ``nth`` the ordinal within ``endpoint``.
+    Authorization headers are not kept.
     """
 
     seq: int
@@ -35,7 +36,7 @@ class RequestRecord:
     page: int | None = None
     fault: str | None = None
     status: int | None = None
-    outcome: str = "pending"  # pending | responded | reset | aborted
+    outcome: str = "pending"  # pending | responded | reset | aborted | answer_lost
     error: str | None = None
 
 

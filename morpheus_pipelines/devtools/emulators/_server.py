@@ -5,7 +5,8 @@ background thread. Every request goes through the same pipeline, so logging and 
 injection behave identically in both emulators::
 
     read body -> route -> log (seq, nth) -> pick fault -> optional delay
-      -> reset | fault response | preflight (auth, rate limit) | handler -> write (maybe cut short)
+      -> reset | fault response | preflight (auth, rate limit) | handler
+      -> write (maybe cut short) | drop unanswered (the handler's effect stays: answer_lost)
 
 The request log entry is opened when the request arrives and completed *before* the response
 bytes are written, so a client that has received a response always finds its entry in the log.
@@ -125,6 +126,13 @@ class _Handler(BaseHTTPRequestHandler):
             error = f"{type(exc).__name__}: {exc}"
             emu.errors.append(error)
             response = Response(500, emu.error_body(500, f"emulator error: {error}"))
+        if fault is not None and fault.kind is FaultKind.ANSWER_LOST:
+            # The request was applied; the client never learns it (a write it must retry safely).
+            emu.log._update(record.seq, outcome="answer_lost", error=error)
+            if fault.hold > 0:
+                emu._stopping.wait(fault.hold)
+            self._reset()
+            return
         self._write(record.seq, response, fault, error)
 
     def _write(self, seq: int, response: Response, fault: Fault | None, error: str | None) -> None:
@@ -198,7 +206,7 @@ class EmulatorServer:
     name: ClassVar[str] = "emulator"
     endpoints: ClassVar[tuple[str, ...]] = ()
     supported_faults: ClassVar[frozenset[str]] = GENERIC_FAULTS
-    fault_endpoints: ClassVar[Mapping[str, str]] = {}
+    fault_endpoints: ClassVar[Mapping[str, str | tuple[str, ...]]] = {}
 
     def __init__(self, *, host: str = "127.0.0.1", port: int = 0) -> None:
         self._host = host

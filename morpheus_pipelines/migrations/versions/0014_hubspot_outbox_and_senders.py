@@ -63,7 +63,7 @@ def upgrade() -> None:
             "status IN ('pending', 'done', 'dead')", name=op.f("ck_hubspot_outbox_known_status")
         ),
         sa.CheckConstraint(
-            "kind IN ('contact', 'contact_owner', 'task', 'call', 'call_list')",
+            "kind IN ('contact', 'contact_owner', 'task', 'call', 'call_list', 'rep_list')",
             name=op.f("ck_hubspot_outbox_known_kind"),
         ),
         sa.CheckConstraint("attempts >= 0", name=op.f("ck_hubspot_outbox_attempts_not_negative")),
@@ -105,8 +105,16 @@ def upgrade() -> None:
         unique=False,
     )
 
+    op.create_index(
+        op.f("ix_activities_subscriptionId_hubspotEngagementId"),
+        "activities",
+        ["subscriptionId", "hubspotEngagementId"],
+        unique=False,
+    )
+
 
 def downgrade() -> None:
+    op.drop_index(op.f("ix_activities_subscriptionId_hubspotEngagementId"), table_name="activities")
     op.drop_index(op.f("ix_hubspot_outbox_status_subscriptionId"), table_name="hubspot_outbox")
     op.drop_index("ix_hubspot_outbox_due", table_name="hubspot_outbox")
     op.drop_table("hubspot_outbox")

@@ -10,9 +10,13 @@ figures through ``repositories.reports`` (``apac_active_tenants`` only), build a
 * CSV for spreadsheets, formula-like cells neutralised (:mod:`.csv`);
 * PNG charts for the week (:mod:`.charts`, matplotlib imported only when drawing).
 
-Tenant-provided text (names) is untrusted: it is HTML-escaped in HTML, escaped in Markdown,
-and any email-shaped text in it is masked everywhere (:mod:`.text`). Customer email columns
-are never read.
+The Daily Summary also renders the operations notes its caller hands it
+(:class:`~morpheus_pipelines.platform.report_notes.OperationsNote`, e.g. the HubSpot outbox's)
+as an Operations section, and ``notes.csv``.
+
+Tenant-provided text (names) and note text are untrusted: they are HTML-escaped in HTML,
+escaped in Markdown, and any email-shaped text in them is masked everywhere (:mod:`.text`).
+Customer email columns are never read.
 
 Submodules are imported explicitly by their users; this package imports nothing eagerly.
 """

@@ -1,5 +1,5 @@
-"""The reports as CSV for spreadsheets: every listed tenant, the day's metrics, the week's
-per-day table. Cells a spreadsheet would run as a formula are neutralised
+"""The reports as CSV for spreadsheets: every listed tenant, the day's metrics and operations
+notes, the week's per-day table. Cells a spreadsheet would run as a formula are neutralised
 (:func:`~.text.csv_cell`)."""
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import pandas as pd
 
 from morpheus_pipelines.platform.observability.redaction import mask_emails
 from morpheus_pipelines.platform.rendering import csv_cell
+from morpheus_pipelines.tenants.reports.daily import operations_notes
 from morpheus_pipelines.tenants.reports.figures import DailySummary, WeeklyMetrics
 from morpheus_pipelines.tenants.reports.text import format_score
 from morpheus_pipelines.tenants.reports.weekly import weekly_table
@@ -83,6 +84,21 @@ def render_daily_metrics_csv(summary: DailySummary) -> str:
         for m, d, v in summary.metrics_rows().itertuples(index=False)
     ]
     return _csv_text(("partition", "metric", "dimension", "value"), rows)
+
+
+NOTES_CSV_HEADER = ("partition", "severity", "title", "line")
+
+
+def render_daily_notes_csv(summary: DailySummary) -> str:
+    """``notes.csv``: one row per line of each operations note, most urgent note first (a
+    note without lines has one row with an empty ``line``). Only the header when the summary
+    has no notes, so a re-run without notes leaves none of an earlier run's behind."""
+    rows = [
+        (summary.partition_key, note.severity, note.title, line)
+        for note in operations_notes(summary)
+        for line in (note.lines or ("",))
+    ]
+    return _csv_text(NOTES_CSV_HEADER, rows)
 
 
 def render_weekly_csv(weekly: WeeklyMetrics) -> str:

@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 import pandas as pd
 
 from morpheus_pipelines.platform.observability.redaction import mask_emails
+from morpheus_pipelines.platform.report_notes import OperationsNote, most_urgent_first
 from morpheus_pipelines.tenants.reports.figures import (
     ACTIVE_TENANTS,
     BY_MATCH_METHOD,
@@ -39,7 +40,7 @@ from morpheus_pipelines.tenants.reports.figures import (
     SnapshotHealth,
     check_key,
 )
-from morpheus_pipelines.tenants.reports.text import format_count, why
+from morpheus_pipelines.tenants.reports.text import display_line, format_count, why
 
 
 def _filled(counts: Mapping[str, int], dimensions: Sequence[str]) -> dict[str, int]:
@@ -118,9 +119,10 @@ def build_daily_summary(
     snapshot: SnapshotHealth,
     *,
     generated_at: datetime | None = None,
+    notes: Sequence[OperationsNote] = (),
 ) -> DailySummary:
     """The Daily Summary of one partition from the figures read for it and the tenants it
-    lists (every chunk already added)."""
+    lists (every chunk already added), with the notes of its Operations section."""
     check_key(partition_key)
     priority_counts = _filled(figures.priority_counts, PRIORITY_DIMENSIONS)
     metrics: dict[str, dict[str, float]] = {
@@ -145,6 +147,7 @@ def build_daily_summary(
         tenant_count=listed.count,
         metrics=metrics,
         state_partition=figures.state_partition,
+        notes=tuple(notes),
     )
 
 
@@ -187,3 +190,26 @@ def entered_sentence(entered: Mapping[str, float]) -> str:
     parts = [f"{format_count(entered.get(k, 0))} {label}" for k, label in ENTERED_LABELS.items()]
     parts += [f"{format_count(v)} {k}" for k, v in entered.items() if k not in ENTERED_LABELS]
     return "Entered the Active list on this day: " + ", ".join(parts) + "."
+
+
+SEVERITY_LABELS = {"error": "ERROR", "warning": "WARNING", "ok": "OK"}
+
+
+def operations_notes(summary: DailySummary) -> list[OperationsNote]:
+    """The notes of the Operations section as every rendering shows them: most urgent first,
+    each line one line of text with email-shaped text masked (a HubSpot error may quote a
+    contact's address). An empty list means no section: without notes nothing was checked, so
+    the report does not claim that all is well."""
+    return [
+        OperationsNote(
+            title=display_line(note.title) or "(untitled)",
+            severity=note.severity,
+            lines=tuple(display_line(line) for line in note.lines),
+        )
+        for note in most_urgent_first(summary.notes)
+    ]
+
+
+def note_heading(note: OperationsNote) -> str:
+    """``ERROR · HubSpot outbox``: the severity in words a reader cannot miss, then the title."""
+    return f"{SEVERITY_LABELS[note.severity]} · {note.title}"

@@ -19,6 +19,7 @@ from typing import Any, Protocol
 
 import pandas as pd
 
+from morpheus_pipelines.platform.report_notes import OperationsNote, severity_counts
 from morpheus_pipelines.tenants.rules import vocabulary
 from morpheus_pipelines.tenants.rules.vocabulary import MatchMethod, Priority, SnapshotStatus
 
@@ -145,6 +146,9 @@ class DailySummary:
     tenant_count: int  # how many tenants the summary lists
     metrics: dict[str, dict[str, float]]
     state_partition: str | None = None
+    # The Operations section: what a person must act on, as gathered when the summary ran
+    # (not stored as rows; docs/reports.md, "Operations").
+    notes: tuple[OperationsNote, ...] = ()
 
     @property
     def late(self) -> bool:
@@ -165,6 +169,7 @@ class DailySummary:
             "tenants_by_priority": {k: int(v) for k, v in self.metrics[BY_PRIORITY].items()},
             "entered_active": {k: int(v) for k, v in self.metrics[ENTERED].items()},
             "snapshot_status": self.snapshot.status,
+            "operations_notes": severity_counts(self.notes),
         }
 
 

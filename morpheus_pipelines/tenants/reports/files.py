@@ -7,7 +7,11 @@ from pathlib import Path
 
 from morpheus_pipelines.platform.rendering import write_atomically
 from morpheus_pipelines.tenants.reports.charts import match_method_chart_png, priority_chart_png
-from morpheus_pipelines.tenants.reports.csv import render_daily_metrics_csv, render_weekly_csv
+from morpheus_pipelines.tenants.reports.csv import (
+    render_daily_metrics_csv,
+    render_daily_notes_csv,
+    render_weekly_csv,
+)
 from morpheus_pipelines.tenants.reports.figures import DailySummary, WeeklyMetrics, check_key
 from morpheus_pipelines.tenants.reports.html import render_daily_html, render_weekly_html
 from morpheus_pipelines.tenants.reports.markdown import (
@@ -31,7 +35,7 @@ def daily_tenants_csv_path(home: str | Path, partition_key: str) -> Path:
 
 
 def write_daily_report(summary: DailySummary, home: str | Path) -> dict[str, Path]:
-    """``summary.html``, ``metrics.csv`` and ``summary.md`` under
+    """``summary.html``, ``metrics.csv``, ``notes.csv`` and ``summary.md`` under
     ``{home}/reports/daily/{partition}/``, beside the ``summary.csv`` already written."""
     directory = daily_report_dir(home, summary.partition_key)
     files = {
@@ -40,6 +44,7 @@ def write_daily_report(summary: DailySummary, home: str | Path) -> dict[str, Pat
         "metrics_csv": write_atomically(
             directory / "metrics.csv", render_daily_metrics_csv(summary)
         ),
+        "notes_csv": write_atomically(directory / "notes.csv", render_daily_notes_csv(summary)),
     }
     files["markdown"] = write_atomically(directory / "summary.md", render_daily_markdown(summary))
     return files

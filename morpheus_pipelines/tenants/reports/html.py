@@ -12,6 +12,8 @@ from morpheus_pipelines.platform.rendering import html_page, html_table
 from morpheus_pipelines.tenants.reports.daily import (
     entered_sentence,
     late_warning,
+    note_heading,
+    operations_notes,
     priority_table_rows,
 )
 from morpheus_pipelines.tenants.reports.figures import (
@@ -50,6 +52,7 @@ def render_daily_html(summary: DailySummary) -> str:
     ]
     if summary.late:
         body.append(f'<p class="warn">{e(late_warning(summary))}</p>')
+    body += _operations_html(summary)
     body += [
         "<h2>Active tenants by priority</h2>",
         html_table(
@@ -88,6 +91,24 @@ def render_daily_html(summary: DailySummary) -> str:
         "Source: apac_active_tenants only - Sales-owned tenants are never included.</p>"
     )
     return html_page(f"APAC Daily Summary - {summary.partition_key}", body)
+
+
+def _operations_html(summary: DailySummary) -> list[str]:
+    """The Operations section, or nothing when the summary has no notes; all note text is
+    escaped (a HubSpot error message is as untrusted as a tenant name)."""
+    notes = operations_notes(summary)
+    if not notes:
+        return []
+    body = ["<h2>Operations</h2>"]
+    for note in notes:
+        items = "".join(f"<li>{html.escape(line)}</li>" for line in note.lines)
+        body.append(
+            f'<div class="note note-{note.severity}">'
+            f"<p><strong>{html.escape(note_heading(note))}</strong></p>"
+            + (f"<ul>{items}</ul>" if items else "")
+            + "</div>"
+        )
+    return body
 
 
 def render_weekly_html(weekly: WeeklyMetrics, charts: Mapping[str, bytes]) -> str:

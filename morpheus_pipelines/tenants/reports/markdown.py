@@ -10,6 +10,8 @@ from morpheus_pipelines.platform.rendering import md_escape
 from morpheus_pipelines.tenants.reports.daily import (
     entered_sentence,
     late_warning,
+    note_heading,
+    operations_notes,
     priority_table_rows,
 )
 from morpheus_pipelines.tenants.reports.figures import ENTERED, DailySummary, WeeklyMetrics
@@ -34,6 +36,7 @@ def render_daily_markdown(summary: DailySummary, *, files: Mapping[str, Path] | 
     ]
     if summary.late:
         lines += [f"**{md_escape(late_warning(summary))}**", ""]
+    lines += _operations_markdown(summary)
     lines += [
         "| priority | active tenants | new | changed |",
         "|---|---:|---:|---:|",
@@ -63,6 +66,19 @@ def render_daily_markdown(summary: DailySummary, *, files: Mapping[str, Path] | 
     if files:
         lines += ["", "Files: " + ", ".join(f"`{p}`" for p in files.values())]
     return "\n".join(lines)
+
+
+def _operations_markdown(summary: DailySummary) -> list[str]:
+    """The Operations section, or nothing when the summary has no notes."""
+    notes = operations_notes(summary)
+    if not notes:
+        return []
+    lines = ["#### Operations", ""]
+    for note in notes:
+        lines.append(f"**{md_escape(note_heading(note))}**")
+        lines += [f"- {md_escape(line)}" for line in note.lines]
+        lines.append("")
+    return lines
 
 
 def render_weekly_markdown(

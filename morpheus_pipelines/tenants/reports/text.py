@@ -17,6 +17,7 @@ from morpheus_pipelines.platform.observability.redaction import mask_emails
 from morpheus_pipelines.tenants.reports.figures import SnapshotHealth
 
 MAX_NAME_LENGTH = 120
+MAX_NOTE_LINE_LENGTH = 300
 
 REASON_LABELS = {
     "hubspot_target_account": "HubSpot target account",
@@ -33,6 +34,13 @@ def display_name(value: object, *, limit: int = MAX_NAME_LENGTH) -> str:
     text = "".join(ch if ch.isprintable() else " " for ch in mask_emails(value)).strip()
     if not text:
         return "(no name)"
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def display_line(value: object, *, limit: int = MAX_NOTE_LINE_LENGTH) -> str:
+    """A line of an operations note fit for a report: emails masked, control characters (line
+    breaks among them) removed, shortened; every format still escapes it."""
+    text = "".join(ch if ch.isprintable() else " " for ch in mask_emails(value)).strip()
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 

@@ -7,7 +7,7 @@ Sales-owned tenants never appear in a report, whatever their priority.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -15,6 +15,7 @@ from typing import Any, TextIO
 
 from morpheus_pipelines.db.session import SessionFactory
 from morpheus_pipelines.platform.rendering import atomic_text_file
+from morpheus_pipelines.platform.report_notes import OperationsNote
 from morpheus_pipelines.platform.store.copying import frame_records
 from morpheus_pipelines.tenants.reports.csv import daily_csv_header, daily_csv_rows
 from morpheus_pipelines.tenants.reports.daily import ListedTenants, build_daily_summary
@@ -65,8 +66,14 @@ def publish_daily_summary(
     run_id: str,
     home: str | Path,
     chunk_size: int = 10_000,
+    notes: Sequence[OperationsNote] = (),
 ) -> DailyPublication:
     """Build, store (rows replaced, unchanged rows kept) and write the day's Daily Summary.
+
+    ``notes`` are its Operations section (what a person must act on, gathered by the caller
+    when the summary runs): rendered in ``summary.html``, ``summary.md``, ``notes.csv`` and the
+    Markdown metadata, never stored as rows, so they change no stored figure. No notes, no
+    section.
 
     The figures come from one consistent snapshot of the Active table. The listed tenants
     stream from it in chunks of ``chunk_size`` straight into the table's staging and
@@ -74,9 +81,9 @@ def publish_daily_summary(
     so a first day that lists every tenant costs no more memory than an ordinary one.
 
     A day older than the newest routed partition whose summary is already stored is kept as
-    it is: the Active table no longer shows that day, and what Sales was told stays
-    (docs/partitions.md). A day never summarised gets a summary of the current state, which
-    says so (``late``)."""
+    it is, files and notes included: the Active table no longer shows that day, and what
+    Sales was told stays (docs/partitions.md). A day never summarised gets a summary of the
+    current state, which says so (``late``)."""
     with session_factory() as session:
         store = TenantStore(session)
         newer = store.decisions.superseding_partition(session, partition_key=partition_key)
@@ -97,6 +104,7 @@ def publish_daily_summary(
             run_id=run_id,
             chunk_size=chunk_size,
             generated_at=generated_at,
+            notes=notes,
         )
     files = write_daily_report(summary, home)
     return DailyPublication(partition_key, summary, files, written, live_partition=newer)
@@ -112,6 +120,7 @@ def _store_daily_summary(
     run_id: str,
     chunk_size: int,
     generated_at: datetime,
+    notes: Sequence[OperationsNote],
 ) -> tuple[DailySummary, int]:
     """Build the summary from one consistent read of the Active table while its listed
     tenants stream into ``write`` and ``csv_file``; returns it and the rows written."""
@@ -134,7 +143,7 @@ def _store_daily_summary(
         write.session, listed_records(), partition_key=partition_key, run_id=run_id
     )
     summary = build_daily_summary(
-        partition_key, figures, listed, snapshot, generated_at=generated_at
+        partition_key, figures, listed, snapshot, generated_at=generated_at, notes=notes
     )
     written += write.daily.replace_metrics(
         write.session, summary.metrics_rows(), partition_key=partition_key, run_id=run_id

@@ -13,6 +13,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from morpheus_pipelines.crm.models import (
+    Activity,
     ActivityType,
     AssignmentOutcome,
     FollowUpTask,
@@ -23,6 +24,7 @@ from morpheus_pipelines.crm.models import (
 )
 from morpheus_pipelines.crm.repositories.reengagement import ClaimedMember
 from morpheus_pipelines.crm.repositories.sales_rep_round_robin import lock_rotation
+from morpheus_pipelines.crm.rules.hubspot_outbox import OutboxKind, call_intent, task_intent
 from morpheus_pipelines.crm.rules.ownership import (
     DIALER_FALLBACK_HUBSPOT_OWNER_ID,
     SEGMENT_POLICIES,
@@ -190,8 +192,23 @@ def act_on_decision(
             contact_email=member.contact_email,
         )
     task = _create_follow_up_task(store, member, rep, segment, settings.subscription_id)
+    # The task and the AI call reach HubSpot through the outbox, queued in this transaction.
+    store.outbox.enqueue(
+        store.session,
+        settings.subscription_id,
+        OutboxKind.TASK,
+        task_intent(task.id),
+        follow_up_task_id=task.id,
+    )
     if segment is ReengagementSegment.DIALER_CALL_ENDED:
-        _record_ai_call(store, member, settings.subscription_id)
+        call = _record_ai_call(store, member, settings.subscription_id)
+        store.outbox.enqueue(
+            store.session,
+            settings.subscription_id,
+            OutboxKind.CALL,
+            call_intent(call.id),
+            activity_id=call.id,
+        )
     _update_local_contact(store, member, decision)
     list_id = _enrolment_list(member, rep, segment, settings)
     status, error = _write_back_owed(member, decision, list_id)
@@ -228,10 +245,10 @@ def _create_follow_up_task(
     )
 
 
-def _record_ai_call(store: CrmStore, member: ClaimedMember, subscription_id: uuid.UUID) -> None:
+def _record_ai_call(store: CrmStore, member: ClaimedMember, subscription_id: uuid.UUID) -> Activity:
     """The AI dialer's call engagement on the timeline, owned by the AI owner whoever owns
     the contact: the CRM records who actually made the call."""
-    store.activities.upsert(
+    return store.activities.upsert(
         store.session,
         {
             "subscriptionId": subscription_id,

@@ -1,12 +1,15 @@
 """HubSpot API emulator: the endpoints the target-account sync, the ownership slice, the
-engagement sync, the deal worker and the reconciliation use, over real HTTP.
+engagement sync, the deal worker, the reconciliation and Morpheus's outbox (its writes) use,
+over real HTTP.
 
 Modules: ``emulator`` (the server, routing, ``main``), ``portal`` (the stored lists, companies,
-contacts and owners), ``lists``/``companies``/``contacts``/``owners``/``engagements``/``deals``
-(one API family each), ``objects`` (what every object type shares: the search and the v4
-association reads to contacts),
-``faults`` (auth, rate limits and the HubSpot-specific faults), ``params`` (query parameters
-and paging cursors), ``fixtures`` (``build_data`` and the sample portal), ``webhooks``
+contacts, owners, engagements, deals, custom properties and associations, and the methods
+tests read and change them with), ``lists``/``companies``/``contacts``/``owners``/
+``engagements``/``deals``/``objects`` (upserts)/``properties`` (one API family each),
+``search`` (the search every object type shares) and ``associations`` (the v4 association
+reads and default associations of every object type, one store), ``faults`` (auth, rate
+limits and the HubSpot-specific faults), ``params`` (query parameters and paging cursors),
+``fixtures`` (``build_data`` and the sample portal), ``webhooks``
 (:class:`WebhookSender`: deliveries POSTed to a target URL with HubSpot's v3 signature).
 
 Endpoints (responses follow HubSpot's OpenAPI files in ``tests/emulators/hubspot-openapi``)::
@@ -26,8 +29,8 @@ Endpoints (responses follow HubSpot's OpenAPI files in ``tests/emulators/hubspot
     PUT  /crm/v3/lists/{listId}/memberships/add   endpoint "memberships_add" Memberships-
          ["recordId", ...]                                                 UpdateResponse
     POST /crm/v3/objects/{calls|emails|meetings|  endpoint                 CollectionResponse-
-         notes}/search (filter and ascending order  "engagements_search"    WithTotalSimple-
-         on hs_lastmodifieddate, limit <= 200)                               PublicObject
+         notes|tasks}/search (filter and ascending  "engagements_search"    WithTotalSimple-
+         order on hs_lastmodifieddate, <= 200)                               PublicObject
     POST /crm/v3/objects/deals/search (0-3)       endpoint "deals_search"    (as engagements)
     POST /crm/v3/objects/contacts/search (0-1)    endpoint "contacts_search" (on lastmodifieddate)
     POST /crm/v3/objects/deals/batch/read (0-3)   endpoint "deals_batch_read" (as companies,
@@ -35,6 +38,27 @@ Endpoints (responses follow HubSpot's OpenAPI files in ``tests/emulators/hubspot
     POST /crm/v4/associations/{type}/contacts/    endpoint "associations_batch_read"
          batch/read {"inputs":[{"id","after"}]}   BatchResponsePublicAssociationMultiWithLabel
          ({type}: deals or an engagement type)
+
+The writes of Morpheus's outbox::
+
+    POST /crm/v3/objects/{contacts|tasks|calls}/  endpoint "{type}_batch_upsert"
+         batch/upsert {"inputs":[{"idProperty",   BatchResponseSimplePublicUpsertObject (200)
+         "id","properties"}]} (<= 100)            or ...WithErrors (207)
+    POST /crm/v4/associations/{from}/{to}/batch/  endpoint "associations_associate_default"
+         associate/default {"inputs":[{"from":    BatchResponsePublicDefaultAssociation (200,
+         {"id"},"to":{"id"}}]}                    or 207 with errors)
+    POST /crm/v3/lists {"name","objectTypeId",    endpoint "lists_create"  ListCreateResponse
+         "processingType"}
+    GET  /crm/v3/lists/object-type-id/{objectTypeId}/name/{listName}
+                                                  endpoint "list_by_name"  ListFetchResponse
+    PUT  /crm/v3/lists/{listId}/memberships/      endpoint "memberships_add_and_remove"
+         add-and-remove {"recordIdsToAdd":[..],   MembershipsUpdateResponse
+         "recordIdsToRemove":[..]}
+    DELETE /crm/v3/lists/{listId}/memberships     endpoint "memberships_clear"  204
+    POST /crm/v3/properties/{objectType}          endpoint "properties_create"  201 property
+         {"name","label","type","fieldType",      (409 when the name exists)
+         "groupName","hasUniqueValue"}
+    GET  /crm/v3/properties/{objectType}/{name}   endpoint "property_read"  200 property / 404
 
 Behaviour worth knowing:
 
@@ -52,20 +76,49 @@ Behaviour worth knowing:
 * Memberships add works on MANUAL/SNAPSHOT lists only (400 otherwise, 404 for an unknown
   list); records that do not exist are reported in ``recordIdsMissing`` and existing members
   are ignored, so adding twice changes nothing.
-* The search of engagements, deals and contacts takes the generic object-search request
-  (contacts.json's ``PublicObjectSearchRequest``; every CRM object's search shares it), filters
-  on the modification time only (``hs_lastmodifieddate``; ``lastmodifieddate`` for contacts;
-  ``GTE``/``GT``/``LTE``/``LT``/``EQ``, epoch ms or ISO), sorts on it ascending only (400
-  otherwise), and refuses (400) to page past 10,000 results of one query, as HubSpot does.
-  A type may be named by its object type id (``0-3`` for deals, ``0-1`` for contacts).
+* The search of engagements (tasks too), deals and contacts takes the generic object-search
+  request (contacts.json's ``PublicObjectSearchRequest``; every CRM object's search shares it),
+  filters on the modification time only (``hs_lastmodifieddate``; ``lastmodifieddate`` for
+  contacts; ``GTE``/``GT``/``LTE``/``LT``/``EQ``, epoch ms or ISO), sorts on it ascending only
+  (400 otherwise), and refuses (400) to page past 10,000 results of one query, as HubSpot
+  does. A type may be named by its object type id (``0-3`` for deals, ``0-1`` for contacts).
   ``set_engagement(type, id, properties, contact_ids=, modified_at=)`` adds an engagement;
   ``add_deal(id, stage=, pipeline=, owner_id=, amount=, name=, contact_ids=, modified_at=)``
   a deal, ``set_deal_stage(id, stage, modified_at=)`` moves it (its ``hs_lastmodifieddate``
   and its ``dealstage`` history with it); ``set_contact_property(id, name, value,
-  modified_at=)`` changes a contact's property and its ``lastmodifieddate``. Engagements and
-  deals are not part of the data file.
+  modified_at=)`` changes a contact's property and its ``lastmodifieddate``. Engagements,
+  deals and associations are not part of the data file.
 * Association reads answer ``toObjectId`` as a string (associations.json's type) and at most
   500 associations of one record per call, with ``paging.next.after`` for the rest.
+* Upserts key each input by ``idProperty``: ``email`` (contacts; matched in any case, stored
+  in lower case) or a property created with ``hasUniqueValue`` (``morpheus_lead_key`` on
+  contacts, ``morpheus_intent_key`` on tasks and calls). Anything else, a key property that
+  was never created included, is HubSpot's 400 "Unable to perform update/upsert by non-unique
+  <objectTypeId> property <name>". A batch is refused whole (400) for > 100 inputs, the same
+  record twice, a non-string value, an option the property does not have (task status,
+  priority and type; call direction and status), an unparseable ``hs_timestamp``, a task or
+  call created without one, a ``morpheus_*`` property not created, or a unique value another
+  record holds. Each answer carries ``new``; ``writes`` in the stored record counts the
+  upserts it received. Upserted calls and tasks are found by the engagement search.
+* Default associations (task/call/email/meeting/note <-> contact, type ids 204/194/... and
+  the reverse 203/193/...) are idempotent and stored both ways in one structure,
+  :meth:`~.portal.Portal.associations` ``(from_type, to_type) -> {from_id: {to_ids}}``, which
+  ``associations_batch_read``, ``set_engagement(contact_ids=)`` and ``add_deal(contact_ids=)``
+  share: a task associated by ``associate/default`` is read back by ``batch/read``. An id that
+  is not a record of its type fails that input: 207, the error's ``context`` naming
+  ``fromObjectId`` or ``toObjectId``.
+* Lists are created MANUAL/SNAPSHOT (DYNAMIC needs a ``filterBranch``); a name another list has
+  (in any case) is a 400. ``add-and-remove`` takes at most 100,000 ids, reports records that do
+  not exist in ``recordIdsMissing`` and ignores adding a member or removing a non-member;
+  clearing works on lists of fewer than 100,000 members.
+* Unique properties: ``morpheus_properties=True`` (or the sample data) creates them,
+  ``False`` leaves a portal without them, as a fresh one is; ``POST /crm/v3/properties`` then
+  creates them. No OpenAPI file is kept for that API: its shapes follow HubSpot's
+  documentation (see ``tests/emulators/hubspot-openapi/README.md``).
+* Test hooks: ``contacts()``, ``contact(id)``, ``contact_by_email(email)``, ``tasks()``,
+  ``calls()``, ``complete_task(id)`` (COMPLETED, ``hs_lastmodifieddate`` moved forward),
+  ``deal(id)``, ``list_by_name(name)``, ``list_members(id)``, ``associations(from, to)``,
+  ``properties(type)``, ``unique_properties(type)``, ``set_morpheus_properties(present)``.
 * Auth: when a token is configured every request needs ``Authorization: Bearer <token>``,
   else 401 INVALID_AUTHENTICATION.
 * Rate limit (``rate_limit=100`` or ``190``): a rolling-window budget per ``rate_limit_interval_s``
@@ -95,7 +148,12 @@ Data format (``HubSpotEmulator(data)`` / ``HubSpotEmulator.from_file(path)`` / `
       },
       "contacts": {"501": {"properties": {"email": "c@x.com", "hubspot_owner_id": "1"}}},
       "owners": [{"id": "1", "email": "a@x.com", "firstName": "A", "lastName": "B",
-                  "userId": 1, "archived": false}]
+                  "userId": 1, "archived": false}],
+      "properties": {                               # optional; custom properties by type
+        "contacts": [{"name": "morpheus_lead_key", "label": "Morpheus lead key",
+                      "type": "string", "fieldType": "text",
+                      "groupName": "contactinformation", "hasUniqueValue": true}]
+      }
     }
 
 Property values may be given as numbers or booleans; they are served as strings, as HubSpot
@@ -105,7 +163,10 @@ Faults: ``emu.faults.add(Fault(...))`` or the helpers :meth:`HubSpotEmulator.fai
 :meth:`~HubSpotEmulator.rate_limit`, :meth:`~HubSpotEmulator.unauthorized`,
 :meth:`~HubSpotEmulator.duplicate_members`, :meth:`~HubSpotEmulator.misreport_list_size`,
 :meth:`~HubSpotEmulator.report_processing_status`, :meth:`~HubSpotEmulator.drop_companies`,
-plus the generic ``fail()`` and ``slow()``. See
+:meth:`~HubSpotEmulator.fail_inputs` (a batch write answers 207, the named or every k-th
+inputs failed and not written) and :meth:`~HubSpotEmulator.lose_answer` (the write is applied,
+then the connection is reset, after ``hold`` seconds when given), plus the generic ``fail()``
+and ``slow()`` (both work on every endpoint). See
 :class:`~morpheus_pipelines.devtools.emulators._faults.Fault` for targeting.
 """
 

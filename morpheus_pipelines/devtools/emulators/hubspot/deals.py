@@ -1,6 +1,6 @@
 """Deals: ``POST /crm/v3/objects/deals/batch/read`` (also ``/crm/v3/objects/0-3/batch/read``,
-as deals.json spells it), and the store behind the deals search and the deals' v4
-associations to contacts, which :mod:`.objects` serves.
+as deals.json spells it), and the store behind the deals search, which :mod:`.search` serves;
+a deal's contacts live in the portal's associations (:mod:`.associations`).
 
 A deal keeps each property's history, newest first, so a batch read answers
 ``propertiesWithHistory`` as HubSpot does (``value``, ``timestamp``, ``sourceType``).
@@ -34,8 +34,6 @@ def _history_requested(request: Request) -> list[str]:
 
 class DealEndpoints(Portal):
     """The ``deals_batch_read`` endpoint and the test methods that store and change deals."""
-
-    _deals: dict[str, dict[str, Any]]
 
     def _handle_deals_batch_read(self, request: Request, fault: Fault | None) -> Response:
         started = iso_now()
@@ -93,13 +91,15 @@ class DealEndpoints(Portal):
                 "properties": values
                 | {"createdate": stamp, "hs_lastmodifieddate": stamp, "hs_object_id": deal_id},
                 "createdAt": stamp,
-                "contactIds": [str(c) for c in contact_ids],
                 "history": {
                     name: [{"value": value, "timestamp": stamp, "sourceType": "CRM_UI"}]
                     for name, value in values.items()
                     if value is not None
                 },
             }
+            self.dissociate_all("deals", deal_id, "contacts")
+            for contact_id in contact_ids:
+                self.associate("deals", deal_id, "contacts", str(contact_id))
 
     def set_deal_property(
         self, deal_id: str | int, name: str, value: Any, *, modified_at: datetime | None = None
@@ -123,6 +123,7 @@ class DealEndpoints(Portal):
         self.set_deal_property(deal_id, "dealstage", stage, modified_at=modified_at)
 
     def deal(self, deal_id: str | int) -> dict[str, Any] | None:
-        """A copy of one stored deal (``properties``, ``contactIds``, ``history``), or None."""
+        """A copy of one stored deal (``properties``, ``history``), or None; its contacts are
+        ``associations("deals", "contacts")``."""
         with self._lock:
             return copy.deepcopy(self._deals.get(str(deal_id)))

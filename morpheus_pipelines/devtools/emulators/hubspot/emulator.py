@@ -11,11 +11,13 @@ import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Self
+from urllib.parse import unquote
 
 from .._faults import GENERIC_FAULTS, Fault, FaultKind
 from .._messages import Request, Response
 from .._rate_limit import RollingWindowLimiter
 from .._server import EmulatorServer, serve_until_signalled
+from .associations import AssociationEndpoints
 from .companies import CompanyEndpoints
 from .contacts import ContactEndpoints
 from .deals import DealEndpoints
@@ -23,9 +25,11 @@ from .engagements import ENGAGEMENT_TYPES, EngagementEndpoints
 from .faults import HubSpotFaults
 from .fixtures import sample_data
 from .lists import ListEndpoints
-from .objects import ObjectEndpoints, object_type
+from .objects import UPSERT_TYPES, ObjectWriteEndpoints
 from .owners import OwnerEndpoints
 from .params import _BadRequest
+from .properties import PropertyEndpoints
+from .search import SearchEndpoints, object_type
 
 __all__ = ["HubSpotEmulator", "main"]
 
@@ -43,6 +47,20 @@ _SEARCH_ENDPOINTS = {"contacts": "contacts_search", "deals": "deals_search"} | {
 _DEALS_BATCH_READ_RE = re.compile(r"^/crm/v3/objects/(?:deals|0-3)/batch/read/?$")
 _ASSOCIATIONS_RE = re.compile(r"^/crm/v4/associations/([^/]+)/(?:contacts|0-1)/batch/read/?$")
 _ASSOCIATED_TYPES = frozenset({"deals", *ENGAGEMENT_TYPES})
+_UPSERT_RE = re.compile(rf"^/crm/v3/objects/({'|'.join(UPSERT_TYPES)})/batch/upsert/?$")
+_ASSOCIATE_DEFAULT_RE = re.compile(
+    r"^/crm/v4/associations/([^/]+)/([^/]+)/batch/associate/default/?$"
+)
+_LISTS_PATH = "/crm/v3/lists"
+_LIST_BY_NAME_RE = re.compile(r"^/crm/v3/lists/object-type-id/([^/]+)/name/([^/]+)/?$")
+_MEMBERSHIPS_CHANGE_RE = re.compile(r"^/crm/v3/lists/([^/]+)/memberships/add-and-remove/?$")
+_PROPERTIES_RE = re.compile(r"^/crm/v3/properties/([^/]+)/?$")
+_PROPERTY_RE = re.compile(r"^/crm/v3/properties/([^/]+)/([^/]+)/?$")
+# The batch writes a PARTIAL_FAILURE fault can fail inputs of.
+BATCH_WRITE_ENDPOINTS = (
+    *(f"{upserted}_batch_upsert" for upserted in UPSERT_TYPES),
+    "associations_associate_default",
+)
 
 
 class HubSpotEmulator(
@@ -52,13 +70,17 @@ class HubSpotEmulator(
     ContactEndpoints,
     EngagementEndpoints,
     DealEndpoints,
-    ObjectEndpoints,
+    SearchEndpoints,
     OwnerEndpoints,
+    ObjectWriteEndpoints,
+    AssociationEndpoints,
+    PropertyEndpoints,
     EmulatorServer,
 ):
     """Loopback HubSpot: lists and their memberships, companies batch read, contacts batch
-    update, owners, the search and associations of contacts, deals and engagements (see the
-    package doc).
+    update, owners, the search and associations of contacts, deals and engagements, and the
+    writes of Morpheus's outbox (upserts of contacts, tasks and calls, default associations,
+    contact lists, unique properties); see the package doc.
 
     Args:
         data: the data dict (package docstring format); None = empty portal.
@@ -70,6 +92,9 @@ class HubSpotEmulator(
         retry_after_on_rate_limit: also send ``Retry-After`` on budget 429s (HubSpot does not).
         cleared_properties: how an empty property is served: ``"null"`` | ``"omit"`` | ``"empty"``.
         clock: monotonic clock for the rate-limit window (inject a fake one in tests).
+        morpheus_properties: True creates the unique properties Morpheus keys its upserts by
+            (``morpheus_lead_key`` on contacts, ``morpheus_intent_key`` on tasks and calls),
+            False removes them, None leaves them as ``data["properties"]`` says.
     """
 
     name = "hubspot"
@@ -86,6 +111,13 @@ class HubSpotEmulator(
         "contacts_search",
         "deals_search",
         "deals_batch_read",
+        *BATCH_WRITE_ENDPOINTS,
+        "lists_create",
+        "list_by_name",
+        "memberships_add_and_remove",
+        "memberships_clear",
+        "properties_create",
+        "property_read",
     )
     supported_faults = GENERIC_FAULTS | {
         FaultKind.RATE_LIMIT,
@@ -94,12 +126,15 @@ class HubSpotEmulator(
         FaultKind.LIST_SIZE,
         FaultKind.PROCESSING_STATUS,
         FaultKind.MISSING_COMPANIES,
+        FaultKind.PARTIAL_FAILURE,
+        FaultKind.ANSWER_LOST,
     }
     fault_endpoints = {
         FaultKind.DUPLICATE_MEMBERS: "memberships",
         FaultKind.LIST_SIZE: "list",
         FaultKind.PROCESSING_STATUS: "list",
         FaultKind.MISSING_COMPANIES: "batch_read",
+        FaultKind.PARTIAL_FAILURE: BATCH_WRITE_ENDPOINTS,
     }
 
     def __init__(
@@ -114,6 +149,7 @@ class HubSpotEmulator(
         retry_after_on_rate_limit: bool = False,
         cleared_properties: str = "null",
         clock: Callable[[], float] = time.monotonic,
+        morpheus_properties: bool | None = None,
     ) -> None:
         super().__init__(host=host, port=port)
         if cleared_properties not in ("null", "omit", "empty"):
@@ -134,8 +170,13 @@ class HubSpotEmulator(
         self._owners: list[dict[str, Any]] = []
         self._engagements: dict[str, dict[str, dict[str, Any]]] = {}
         self._deals: dict[str, dict[str, Any]] = {}
+        self._properties: dict[str, dict[str, dict[str, Any]]] = {}
+        self._associations: dict[tuple[str, str], dict[str, set[str]]] = {}
+        self._next_object_id = 70_000_001
         self._limiter: RollingWindowLimiter | None = None
         self.load(data)
+        if morpheus_properties is not None:
+            self.set_morpheus_properties(morpheus_properties)
         configured = data.get("rate_limit") or {}
         if rate_limit is None and configured:
             rate_limit = int(configured["max_requests"])
@@ -158,6 +199,13 @@ class HubSpotEmulator(
                 return "list", {"list_id": m.group(1)}
             if _OWNERS_RE.match(path):
                 return "owners", {}
+            if m := _PROPERTY_RE.match(path):
+                return "property_read", {"object_type": m.group(1), "name": m.group(2)}
+            if m := _LIST_BY_NAME_RE.match(path):
+                return "list_by_name", {
+                    "object_type_id": unquote(m.group(1)),
+                    "list_name": unquote(m.group(2)),
+                }
         if method == "POST" and path.rstrip("/") == _BATCH_READ_PATH:
             return "batch_read", {}
         if method == "POST" and path.rstrip("/") == _CONTACTS_BATCH_UPDATE_PATH:
@@ -180,6 +228,21 @@ class HubSpotEmulator(
             and object_type(m.group(1)) in _ASSOCIATED_TYPES
         ):
             return "associations_batch_read", {"object_type": m.group(1)}
+        if method == "POST" and (m := _UPSERT_RE.match(path)):
+            return f"{m.group(1)}_batch_upsert", {"object_type": m.group(1)}
+        if method == "POST" and (m := _ASSOCIATE_DEFAULT_RE.match(path)):
+            return "associations_associate_default", {
+                "from_type": m.group(1),
+                "to_type": m.group(2),
+            }
+        if method == "POST" and path.rstrip("/") == _LISTS_PATH:
+            return "lists_create", {}
+        if method == "PUT" and (m := _MEMBERSHIPS_CHANGE_RE.match(path)):
+            return "memberships_add_and_remove", {"list_id": m.group(1)}
+        if method == "DELETE" and (m := _MEMBERSHIPS_RE.match(path)):
+            return "memberships_clear", {"list_id": m.group(1)}
+        if method == "POST" and (m := _PROPERTIES_RE.match(path)):
+            return "properties_create", {"object_type": m.group(1)}
         return None
 
     def page_of(self, request: Request) -> int | None:
@@ -209,6 +272,14 @@ class HubSpotEmulator(
             "contacts_search": self._handle_search,
             "deals_search": self._handle_search,
             "deals_batch_read": self._handle_deals_batch_read,
+            **dict.fromkeys((f"{t}_batch_upsert" for t in UPSERT_TYPES), self._handle_batch_upsert),
+            "associations_associate_default": self._handle_associate_default,
+            "lists_create": self._handle_list_create,
+            "list_by_name": self._handle_list_by_name,
+            "memberships_add_and_remove": self._handle_memberships_add_and_remove,
+            "memberships_clear": self._handle_memberships_clear,
+            "properties_create": self._handle_properties_create,
+            "property_read": self._handle_property_read,
         }[request.endpoint]
         try:
             return handler(request, fault)

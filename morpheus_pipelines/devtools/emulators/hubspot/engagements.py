@@ -1,22 +1,21 @@
-"""Engagements (calls, emails, meetings, notes): the store behind
-``POST /crm/v3/objects/{calls|emails|meetings|notes}/search`` and
-``POST /crm/v4/associations/{type}/contacts/batch/read``, which :mod:`.objects` serves for
-every type."""
+"""Engagements (calls, emails, meetings, notes, tasks): the store behind
+``POST /crm/v3/objects/{calls|emails|meetings|notes|tasks}/search``, which :mod:`.search`
+serves for every type; the contacts each one is about live in the portal's associations
+(:mod:`.associations`)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
 from .portal import Portal, hubspot_stamp
 
-ENGAGEMENT_TYPES = ("calls", "emails", "meetings", "notes")
+ENGAGEMENT_TYPES = ("calls", "emails", "meetings", "notes", "tasks")
 
 
 class EngagementEndpoints(Portal):
     """The engagements and the test method that stores one."""
-
-    _engagements: dict[str, dict[str, dict[str, Any]]]
 
     def set_engagement(
         self,
@@ -24,19 +23,23 @@ class EngagementEndpoints(Portal):
         engagement_id: str | int,
         properties: dict[str, Any],
         *,
-        contact_ids: list[str | int] = (),
+        contact_ids: Iterable[str | int] = (),
         modified_at: datetime | None = None,
     ) -> None:
-        """Create or replace one engagement, modified at ``modified_at`` (now by default)."""
+        """Create or replace one engagement associated with ``contact_ids``, modified at
+        ``modified_at`` (now by default)."""
         if object_type not in ENGAGEMENT_TYPES:
             raise ValueError(f"object type must be one of {ENGAGEMENT_TYPES}")
         stamp = hubspot_stamp(modified_at)
         with self._lock:
             store = self._engagements.setdefault(object_type, {})
-            created = store.get(str(engagement_id), {}).get("createdAt", stamp)
+            current = store.get(str(engagement_id), {})
             store[str(engagement_id)] = {
                 "properties": {str(k): v for k, v in properties.items()}
                 | {"hs_lastmodifieddate": stamp},
-                "createdAt": created,
-                "contactIds": [str(c) for c in contact_ids],
+                "createdAt": current.get("createdAt", stamp),
+                "writes": current.get("writes", 0),
             }
+            self.dissociate_all(object_type, str(engagement_id), "contacts")
+            for contact_id in contact_ids:
+                self.associate(object_type, str(engagement_id), "contacts", str(contact_id))

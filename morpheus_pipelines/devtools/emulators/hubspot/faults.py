@@ -2,7 +2,8 @@
 
 The preflight checks the bearer token and the rolling budget; the fault helpers register the
 failures ``docs/reliability.md`` lists (429 policies, 401, duplicate members, misreported list
-size or status, missing companies) on top of the generic ones.
+size or status, missing companies, batch writes failing some inputs, writes applied but their
+answer lost) on top of the generic ones.
 """
 
 from __future__ import annotations
@@ -104,6 +105,42 @@ class HubSpotFaults(Portal):
             ids=None if ids is None else tuple(str(i) for i in ids),
         )
 
+    def fail_inputs(
+        self,
+        endpoint: str,
+        ids: Iterable[str | int] | None = None,
+        *,
+        every: int | None = None,
+        nth: int | None = None,
+        times: int | None = 1,
+    ) -> Fault:
+        """A batch write (``contacts_batch_upsert``, ``tasks_batch_upsert``,
+        ``calls_batch_upsert``, ``associations_associate_default``) answers 207: the inputs
+        named by ``ids`` (their ``id`` values, ``"from:to"`` for associations) and every
+        ``every``-th input fail and are not written; the others are. Neither given: the
+        first input fails."""
+        return self.fail(
+            FaultKind.PARTIAL_FAILURE,
+            endpoint=endpoint,
+            nth=nth,
+            times=times,
+            ids=None if ids is None else tuple(str(i) for i in ids),
+            every=every,
+        )
+
+    def lose_answer(
+        self,
+        endpoint: str | None = None,
+        *,
+        hold: float = 0.0,
+        nth: int | None = None,
+        times: int | None = 1,
+    ) -> Fault:
+        """The request is applied, then its answer is lost: the connection is reset, after
+        ``hold`` seconds when given (long enough and the client's read timeout fires
+        first). A client retrying a write must not write twice."""
+        return self.fail(FaultKind.ANSWER_LOST, endpoint=endpoint, nth=nth, times=times, hold=hold)
+
     def error_body(self, status: int, message: str, **extra: Any) -> dict[str, Any]:
         """HubSpot's error shape (Error schema: category, correlationId, message)."""
         category = {
@@ -111,6 +148,7 @@ class HubSpotFaults(Portal):
             401: "INVALID_AUTHENTICATION",
             403: "MISSING_SCOPES",
             404: "OBJECT_NOT_FOUND",
+            409: "CONFLICT",
             429: "RATE_LIMITS",
         }.get(status, "INTERNAL_ERROR" if status >= 500 else "VALIDATION_ERROR")
         body = {

@@ -8,6 +8,7 @@ from typing import Any
 from morpheus_pipelines.platform.settings import DEFAULT_TARGET_LIST_ID
 
 from .._messages import iso_now
+from .portal import morpheus_property_data
 
 
 def build_data(
@@ -57,8 +58,9 @@ def build_data(
 
 
 def sample_data(token: str | None = None) -> dict[str, Any]:
-    """A tiny APAC portal for ``morpheus emulate hubspot`` without ``--data``."""
-    return build_data(
+    """A tiny APAC portal for ``morpheus emulate hubspot`` without ``--data``; Morpheus's
+    unique key properties already exist in it."""
+    data = build_data(
         [
             {
                 "id": "9001",
@@ -90,3 +92,4 @@ def sample_data(token: str | None = None) -> dict[str, Any]:
             {"id": "501", "email": "apac.sales@example.com", "firstName": "Mei", "userId": 7001}
         ],
     )
+    return data | {"properties": morpheus_property_data()}

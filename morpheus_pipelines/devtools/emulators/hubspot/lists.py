@@ -1,4 +1,6 @@
-"""The Lists API: ``GET /crm/v3/lists/{listId}`` and its ``/memberships`` pages."""
+"""The Lists API: ``GET /crm/v3/lists/{listId}`` and its ``/memberships`` pages, lists created
+(``POST /crm/v3/lists``) and found by name, and memberships changed (``PUT .../memberships/add``,
+``PUT .../memberships/add-and-remove``) or cleared (``DELETE .../memberships``)."""
 
 from __future__ import annotations
 
@@ -15,11 +17,16 @@ from .params import (
     _int_param,
     _sort_key,
 )
-from .portal import CONTACT_OBJECT_TYPE_ID, Portal
+from .portal import CONTACT_OBJECT_TYPE_ID, OBJECT_TYPE_IDS, Portal, _normalize_list
 
 MAX_MEMBERSHIP_LIMIT = 250
+# Record ids one add-and-remove request may name (adds and removes together).
+MAX_MEMBERSHIP_CHANGE = 100_000
+# HubSpot removes all members at once only from lists smaller than this.
+MAX_CLEARABLE_MEMBERS = 100_000
 # Lists whose membership the API may change; DYNAMIC lists are filter-driven.
 _WRITABLE_PROCESSING_TYPES = ("MANUAL", "SNAPSHOT")
+_PROCESSING_TYPES = ("MANUAL", "SNAPSHOT", "DYNAMIC")
 
 
 class ListEndpoints(Portal):
@@ -31,26 +38,16 @@ class ListEndpoints(Portal):
             lst = self._lists.get(list_id)
             if lst is None:
                 return Response(404, self.error_body(404, f"List {list_id} does not exist."))
-            size = len(lst["members"]) if lst["size"] is None else lst["size"]
-            status = lst["processingStatus"]
-            body = {k: lst[k] for k in ("name", "processingType", "objectTypeId", "listVersion")}
-            created, updated = lst["createdAt"], lst["updatedAt"]
+            body = self._list_definition(list_id, lst)
         if fault is not None and fault.kind is FaultKind.LIST_SIZE:
-            size = size + 1 if fault.list_size is None else fault.list_size
+            body["size"] = body["size"] + 1 if fault.list_size is None else fault.list_size
         if fault is not None and fault.kind is FaultKind.PROCESSING_STATUS:
-            status = fault.processing_status
-        body.update(
-            listId=list_id,
-            processingStatus=status,
-            size=size,
-            createdAt=created,
-            updatedAt=updated,
-            filtersUpdatedAt=created,
-            createdById="1",
-            updatedById="1",
-            # Real responses also carry the size here, as a string.
-            additionalProperties={"hs_list_size": str(size), "hs_last_record_added_at": updated},
-        )
+            body["processingStatus"] = fault.processing_status
+        # Real responses also carry the size here, as a string.
+        body["additionalProperties"] = {
+            "hs_list_size": str(body["size"]),
+            "hs_last_record_added_at": body["updatedAt"],
+        }
         return Response(200, {"list": body})
 
     def _membership_window(self, request: Request) -> tuple[int, int, list[str]]:
@@ -112,10 +109,112 @@ class ListEndpoints(Portal):
             body["paging"] = paging
         return Response(200, body)
 
+    def _list_definition(self, list_id: str, lst: dict[str, Any]) -> dict[str, Any]:
+        """A stored list as a PublicObjectList."""
+        size = len(lst["members"]) if lst["size"] is None else lst["size"]
+        body = {k: lst[k] for k in ("name", "processingType", "objectTypeId", "listVersion")}
+        return body | {
+            "listId": list_id,
+            "processingStatus": lst["processingStatus"],
+            "size": size,
+            "createdAt": lst["createdAt"],
+            "updatedAt": lst["updatedAt"],
+            "filtersUpdatedAt": lst["createdAt"],
+            "createdById": "1",
+            "updatedById": "1",
+        }
+
+    def _handle_list_create(self, request: Request, fault: Fault | None) -> Response:
+        """``POST /crm/v3/lists``: a new list; a name another list has is refused (400)."""
+        try:
+            payload = request.json
+        except ValueError as exc:
+            raise _BadRequest(f"Invalid input JSON: {exc}") from exc
+        if not isinstance(payload, dict):
+            raise _BadRequest("Invalid input JSON: expected an object")
+        for key in ("name", "objectTypeId", "processingType"):
+            if not isinstance(payload.get(key), str) or not payload[key].strip():
+                raise _BadRequest(f"Invalid input JSON: '{key}' is required")
+        name, object_type_id = payload["name"], payload["objectTypeId"]
+        processing_type = payload["processingType"]
+        if processing_type not in _PROCESSING_TYPES:
+            raise _BadRequest(f"processingType must be one of {list(_PROCESSING_TYPES)}")
+        if processing_type == "DYNAMIC" and not payload.get("filterBranch"):
+            raise _BadRequest("A DYNAMIC list needs a filterBranch")
+        if object_type_id not in OBJECT_TYPE_IDS.values():
+            raise _BadRequest(f"Unknown objectTypeId {object_type_id!r}")
+        with self._lock:
+            if any(lst["name"].lower() == name.lower() for lst in self._lists.values()):
+                raise _BadRequest(f"A list named '{name}' already exists.")
+            numeric = [int(i) for i in self._lists if i.isdigit()]
+            list_id = str(max(numeric, default=0) + 1)
+            self._members_version += 1
+            lst = _normalize_list(
+                list_id,
+                {"name": name, "processingType": processing_type, "objectTypeId": object_type_id},
+                iso_now(),
+            )
+            self._lists[list_id] = lst
+            return Response(200, {"list": self._list_definition(list_id, lst)})
+
+    def _handle_list_by_name(self, request: Request, fault: Fault | None) -> Response:
+        """``GET /crm/v3/lists/object-type-id/{objectTypeId}/name/{listName}``."""
+        name, object_type_id = request.params["list_name"], request.params["object_type_id"]
+        with self._lock:
+            for list_id, lst in self._lists.items():
+                if lst["name"].lower() == name.lower() and lst["objectTypeId"] == object_type_id:
+                    return Response(200, {"list": self._list_definition(list_id, lst)})
+        return Response(
+            404, self.error_body(404, f"List with name {name} and type {object_type_id} not found")
+        )
+
+    def _writable_list(self, list_id: str) -> dict[str, Any] | Response:
+        """The stored list whose memberships a request may change, or the error answer."""
+        lst = self._lists.get(list_id)
+        if lst is None:
+            return Response(404, self.error_body(404, f"List {list_id} does not exist."))
+        if lst["processingType"] not in _WRITABLE_PROCESSING_TYPES:
+            raise _BadRequest(
+                f"List {list_id} is {lst['processingType']}; only MANUAL or SNAPSHOT "
+                "lists accept membership changes"
+            )
+        return lst
+
+    def _change_members(
+        self, lst: dict[str, Any], add: list[str], remove: list[str]
+    ) -> dict[str, list[str]]:
+        """Add and remove records (under the lock): records that do not exist are reported
+        missing, adding a member or removing a non-member changes nothing."""
+        records = (
+            self._contacts if lst["objectTypeId"] == CONTACT_OBJECT_TYPE_ID else self._companies
+        )
+        added, removed, missing = [], [], []
+        for record_id in dict.fromkeys(add):
+            if record_id not in records:
+                missing.append(record_id)
+            elif record_id not in lst["members"]:
+                added.append(record_id)
+        for record_id in dict.fromkeys(remove):
+            if record_id not in records:
+                missing.append(record_id)
+            elif record_id in lst["members"] and record_id not in added:
+                removed.append(record_id)
+        if added or removed:
+            self._members_version += 1
+            now = iso_now()
+            lst["members"].update(dict.fromkeys(added, now))
+            for record_id in removed:
+                lst["members"].pop(record_id)
+            lst["updatedAt"] = now
+        return {
+            "recordIdsMissing": list(dict.fromkeys(missing)),
+            "recordIdsRemoved": removed,
+            "recordsIdsAdded": added,
+        }
+
     def _handle_memberships_add(self, request: Request, fault: Fault | None) -> Response:
         """``PUT /crm/v3/lists/{listId}/memberships/add``: records that do not exist or are
         already members are ignored (reported as missing / not added), as HubSpot does."""
-        list_id = request.params["list_id"]
         try:
             record_ids = request.json
         except ValueError as exc:
@@ -123,28 +222,51 @@ class ListEndpoints(Portal):
         if not isinstance(record_ids, list) or not all(isinstance(i, str) for i in record_ids):
             raise _BadRequest("Invalid input JSON: expected an array of record id strings")
         with self._lock:
-            lst = self._lists.get(list_id)
-            if lst is None:
-                return Response(404, self.error_body(404, f"List {list_id} does not exist."))
-            if lst["processingType"] not in _WRITABLE_PROCESSING_TYPES:
-                raise _BadRequest(
-                    f"List {list_id} is {lst['processingType']}; only MANUAL or SNAPSHOT "
-                    "lists accept membership changes"
-                )
-            records = (
-                self._contacts if lst["objectTypeId"] == CONTACT_OBJECT_TYPE_ID else self._companies
+            lst = self._writable_list(request.params["list_id"])
+            if isinstance(lst, Response):
+                return lst
+            return Response(200, self._change_members(lst, record_ids, []))
+
+    def _handle_memberships_add_and_remove(self, request: Request, fault: Fault | None) -> Response:
+        """``PUT /crm/v3/lists/{listId}/memberships/add-and-remove`` (MembershipChangeRequest:
+        both arrays required, at most 100,000 ids between them)."""
+        try:
+            payload = request.json
+        except ValueError as exc:
+            raise _BadRequest(f"Invalid input JSON: {exc}") from exc
+        if not isinstance(payload, dict):
+            raise _BadRequest("Invalid input JSON: expected an object")
+        for key in ("recordIdsToAdd", "recordIdsToRemove"):
+            ids = payload.get(key)
+            if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
+                raise _BadRequest(f"Invalid input JSON: '{key}' must be an array of id strings")
+        add, remove = payload["recordIdsToAdd"], payload["recordIdsToRemove"]
+        if len(add) + len(remove) > MAX_MEMBERSHIP_CHANGE:
+            raise _BadRequest(
+                f"A membership change may name at most {MAX_MEMBERSHIP_CHANGE} records, "
+                f"got {len(add) + len(remove)}"
             )
-            added, missing = [], []
-            for record_id in dict.fromkeys(record_ids):
-                if record_id not in records:
-                    missing.append(record_id)
-                elif record_id not in lst["members"]:
-                    added.append(record_id)
-            if added:
+        with self._lock:
+            lst = self._writable_list(request.params["list_id"])
+            if isinstance(lst, Response):
+                return lst
+            return Response(200, self._change_members(lst, add, remove))
+
+    def _handle_memberships_clear(self, request: Request, fault: Fault | None) -> Response:
+        """``DELETE /crm/v3/lists/{listId}/memberships``: every member removed, the list kept
+        (204); lists of 100,000 members or more are refused, as HubSpot does."""
+        list_id = request.params["list_id"]
+        with self._lock:
+            lst = self._writable_list(list_id)
+            if isinstance(lst, Response):
+                return lst
+            if len(lst["members"]) >= MAX_CLEARABLE_MEMBERS:
+                raise _BadRequest(
+                    f"List {list_id} has {len(lst['members'])} members; removing all at once "
+                    f"works on lists of fewer than {MAX_CLEARABLE_MEMBERS}"
+                )
+            if lst["members"]:
                 self._members_version += 1
-                now = iso_now()
-                lst["members"].update(dict.fromkeys(added, now))
-                lst["updatedAt"] = now
-        return Response(
-            200, {"recordIdsMissing": missing, "recordIdsRemoved": [], "recordsIdsAdded": added}
-        )
+                lst["members"].clear()
+                lst["updatedAt"] = iso_now()
+        return Response(204)

@@ -1,8 +1,9 @@
-"""The emulated HubSpot portal's data: lists with their members, companies and owners.
+"""The emulated HubSpot portal's data: lists with their members, companies, contacts, owners,
+engagements (calls, tasks, ...), custom properties and the associations between records.
 
 :class:`Portal` holds the state (normalised from the data format in the package docstring) and
-the methods tests use to change it between requests; the endpoint mixins read it under
-``_lock``.
+the methods tests use to read and change it between requests; the endpoint mixins read it
+under ``_lock``.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import copy
 import json
 import threading
 from collections.abc import Callable, Iterable, Mapping
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,23 @@ from .params import _sort_key
 
 COMPANY_OBJECT_TYPE_ID = "0-2"
 CONTACT_OBJECT_TYPE_ID = "0-1"
+# HubSpot's object type ids, which its error messages and lists name objects by.
+OBJECT_TYPE_IDS = {
+    "contacts": CONTACT_OBJECT_TYPE_ID,
+    "companies": COMPANY_OBJECT_TYPE_ID,
+    "deals": "0-3",
+    "tasks": "0-27",
+    "notes": "0-46",
+    "meetings": "0-47",
+    "calls": "0-48",
+    "emails": "0-49",
+}
+# The unique properties Morpheus keys its writes by (created through the properties API).
+MORPHEUS_PROPERTIES = {
+    "contacts": ("morpheus_lead_key", "Morpheus lead key", "contactinformation"),
+    "tasks": ("morpheus_intent_key", "Morpheus intent key", "taskinformation"),
+    "calls": ("morpheus_intent_key", "Morpheus intent key", "callinformation"),
+}
 
 _UNSET: Any = object()
 
@@ -30,6 +48,10 @@ def hubspot_stamp(moment: datetime | None = None) -> str:
     if moment is None:
         return iso_now()
     return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _parse_iso(text: str) -> datetime:
+    return datetime.fromisoformat(text.replace("Z", "+00:00")).astimezone(UTC)
 
 
 def _to_hubspot_value(value: Any) -> str | None:
@@ -100,6 +122,51 @@ def _normalize_contact(raw: Mapping[str, Any], now: str) -> dict[str, Any]:
     }
 
 
+def normalize_property(raw: Mapping[str, Any], now: str) -> dict[str, Any]:
+    """A property definition in the shape HubSpot's properties API answers with."""
+    return {
+        "name": str(raw["name"]),
+        "label": str(raw.get("label") or raw["name"]),
+        "type": str(raw.get("type") or "string"),
+        "fieldType": str(raw.get("fieldType") or "text"),
+        "groupName": str(raw.get("groupName") or ""),
+        "description": str(raw.get("description") or ""),
+        "options": [dict(o) for o in raw.get("options") or ()],
+        "displayOrder": int(raw.get("displayOrder", -1)),
+        "hasUniqueValue": bool(raw.get("hasUniqueValue", False)),
+        "hidden": bool(raw.get("hidden", False)),
+        "formField": bool(raw.get("formField", False)),
+        "calculated": False,
+        "externalOptions": False,
+        "hubspotDefined": False,
+        "archived": False,
+        "createdAt": str(raw.get("createdAt") or now),
+        "updatedAt": str(raw.get("updatedAt") or raw.get("createdAt") or now),
+        "modificationMetadata": {
+            "archivable": True,
+            "readOnlyDefinition": False,
+            "readOnlyValue": False,
+        },
+    }
+
+
+def morpheus_property_data() -> dict[str, list[dict[str, Any]]]:
+    """The data-file ``properties`` entry holding Morpheus's unique key properties."""
+    return {
+        object_type: [
+            {
+                "name": name,
+                "label": label,
+                "type": "string",
+                "fieldType": "text",
+                "groupName": group,
+                "hasUniqueValue": True,
+            }
+        ]
+        for object_type, (name, label, group) in MORPHEUS_PROPERTIES.items()
+    }
+
+
 def _normalize_owner(raw: Mapping[str, Any], now: str) -> dict[str, Any]:
     owner = {
         "id": str(raw["id"]),
@@ -119,6 +186,19 @@ def _normalize_owner(raw: Mapping[str, Any], now: str) -> dict[str, Any]:
     return owner
 
 
+def batch_error(category: str, message: str, ids: Iterable[str]) -> dict[str, Any]:
+    """One entry of a batch answer's ``errors`` (StandardError), naming the inputs in
+    ``context.ids``."""
+    return {
+        "status": "error",
+        "category": category,
+        "message": message,
+        "context": {"ids": list(ids)},
+        "errors": [],
+        "links": {},
+    }
+
+
 def batch_response(
     started: str, results: list[dict[str, Any]], missing: list[str], object_name: str
 ) -> Response:
@@ -134,17 +214,12 @@ def batch_response(
         return Response(200, body)
     body["numErrors"] = 1
     body["errors"] = [
-        {
-            "status": "error",
-            "category": "OBJECT_NOT_FOUND",
-            "message": (
-                f"Could not get some {object_name} objects, they may be deleted or not exist. "
-                "Check that ids are valid."
-            ),
-            "context": {"ids": missing},
-            "errors": [],
-            "links": {},
-        }
+        batch_error(
+            "OBJECT_NOT_FOUND",
+            f"Could not get some {object_name} objects, they may be deleted or not exist. "
+            "Check that ids are valid.",
+            missing,
+        )
     ]
     return Response(207, body)
 
@@ -163,9 +238,18 @@ class Portal:
     _contacts: dict[str, dict[str, Any]]
     _owners: list[dict[str, Any]]
     _limiter: RollingWindowLimiter | None
+    # Calls, emails, meetings, notes and tasks by type, then id.
+    _engagements: dict[str, dict[str, dict[str, Any]]]
+    _deals: dict[str, dict[str, Any]]
+    # Custom properties by object type, then name (HubSpot's own ones are not modelled).
+    _properties: dict[str, dict[str, dict[str, Any]]]
+    # (from type, to type) -> from id -> to ids; every association is stored both ways.
+    _associations: dict[tuple[str, str], dict[str, set[str]]]
+    _next_object_id: int
 
     def load(self, data: Mapping[str, Any]) -> None:
-        """Replace lists, companies, contacts and owners with those in ``data``."""
+        """Replace lists, companies, contacts, owners and custom properties with those in
+        ``data``."""
         now = iso_now()
         with self._lock:
             self._members_version += 1
@@ -181,6 +265,10 @@ class Portal:
                 str(k): _normalize_contact(v, now) for k, v in (data.get("contacts") or {}).items()
             }
             self._owners = [_normalize_owner(o, now) for o in data.get("owners") or ()]
+            self._properties = {
+                str(object_type): {str(p["name"]): normalize_property(p, now) for p in found}
+                for object_type, found in (data.get("properties") or {}).items()
+            }
 
     def to_data(self) -> dict[str, Any]:
         """The current state in the data-file format."""
@@ -198,6 +286,10 @@ class Portal:
                 "companies": copy.deepcopy(self._companies),
                 "contacts": copy.deepcopy(self._contacts),
                 "owners": copy.deepcopy(self._owners),
+                "properties": {
+                    object_type: list(copy.deepcopy(found).values())
+                    for object_type, found in self._properties.items()
+                },
             }
             if self._limiter is not None:
                 data["rate_limit"] = {
@@ -397,3 +489,134 @@ class Portal:
                     owner["updatedAt"] = iso_now()
                     return
         raise KeyError(f"no owner {owner_id}")
+
+    def contacts(self) -> dict[str, dict[str, Any]]:
+        """Copies of every stored contact, by id."""
+        with self._lock:
+            return copy.deepcopy(self._contacts)
+
+    def contact_by_email(self, email: str) -> dict[str, Any] | None:
+        """A copy of the contact with ``email`` (compared case-insensitively, as HubSpot
+        does) with its ``id`` added, or None."""
+        wanted = email.strip().lower()
+        with self._lock:
+            for contact_id, contact in self._contacts.items():
+                if (contact["properties"].get("email") or "").lower() == wanted:
+                    return copy.deepcopy(contact) | {"id": contact_id}
+        return None
+
+    def tasks(self) -> dict[str, dict[str, Any]]:
+        """Copies of every stored task (``properties``, ``createdAt``, ``writes``), by id."""
+        return self._engagement_copies("tasks")
+
+    def calls(self) -> dict[str, dict[str, Any]]:
+        """Copies of every stored call, by id."""
+        return self._engagement_copies("calls")
+
+    def _engagement_copies(self, object_type: str) -> dict[str, dict[str, Any]]:
+        with self._lock:
+            return copy.deepcopy(self._engagements.get(object_type, {}))
+
+    def complete_task(self, task_id: str | int) -> None:
+        """Mark a task COMPLETED, as a rep ticking it off in HubSpot does; its
+        ``hs_lastmodifieddate`` moves to now (and always forward)."""
+        with self._lock:
+            task = self._engagements.get("tasks", {}).get(str(task_id))
+            if task is None:
+                raise KeyError(f"no task {task_id}")
+            task["properties"]["hs_task_status"] = "COMPLETED"
+            self._touch(task)
+
+    def _touch(self, record: dict[str, Any]) -> str:
+        """Move a stored engagement's ``hs_lastmodifieddate`` to now, at least a millisecond
+        past its previous value (a search by modification time must see it again)."""
+        previous = record["properties"].get("hs_lastmodifieddate")
+        moment = datetime.now(UTC)
+        if previous:
+            earliest = _parse_iso(previous) + timedelta(milliseconds=1)
+            moment = max(moment, earliest)
+        stamp = hubspot_stamp(moment)
+        record["properties"]["hs_lastmodifieddate"] = stamp
+        return stamp
+
+    def list_by_name(self, name: str, object_type_id: str = CONTACT_OBJECT_TYPE_ID) -> str | None:
+        """The id of the list called ``name`` (in any case, as list names are unique) holding
+        ``object_type_id`` records, or None."""
+        with self._lock:
+            for list_id, lst in self._lists.items():
+                if lst["name"].lower() == name.lower() and lst["objectTypeId"] == object_type_id:
+                    return list_id
+        return None
+
+    def _records_of(self, object_type: str) -> Mapping[str, Mapping[str, Any]]:
+        """The stored records of one type (contacts, companies, deals or an engagement type)
+        by id, archived contacts left out; read under ``_lock``."""
+        if object_type == "contacts":
+            return {i: c for i, c in self._contacts.items() if not c["archived"]}
+        if object_type == "companies":
+            return self._companies
+        if object_type == "deals":
+            return self._deals
+        return self._engagements.get(object_type, {})
+
+    def associations(self, from_type: str, to_type: str) -> dict[str, set[str]]:
+        """A copy of the associations from ``from_type`` records to ``to_type`` records:
+        from id -> the ids it is associated with (each association is visible both ways)."""
+        with self._lock:
+            found = self._associations.get((from_type, to_type), {})
+            return {from_id: set(to_ids) for from_id, to_ids in found.items() if to_ids}
+
+    def associate(self, from_type: str, from_id: str, to_type: str, to_id: str) -> bool:
+        """Associate two records both ways; False when they already were."""
+        with self._lock:
+            forward = self._associations.setdefault((from_type, to_type), {})
+            if to_id in forward.get(from_id, set()):
+                return False
+            forward.setdefault(from_id, set()).add(to_id)
+            self._associations.setdefault((to_type, from_type), {}).setdefault(to_id, set()).add(
+                from_id
+            )
+            return True
+
+    def dissociate_all(self, from_type: str, from_id: str, to_type: str) -> None:
+        """Remove every association of one record to ``to_type`` records (both ways)."""
+        with self._lock:
+            for to_id in self._associations.get((from_type, to_type), {}).pop(from_id, set()):
+                self._associations.get((to_type, from_type), {}).get(to_id, set()).discard(from_id)
+
+    def properties(self, object_type: str) -> dict[str, dict[str, Any]]:
+        """Copies of the custom property definitions of ``object_type``, by name."""
+        with self._lock:
+            return copy.deepcopy(self._properties.get(object_type, {}))
+
+    def set_morpheus_properties(self, present: bool = True) -> None:
+        """Create (or remove) the unique properties Morpheus keys its writes by:
+        ``morpheus_lead_key`` on contacts, ``morpheus_intent_key`` on tasks and calls."""
+        now = iso_now()
+        with self._lock:
+            for object_type, found in morpheus_property_data().items():
+                defined = self._properties.setdefault(object_type, {})
+                for raw in found:
+                    if present:
+                        defined.setdefault(raw["name"], normalize_property(raw, now))
+                    else:
+                        defined.pop(raw["name"], None)
+
+    def unique_properties(self, object_type: str) -> set[str]:
+        """The properties an upsert of ``object_type`` may be keyed by: those with unique
+        values, and ``email`` for contacts."""
+        with self._lock:
+            found = {
+                name
+                for name, definition in self._properties.get(object_type, {}).items()
+                if definition["hasUniqueValue"]
+            }
+        return found | ({"email"} if object_type == "contacts" else set())
+
+    def new_object_id(self, taken: Mapping[str, Any]) -> str:
+        """A fresh record id, numeric like HubSpot's, not in ``taken``."""
+        with self._lock:
+            while str(self._next_object_id) in taken:
+                self._next_object_id += 1
+            self._next_object_id += 1
+            return str(self._next_object_id - 1)

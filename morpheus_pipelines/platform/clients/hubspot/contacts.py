@@ -1,5 +1,6 @@
 """Contacts: their owners and emails read, their properties written back (docs/ownership.md),
-and searched by modification time (the reconciliation, docs/hubspot-webhooks.md)."""
+upserted by email or by Morpheus's lead key, and searched by modification time (the
+reconciliation, docs/hubspot-webhooks.md)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from morpheus_pipelines.platform.clients.hubspot.objects import ObjectBatchReads, error_ids
+from morpheus_pipelines.platform.clients.hubspot.objects import (
+    BatchWriteResult,
+    ObjectBatchReads,
+    ObjectBatchWrites,
+    ObjectUpsert,
+    error_ids,
+)
 from morpheus_pipelines.platform.clients.hubspot.search import (
     SEARCH_PAGE_SIZE,
     ObjectSearch,
@@ -37,8 +44,14 @@ class ContactUpdateBatch:
     missing_ids: list[str]
 
 
-class ContactEndpoints(ObjectSearch, ObjectBatchReads):
+class ContactEndpoints(ObjectBatchReads, ObjectBatchWrites, ObjectSearch):
     """The contact endpoints."""
+
+    def batch_upsert_contacts(self, inputs: Sequence[ObjectUpsert]) -> BatchWriteResult:
+        """``POST /crm/v3/objects/contacts/batch/upsert`` for ≤ 100 contacts, each keyed by
+        ``email`` (matched in any case) or ``morpheus_lead_key`` (``id_property``): a contact
+        with that value is updated, else created, so a retried batch creates no one twice."""
+        return self._batch_upsert("contacts", "contacts_batch_upsert", inputs)
 
     def read_contact_owners(self, contact_ids: Sequence[str]) -> dict[str, str | None]:
         """The current ``hubspot_owner_id`` of ≤ 100 contacts (``None``: no owner); contacts

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from morpheus_pipelines.platform.clients.hubspot.associations import AssociationReads
 from morpheus_pipelines.platform.clients.hubspot.objects import ObjectBatchReads
 from morpheus_pipelines.platform.clients.hubspot.search import (
     SEARCH_PAGE_SIZE,
@@ -36,7 +37,7 @@ def _entered_at(deal: dict[str, Any]) -> datetime | None:
     return datetime.fromtimestamp(max(stamps) / 1000, UTC) if stamps else None
 
 
-class DealEndpoints(ObjectSearch, ObjectBatchReads):
+class DealEndpoints(ObjectBatchReads, AssociationReads, ObjectSearch):
     """The deal endpoints."""
 
     def iter_deals_modified_since(

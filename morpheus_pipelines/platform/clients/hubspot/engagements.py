@@ -6,11 +6,11 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from morpheus_pipelines.platform.clients.hubspot.objects import ObjectBatchReads
+from morpheus_pipelines.platform.clients.hubspot.associations import AssociationReads
 from morpheus_pipelines.platform.clients.hubspot.search import SEARCH_PAGE_SIZE, ObjectSearch
 
 
-class EngagementEndpoints(ObjectSearch, ObjectBatchReads):
+class EngagementEndpoints(AssociationReads, ObjectSearch):
     """The engagement search and the engagements' contact associations."""
 
     def iter_engagement_pages(

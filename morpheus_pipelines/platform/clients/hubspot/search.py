@@ -1,6 +1,6 @@
 """The CRM object search by modification time (``POST /crm/v3/objects/{type}/search``), which
-every object type's sync shares: the engagement sync, and the reconciliation's contacts and
-deals.
+every object type's sync shares: the engagement sync, the task completion sync, and the
+reconciliation's contacts and deals.
 
 Paged by key, not by offset: each page starts a new query at the last modification time seen.
 A record edited during the run moves to the end of the order, and with offsets the record

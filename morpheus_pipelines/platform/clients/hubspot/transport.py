@@ -5,8 +5,13 @@ Every request has (connect, read) timeouts and goes through a client-side rate b
 ``requests_per_10s``. 429, 5xx, connection errors, read timeouts, bodies cut short and
 unparseable bodies are retried at most ``retry_count`` times, waiting for ``Retry-After`` when
 present, else for the ``X-HubSpot-RateLimit-Interval-Milliseconds`` window when the remaining
-budget is 0, else an exponential back-off with jitter. 400/401/403/404 fail at once. A DAILY
-rate-limit 429 is not retried inside a run: HubSpot resets that budget at midnight.
+budget is 0, else an exponential back-off with jitter. 400/401/403/404 fail at once, and so
+does any other status below 500 but 429 (a 409 CONFLICT, say: ``HubSpotError.status`` tells
+the caller). A DAILY rate-limit 429 is not retried inside a run: HubSpot resets that budget at
+midnight. Writes are retried like reads, so every write the client makes is one HubSpot can
+apply twice without effect (upserts by a unique key, associations, membership changes) or
+refuses the second time as existing (a list, a property), which the caller takes as done: a
+write applied but its answer lost is simply sent again.
 
 No message this client produces contains the token: it is sent only in the Authorization
 header and errors quote HubSpot's ``status``, ``category`` and ``message`` fields.
@@ -178,6 +183,8 @@ class HubSpotTransport:
                 )
         if status == 429 or status >= 500:
             return _error_summary(response)
+        if status == 204:  # No Content: a DELETE that succeeded
+            return status, None
         if 200 <= status < 300:
             try:
                 return status, response.json()
