@@ -97,17 +97,6 @@ class OutboxBacklog:
     oldest_pending_at: datetime | None
     dead_reasons: dict[str, int]
 
-    def as_metadata(self) -> dict[str, Any]:
-        return {
-            "pending": self.pending,
-            "due": self.due,
-            "dead": self.dead,
-            "done_since": self.done_since,
-            "oldest_pending_at": (
-                self.oldest_pending_at.isoformat() if self.oldest_pending_at else None
-            ),
-        }
-
 
 class HubSpotOutboxRepository(BaseRepository[HubSpotOutboxRow]):
     model_class = HubSpotOutboxRow
