@@ -53,8 +53,9 @@ def test_dg_check_defs(project_root: Path, tmp_path: Path, database_url: str) ->
 def test_only_the_assets_that_call_hubspot_get_the_credentials() -> None:
     """The token-bearing resource is injected where HubSpot is called (the snapshot, the
     owners mirror, the segment lists' reader, the re-engagement write-back, the engagement
-    sync, the outbox's drain and the task completions' reader) and nowhere else; the other
-    assets, checks and sensors read the list id from `target_list` (no secret)."""
+    sync, the deal worker, the reconciliation, the outbox's drain and the task completions'
+    reader) and nowhere else; the other assets, checks and sensors read the list id from
+    `target_list` (no secret)."""
     repository = defs.get_repository_def()
     needs_token = set()
     for assets_def in repository.assets_defs_by_key.values():
@@ -72,6 +73,8 @@ def test_only_the_assets_that_call_hubspot_get_the_credentials() -> None:
         "reengagement_segment_members",
         "reengagement_assignments",
         "hubspot_engagements",
+        "hubspot_deal_events",
+        "hubspot_reconciliation",
         "hubspot_outbox_delivery",
         "hubspot_task_completions",
     }

@@ -1,9 +1,10 @@
 """Sensors: run failures and snapshot health, new leads and segment members waiting, the
-lead automations and the HubSpot outbox."""
+lead automations, pending HubSpot deal events and the HubSpot outbox."""
 
 import dagster as dg
 
 from morpheus_pipelines.sensors.alerts import hubspot_snapshot_health, run_failure_alert
+from morpheus_pipelines.sensors.deal_events import pending_deal_events
 from morpheus_pipelines.sensors.hubspot_outbox import hubspot_outbox_sensor
 from morpheus_pipelines.sensors.lead_automations import lead_automations
 from morpheus_pipelines.sensors.leads import new_leads
@@ -16,6 +17,7 @@ defs = dg.Definitions(
         new_leads,
         lead_automations,
         new_segment_members,
+        pending_deal_events,
         hubspot_outbox_sensor,
     ]
 )

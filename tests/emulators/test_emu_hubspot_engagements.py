@@ -77,5 +77,5 @@ def test_associations_name_each_engagements_contacts(
     ).json()
     assert answer["status"] == "COMPLETE"
     assert [(r["from"]["id"], [t["toObjectId"] for t in r["to"]]) for r in answer["results"]] == [
-        ("7", [501, 502])
+        ("7", ["501", "502"])  # strings, as associations.json types toObjectId
     ]

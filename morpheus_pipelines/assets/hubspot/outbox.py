@@ -55,12 +55,24 @@ def hubspot_outbox_delivery(
         context.log.warning(f"HubSpot unavailable, drain stopped: {report.stopped}")
     backlog = outbox_backlog(warehouse.session, subscription_id)
     metadata = report.as_metadata() | {
-        "backlog": backlog.as_metadata(),
+        "backlog": _backlog_metadata(backlog),
         "dagster/row_count": sum(report.written.values()),
     }
     return dg.MaterializeResult(
         metadata=as_metadata(metadata), check_results=[_check(backlog, datetime.now(UTC))]
     )
+
+
+def _backlog_metadata(backlog: OutboxBacklog) -> dict[str, object]:
+    return {
+        "pending": backlog.pending,
+        "due": backlog.due,
+        "dead": backlog.dead,
+        "done_since": backlog.done_since,
+        "oldest_pending_at": (
+            backlog.oldest_pending_at.isoformat() if backlog.oldest_pending_at else None
+        ),
+    }
 
 
 def _check(backlog: OutboxBacklog, now: datetime) -> dg.AssetCheckResult:

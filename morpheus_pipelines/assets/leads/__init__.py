@@ -1,4 +1,6 @@
-"""The lead slice: what happens after `morpheus serve` created a lead (docs/leads.md)."""
+"""The lead slice: what happens after `morpheus serve` created a lead (docs/leads.md), and the
+HubSpot deal events and reconciliation that close leads and keep contacts in step
+(docs/hubspot-webhooks.md)."""
 
 import dagster as dg
 
@@ -8,12 +10,24 @@ from morpheus_pipelines.assets.leads.attribution import (
     lead_attribution_schedule,
 )
 from morpheus_pipelines.assets.leads.automations import AUTOMATION_FIRINGS
+from morpheus_pipelines.assets.leads.deal_events import (
+    deal_events_check_job,
+    deal_events_check_schedule,
+    deal_events_not_stuck,
+    hubspot_deal_events,
+    hubspot_deal_events_job,
+)
 from morpheus_pipelines.assets.leads.engagements import (
     hubspot_engagement_job,
     hubspot_engagement_schedule,
     hubspot_engagements,
 )
 from morpheus_pipelines.assets.leads.follow_up import lead_duplicates, lead_enrichment, lead_scores
+from morpheus_pipelines.assets.leads.reconciliation import (
+    hubspot_reconciliation,
+    hubspot_reconciliation_job,
+    hubspot_reconciliation_schedule,
+)
 
 lead_follow_up_job = dg.define_asset_job(
     name="lead_follow_up_job",
@@ -29,7 +43,22 @@ defs = dg.Definitions(
         lead_attribution,
         hubspot_engagements,
         AUTOMATION_FIRINGS,
+        hubspot_deal_events,
+        hubspot_reconciliation,
     ],
-    jobs=[lead_follow_up_job, lead_attribution_job, hubspot_engagement_job],
-    schedules=[lead_attribution_schedule, hubspot_engagement_schedule],
+    asset_checks=[deal_events_not_stuck],
+    jobs=[
+        lead_follow_up_job,
+        lead_attribution_job,
+        hubspot_engagement_job,
+        hubspot_deal_events_job,
+        deal_events_check_job,
+        hubspot_reconciliation_job,
+    ],
+    schedules=[
+        lead_attribution_schedule,
+        hubspot_engagement_schedule,
+        deal_events_check_schedule,
+        hubspot_reconciliation_schedule,
+    ],
 )

@@ -20,6 +20,7 @@ from sqlalchemy import (
     Text,
     UniqueConstraint,
     func,
+    text,
 )
 from sqlalchemy.dialects.postgresql import JSONB, UUID
 from sqlalchemy.orm import Mapped, mapped_column
@@ -50,10 +51,19 @@ class HubSpotWebhookEvent(Base):
         DateTime(timezone=True), nullable=False, server_default=func.now()
     )
     appliedAt: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    # What applying it did, or why it was ignored, when the deal worker settled it.
+    outcome: Mapped[str | None] = mapped_column(Text)
 
     __table_args__ = (
         UniqueConstraint("portalId", "eventId"),
         # The latest change of one property of one object (the out-of-order check).
         Index(None, "portalId", "objectId"),
+        # What the deal worker and its sensor look for.
+        Index(
+            "ix_hubspot_webhook_events_pending",
+            "subscriptionId",
+            "id",
+            postgresql_where=text("status = 'pending'"),
+        ),
         CheckConstraint(f"status IN ({sql_values(WebhookEventStatus)})", name="known_status"),
     )

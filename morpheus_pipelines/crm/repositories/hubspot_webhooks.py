@@ -1,11 +1,12 @@
-"""Repository of the HubSpot webhook events and of the writes they make (docs/hubspot-webhooks.md).
+"""Repository of the HubSpot webhook events and of the writes they make, and of what the deal
+worker and the reconciliation read (docs/hubspot-webhooks.md).
 
 The events table is the "applied once" guard: :meth:`record_new` inserts a delivery's events
 ``ON CONFLICT ("portalId", "eventId") DO NOTHING`` and returns only the ones inserted now, so
 a delivery HubSpot sends again applies nothing a second time. The writes find their rows by
 ``contacts.hubspotContactId`` and ``leads.hubspotContactId`` within the portal's subscription.
 Not among the 16 exports of ``morpheus_pipelines.crm.repositories``; import it from this
-module. Nothing commits: the request's one transaction does.
+module. Nothing commits: the caller's one transaction does (the request's, or a worker's).
 """
 
 from __future__ import annotations
@@ -15,9 +16,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import exists, func, select, update
+from sqlalchemy import exists, func, select, tuple_, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, aliased
 
 from morpheus_pipelines.crm.models import (
     Activity,
@@ -30,6 +31,7 @@ from morpheus_pipelines.crm.models import (
     TargetEmails,
     TargetPhoneNumber,
 )
+from morpheus_pipelines.crm.rules.hubspot_deals import DEAL_EVENT_TYPE
 from morpheus_pipelines.crm.rules.hubspot_webhooks import WebhookEventStatus
 from morpheus_pipelines.crm.rules.lead_status import LeadStatus
 from morpheus_pipelines.platform.store.base import BaseRepository
@@ -114,6 +116,161 @@ class HubSpotWebhookRepository(BaseRepository[HubSpotWebhookEvent]):
                 )
             )
         )
+
+    # -- the deal worker -----------------------------------------------------------------------
+
+    def pending_deal_events(
+        self, session: Session, subscription_id: uuid.UUID, *, after_id: int = 0, limit: int = 100
+    ) -> list[HubSpotWebhookEvent]:
+        """Up to ``limit`` pending deal events of the subscription after row ``after_id``, in
+        the order they were stored."""
+        return list(
+            session.scalars(
+                select(HubSpotWebhookEvent)
+                .where(
+                    HubSpotWebhookEvent.subscriptionId == subscription_id,
+                    HubSpotWebhookEvent.status == WebhookEventStatus.PENDING,
+                    HubSpotWebhookEvent.subscriptionType == DEAL_EVENT_TYPE,
+                    HubSpotWebhookEvent.id > after_id,
+                )
+                .order_by(HubSpotWebhookEvent.id)
+                .limit(limit)
+            )
+        )
+
+    def lock_pending(self, session: Session, row_ids: Iterable[int]) -> set[int]:
+        """Lock the rows still pending among ``row_ids`` until commit; the ids locked. A row
+        another worker holds is skipped, a row settled since is not pending: neither is
+        applied twice."""
+        ids = sorted(set(row_ids))
+        if not ids:
+            return set()
+        return set(
+            session.scalars(
+                select(HubSpotWebhookEvent.id)
+                .where(
+                    HubSpotWebhookEvent.id.in_(ids),
+                    HubSpotWebhookEvent.status == WebhookEventStatus.PENDING,
+                )
+                .with_for_update(skip_locked=True)
+            )
+        )
+
+    def superseded(self, session: Session, row_ids: Iterable[int]) -> set[int]:
+        """The rows among ``row_ids`` for which a later event (``occurredAt``, then
+        ``eventId``) of the same type, object and property was received, whatever its
+        status."""
+        ids = sorted(set(row_ids))
+        if not ids:
+            return set()
+        event, later = HubSpotWebhookEvent, aliased(HubSpotWebhookEvent)
+        return set(
+            session.scalars(
+                select(event.id).where(
+                    event.id.in_(ids),
+                    exists().where(
+                        later.portalId == event.portalId,
+                        later.objectId == event.objectId,
+                        later.subscriptionType == event.subscriptionType,
+                        later.propertyName == event.propertyName,
+                        tuple_(later.occurredAt, later.eventId)
+                        > tuple_(event.occurredAt, event.eventId),
+                    ),
+                )
+            )
+        )
+
+    def settle(
+        self,
+        session: Session,
+        row_id: int,
+        status: str,
+        outcome: str,
+        *,
+        applied_at: datetime | None,
+    ) -> None:
+        """A pending event's end: ``applied`` (at ``applied_at``) or ``ignored``, and why."""
+        session.execute(
+            update(HubSpotWebhookEvent)
+            .where(HubSpotWebhookEvent.id == row_id)
+            .values(status=status, outcome=outcome, appliedAt=applied_at)
+        )
+
+    def deal_event_backlog(
+        self, session: Session, subscription_id: uuid.UUID | None
+    ) -> tuple[int, datetime | None, int | None]:
+        """``(how many, oldest receivedAt, newest row id)`` of the subscription's pending deal
+        events (of every subscription's, for ``None``)."""
+        statement = select(
+            func.count(),
+            func.min(HubSpotWebhookEvent.receivedAt),
+            func.max(HubSpotWebhookEvent.id),
+        ).where(
+            HubSpotWebhookEvent.status == WebhookEventStatus.PENDING,
+            HubSpotWebhookEvent.subscriptionType == DEAL_EVENT_TYPE,
+        )
+        if subscription_id is not None:
+            statement = statement.where(HubSpotWebhookEvent.subscriptionId == subscription_id)
+        count, oldest, newest = session.execute(statement).one()
+        return count, oldest, newest
+
+    def open_leads_of_contacts(
+        self,
+        session: Session,
+        subscription_id: uuid.UUID,
+        hubspot_contact_ids: Iterable[str],
+        *,
+        created_by: datetime,
+    ) -> list[uuid.UUID]:
+        """The subscription's open leads linked to one of these HubSpot contacts and created
+        at or before ``created_by``."""
+        ids = sorted(set(hubspot_contact_ids))
+        if not ids:
+            return []
+        return list(
+            session.scalars(
+                select(Lead.id)
+                .where(
+                    Lead.subscriptionId == subscription_id,
+                    Lead.hubspotContactId.in_(ids),
+                    Lead.status == LeadStatus.OPEN,
+                    Lead.createdAt <= created_by,
+                )
+                .order_by(Lead.createdAt, Lead.id)
+            )
+        )
+
+    # -- the reconciliation --------------------------------------------------------------------
+
+    def portal_of(self, session: Session, subscription_id: uuid.UUID) -> int | None:
+        """The HubSpot portal the subscription answers for, if one is set."""
+        return session.scalar(
+            select(Subscription.hubspotPortalId).where(Subscription.id == subscription_id)
+        )
+
+    def contact_mirror(
+        self, session: Session, subscription_id: uuid.UUID, hubspot_contact_ids: Iterable[str]
+    ) -> dict[str, list[tuple[str | None, str | None]]]:
+        """For each of these HubSpot contacts that the subscription has a contact or a lead
+        of: the ``(hubspotOwnerId, callAssignedTo)`` of each of its contacts (an empty list
+        when only leads name it). Contacts we know nothing of are left out."""
+        ids = sorted(set(hubspot_contact_ids))
+        if not ids:
+            return {}
+        mirror: dict[str, list[tuple[str | None, str | None]]] = {}
+        for hubspot_id, owner, call_assigned in session.execute(
+            select(Contact.hubspotContactId, Contact.hubspotOwnerId, Contact.callAssignedTo)
+            .where(Contact.subscriptionId == subscription_id, Contact.hubspotContactId.in_(ids))
+            .order_by(Contact.id)
+        ):
+            mirror.setdefault(hubspot_id, []).append((owner, call_assigned))
+        for hubspot_id in session.scalars(
+            select(Lead.hubspotContactId)
+            .where(Lead.subscriptionId == subscription_id, Lead.hubspotContactId.in_(ids))
+            .distinct()
+        ):
+            mirror.setdefault(hubspot_id, [])
+        return mirror
 
     # -- contacts ------------------------------------------------------------------------------
 

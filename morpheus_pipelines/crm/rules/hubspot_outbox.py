@@ -70,17 +70,6 @@ class OutboxBacklog:
     oldest_pending_at: datetime | None
     dead_reasons: dict[str, int]
 
-    def as_metadata(self) -> dict[str, Any]:
-        return {
-            "pending": self.pending,
-            "due": self.due,
-            "dead": self.dead,
-            "done_since": self.done_since,
-            "oldest_pending_at": (
-                self.oldest_pending_at.isoformat() if self.oldest_pending_at else None
-            ),
-        }
-
 
 def retry_delay(attempts: int, *, retry_after: timedelta | None = None) -> timedelta:
     """How long a row that has now failed ``attempts`` times waits: doubling from

@@ -1,12 +1,15 @@
 """HubSpot API emulator: the endpoints the target-account sync, the ownership slice, the
-engagement sync and Morpheus's outbox (its writes) use, over real HTTP.
+engagement sync, the deal worker, the reconciliation and Morpheus's outbox (its writes) use,
+over real HTTP.
 
 Modules: ``emulator`` (the server, routing, ``main``), ``portal`` (the stored lists, companies,
-contacts, owners, engagements, custom properties and associations, and the methods tests read
-and change them with), ``lists``/``companies``/``contacts``/``owners``/``engagements``/
-``objects`` (upserts)/``associations``/``properties`` (one API family each), ``faults``
-(auth, rate limits and the HubSpot-specific faults), ``params`` (query parameters and paging
-cursors), ``fixtures`` (``build_data`` and the sample portal), ``webhooks``
+contacts, owners, engagements, deals, custom properties and associations, and the methods
+tests read and change them with), ``lists``/``companies``/``contacts``/``owners``/
+``engagements``/``deals``/``objects`` (upserts)/``properties`` (one API family each),
+``search`` (the search every object type shares) and ``associations`` (the v4 association
+reads and default associations of every object type, one store), ``faults`` (auth, rate
+limits and the HubSpot-specific faults), ``params`` (query parameters and paging cursors),
+``fixtures`` (``build_data`` and the sample portal), ``webhooks``
 (:class:`WebhookSender`: deliveries POSTed to a target URL with HubSpot's v3 signature).
 
 Endpoints (responses follow HubSpot's OpenAPI files in ``tests/emulators/hubspot-openapi``)::
@@ -28,8 +31,13 @@ Endpoints (responses follow HubSpot's OpenAPI files in ``tests/emulators/hubspot
     POST /crm/v3/objects/{calls|emails|meetings|  endpoint                 CollectionResponse-
          notes|tasks}/search (filter and ascending  "engagements_search"    WithTotalSimple-
          order on hs_lastmodifieddate, <= 200)                               PublicObject
+    POST /crm/v3/objects/deals/search (0-3)       endpoint "deals_search"    (as engagements)
+    POST /crm/v3/objects/contacts/search (0-1)    endpoint "contacts_search" (on lastmodifieddate)
+    POST /crm/v3/objects/deals/batch/read (0-3)   endpoint "deals_batch_read" (as companies,
+         and propertiesWithHistory)
     POST /crm/v4/associations/{type}/contacts/    endpoint "associations_batch_read"
-         batch/read {"inputs":[{"id"}]}           {"status","results":[{"from","to"}]}
+         batch/read {"inputs":[{"id","after"}]}   BatchResponsePublicAssociationMultiWithLabel
+         ({type}: deals or an engagement type)
 
 The writes of Morpheus's outbox::
 
@@ -68,12 +76,20 @@ Behaviour worth knowing:
 * Memberships add works on MANUAL/SNAPSHOT lists only (400 otherwise, 404 for an unknown
   list); records that do not exist are reported in ``recordIdsMissing`` and existing members
   are ignored, so adding twice changes nothing.
-* Engagement search takes the generic object-search request (contacts.json's
-  ``PublicObjectSearchRequest``; every CRM object's search shares it), filters on
-  ``hs_lastmodifieddate`` only (``GTE``/``GT``/``LTE``/``LT``/``EQ``, epoch ms or ISO), always
-  answers oldest modification first, and refuses (400) to page past 10,000 results of one
-  query, as HubSpot does. ``set_engagement(type, id, properties, contact_ids=, modified_at=)``
-  adds one (tasks too); engagements and associations are not part of the data file.
+* The search of engagements (tasks too), deals and contacts takes the generic object-search
+  request (contacts.json's ``PublicObjectSearchRequest``; every CRM object's search shares it),
+  filters on the modification time only (``hs_lastmodifieddate``; ``lastmodifieddate`` for
+  contacts; ``GTE``/``GT``/``LTE``/``LT``/``EQ``, epoch ms or ISO), sorts on it ascending only
+  (400 otherwise), and refuses (400) to page past 10,000 results of one query, as HubSpot
+  does. A type may be named by its object type id (``0-3`` for deals, ``0-1`` for contacts).
+  ``set_engagement(type, id, properties, contact_ids=, modified_at=)`` adds an engagement;
+  ``add_deal(id, stage=, pipeline=, owner_id=, amount=, name=, contact_ids=, modified_at=)``
+  a deal, ``set_deal_stage(id, stage, modified_at=)`` moves it (its ``hs_lastmodifieddate``
+  and its ``dealstage`` history with it); ``set_contact_property(id, name, value,
+  modified_at=)`` changes a contact's property and its ``lastmodifieddate``. Engagements,
+  deals and associations are not part of the data file.
+* Association reads answer ``toObjectId`` as a string (associations.json's type) and at most
+  500 associations of one record per call, with ``paging.next.after`` for the rest.
 * Upserts key each input by ``idProperty``: ``email`` (contacts; matched in any case, stored
   in lower case) or a property created with ``hasUniqueValue`` (``morpheus_lead_key`` on
   contacts, ``morpheus_intent_key`` on tasks and calls). Anything else, a key property that
@@ -87,9 +103,10 @@ Behaviour worth knowing:
 * Default associations (task/call/email/meeting/note <-> contact, type ids 204/194/... and
   the reverse 203/193/...) are idempotent and stored both ways in one structure,
   :meth:`~.portal.Portal.associations` ``(from_type, to_type) -> {from_id: {to_ids}}``, which
-  ``associations_batch_read`` and ``set_engagement(contact_ids=)`` share. An id that is not a
-  record of its type fails that input: 207, the error's ``context`` naming ``fromObjectId`` or
-  ``toObjectId``.
+  ``associations_batch_read``, ``set_engagement(contact_ids=)`` and ``add_deal(contact_ids=)``
+  share: a task associated by ``associate/default`` is read back by ``batch/read``. An id that
+  is not a record of its type fails that input: 207, the error's ``context`` naming
+  ``fromObjectId`` or ``toObjectId``.
 * Lists are created MANUAL/SNAPSHOT (DYNAMIC needs a ``filterBranch``); a name another list has
   (in any case) is a 400. ``add-and-remove`` takes at most 100,000 ids, reports records that do
   not exist in ``recordIdsMissing`` and ignores adding a member or removing a non-member;
@@ -100,7 +117,7 @@ Behaviour worth knowing:
   documentation (see ``tests/emulators/hubspot-openapi/README.md``).
 * Test hooks: ``contacts()``, ``contact(id)``, ``contact_by_email(email)``, ``tasks()``,
   ``calls()``, ``complete_task(id)`` (COMPLETED, ``hs_lastmodifieddate`` moved forward),
-  ``list_by_name(name)``, ``list_members(id)``, ``associations(from, to)``,
+  ``deal(id)``, ``list_by_name(name)``, ``list_members(id)``, ``associations(from, to)``,
   ``properties(type)``, ``unique_properties(type)``, ``set_morpheus_properties(present)``.
 * Auth: when a token is configured every request needs ``Authorization: Bearer <token>``,
   else 401 INVALID_AUTHENTICATION.

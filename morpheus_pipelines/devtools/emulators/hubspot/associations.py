@@ -1,11 +1,19 @@
-"""Associations v4: ``POST /crm/v4/associations/{fromObjectType}/{toObjectType}/batch/
+"""Associations v4, one store for every object type (:meth:`~.portal.Portal.associations`):
+``POST /crm/v4/associations/{type}/contacts/batch/read``, the contacts records of a type are
+associated with, and ``POST /crm/v4/associations/{fromObjectType}/{toObjectType}/batch/
 associate/default``, the default (unlabelled) association between records.
 
+A read answers ``toObjectId`` as a string (associations.json's type) and at most 500
+associations of one record per call, with a ``paging.next.after`` cursor that the next
+request gives back in the input (``{"id", "after"}``), as HubSpot pages a record's
+associations. It sees every association however it was made: by ``associate/default`` (a task
+Morpheus's outbox links to its contact), by ``set_engagement(contact_ids=)`` or by
+``add_deal(contact_ids=)``.
+
 Associating is idempotent: a pair already associated is answered like a new one. Every
-association is stored both ways in the portal (:meth:`~.portal.Portal.associations`), and
-HubSpot's answer names both directions. An id that is not a record of its type fails that
-input (207, the error's context naming it as ``fromObjectId`` or ``toObjectId``); the others
-are associated.
+association is stored both ways, and HubSpot's answer names both directions. An id that is
+not a record of its type fails that input (207, the error's context naming it as
+``fromObjectId`` or ``toObjectId``); the others are associated.
 """
 
 from __future__ import annotations
@@ -14,8 +22,9 @@ from typing import Any
 
 from .._faults import Fault, FaultKind
 from .._messages import Request, Response, iso_now
-from .params import _BadRequest
+from .params import MAX_BATCH_INPUTS, _BadRequest, _sort_key
 from .portal import Portal
+from .search import object_type
 
 # HubSpot's default association type ids (category HUBSPOT_DEFINED) between the engagements
 # and contacts, both directions.
@@ -32,6 +41,7 @@ DEFAULT_ASSOCIATION_TYPES = {
     ("tasks", "contacts"): 204,
 }
 MAX_ASSOCIATION_INPUTS = 2000
+MAX_ASSOCIATIONS_PAGE = 500
 
 
 def _pairs(request: Request) -> list[tuple[str, str]]:
@@ -71,15 +81,67 @@ def _spec(type_id: int) -> dict[str, Any]:
     return {"associationCategory": "HUBSPOT_DEFINED", "associationTypeId": type_id}
 
 
-class AssociationEndpoints(Portal):
-    """The ``associations_associate_default`` endpoint."""
+def _read_inputs(request: Request) -> list[tuple[str, int]]:
+    """``(id, offset)`` of each input of an association read."""
+    try:
+        inputs = request.json.get("inputs")
+    except (ValueError, AttributeError) as exc:
+        raise _BadRequest(f"Invalid input JSON: {exc}") from exc
+    if not isinstance(inputs, list) or len(inputs) > MAX_BATCH_INPUTS:
+        raise _BadRequest(f"'inputs' must be an array of at most {MAX_BATCH_INPUTS}")
+    parsed = []
+    for item in inputs:
+        if not isinstance(item, dict) or item.get("id") in (None, ""):
+            raise _BadRequest("Invalid input JSON: every input needs an 'id'")
+        after = str(item.get("after") or "0")
+        if not after.isdigit():
+            raise _BadRequest(f"after must be a number, got {after!r}")
+        parsed.append((str(item["id"]), int(after)))
+    return parsed
 
-    def _records_of(self, object_type: str) -> dict[str, Any]:
-        if object_type == "contacts":
-            return self._contacts
-        if object_type == "companies":
-            return self._companies
-        return self._engagements.get(object_type, {})
+
+def _to_page(to_ids: list[str], offset: int) -> dict[str, Any]:
+    page = to_ids[offset : offset + MAX_ASSOCIATIONS_PAGE]
+    answer: dict[str, Any] = {
+        "to": [
+            {
+                # A string, as associations.json types it (clients should take a number too).
+                "toObjectId": to_id,
+                "associationTypes": [{"category": "HUBSPOT_DEFINED", "typeId": 0}],
+            }
+            for to_id in page
+        ]
+    }
+    if offset + MAX_ASSOCIATIONS_PAGE < len(to_ids):
+        answer["paging"] = {"next": {"after": str(offset + MAX_ASSOCIATIONS_PAGE)}}
+    return answer
+
+
+class AssociationEndpoints(Portal):
+    """The ``associations_batch_read`` and ``associations_associate_default`` endpoints."""
+
+    def _handle_associations_batch_read(self, request: Request, fault: Fault | None) -> Response:
+        started = iso_now()
+        from_type = object_type(request.params["object_type"])
+        inputs = _read_inputs(request)
+        results = []
+        with self._lock:
+            records = self._records_of(from_type)
+            linked = self._associations.get((from_type, "contacts"), {})
+            for record_id, offset in inputs:
+                contact_ids = sorted(linked.get(record_id, ()), key=_sort_key)
+                if record_id not in records or not contact_ids:
+                    continue
+                results.append({"from": {"id": record_id}} | _to_page(contact_ids, offset))
+        return Response(
+            200,
+            {
+                "status": "COMPLETE",
+                "results": results,
+                "startedAt": started,
+                "completedAt": iso_now(),
+            },
+        )
 
     def _handle_associate_default(self, request: Request, fault: Fault | None) -> Response:
         started = iso_now()

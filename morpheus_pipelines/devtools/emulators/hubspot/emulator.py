@@ -20,6 +20,7 @@ from .._server import EmulatorServer, serve_until_signalled
 from .associations import AssociationEndpoints
 from .companies import CompanyEndpoints
 from .contacts import ContactEndpoints
+from .deals import DealEndpoints
 from .engagements import ENGAGEMENT_TYPES, EngagementEndpoints
 from .faults import HubSpotFaults
 from .fixtures import sample_data
@@ -28,6 +29,7 @@ from .objects import UPSERT_TYPES, ObjectWriteEndpoints
 from .owners import OwnerEndpoints
 from .params import _BadRequest
 from .properties import PropertyEndpoints
+from .search import SearchEndpoints, object_type
 
 __all__ = ["HubSpotEmulator", "main"]
 
@@ -38,10 +40,13 @@ _BATCH_READ_PATH = "/crm/v3/objects/companies/batch/read"
 _CONTACTS_BATCH_UPDATE_PATH = "/crm/v3/objects/contacts/batch/update"
 _CONTACTS_BATCH_READ_PATH = "/crm/v3/objects/contacts/batch/read"
 _OWNERS_RE = re.compile(r"^/crm/v3/owners/?$")
-_ENGAGEMENT_SEARCH_RE = re.compile(rf"^/crm/v3/objects/({'|'.join(ENGAGEMENT_TYPES)})/search/?$")
-_ASSOCIATIONS_RE = re.compile(
-    rf"^/crm/v4/associations/({'|'.join(ENGAGEMENT_TYPES)})/contacts/batch/read/?$"
-)
+_SEARCH_RE = re.compile(r"^/crm/v3/objects/([^/]+)/search/?$")
+_SEARCH_ENDPOINTS = {"contacts": "contacts_search", "deals": "deals_search"} | {
+    engagement_type: "engagements_search" for engagement_type in ENGAGEMENT_TYPES
+}
+_DEALS_BATCH_READ_RE = re.compile(r"^/crm/v3/objects/(?:deals|0-3)/batch/read/?$")
+_ASSOCIATIONS_RE = re.compile(r"^/crm/v4/associations/([^/]+)/(?:contacts|0-1)/batch/read/?$")
+_ASSOCIATED_TYPES = frozenset({"deals", *ENGAGEMENT_TYPES})
 _UPSERT_RE = re.compile(rf"^/crm/v3/objects/({'|'.join(UPSERT_TYPES)})/batch/upsert/?$")
 _ASSOCIATE_DEFAULT_RE = re.compile(
     r"^/crm/v4/associations/([^/]+)/([^/]+)/batch/associate/default/?$"
@@ -53,7 +58,7 @@ _PROPERTIES_RE = re.compile(r"^/crm/v3/properties/([^/]+)/?$")
 _PROPERTY_RE = re.compile(r"^/crm/v3/properties/([^/]+)/([^/]+)/?$")
 # The batch writes a PARTIAL_FAILURE fault can fail inputs of.
 BATCH_WRITE_ENDPOINTS = (
-    *(f"{object_type}_batch_upsert" for object_type in UPSERT_TYPES),
+    *(f"{upserted}_batch_upsert" for upserted in UPSERT_TYPES),
     "associations_associate_default",
 )
 
@@ -64,6 +69,8 @@ class HubSpotEmulator(
     CompanyEndpoints,
     ContactEndpoints,
     EngagementEndpoints,
+    DealEndpoints,
+    SearchEndpoints,
     OwnerEndpoints,
     ObjectWriteEndpoints,
     AssociationEndpoints,
@@ -71,9 +78,9 @@ class HubSpotEmulator(
     EmulatorServer,
 ):
     """Loopback HubSpot: lists and their memberships, companies batch read, contacts batch
-    update, owners, engagement search, and the writes of Morpheus's outbox (upserts of
-    contacts, tasks and calls, default associations, contact lists, unique properties); see
-    the package doc.
+    update, owners, the search and associations of contacts, deals and engagements, and the
+    writes of Morpheus's outbox (upserts of contacts, tasks and calls, default associations,
+    contact lists, unique properties); see the package doc.
 
     Args:
         data: the data dict (package docstring format); None = empty portal.
@@ -101,6 +108,9 @@ class HubSpotEmulator(
         "owners",
         "engagements_search",
         "associations_batch_read",
+        "contacts_search",
+        "deals_search",
+        "deals_batch_read",
         *BATCH_WRITE_ENDPOINTS,
         "lists_create",
         "list_by_name",
@@ -159,6 +169,7 @@ class HubSpotEmulator(
         self._contacts: dict[str, dict[str, Any]] = {}
         self._owners: list[dict[str, Any]] = []
         self._engagements: dict[str, dict[str, dict[str, Any]]] = {}
+        self._deals: dict[str, dict[str, Any]] = {}
         self._properties: dict[str, dict[str, dict[str, Any]]] = {}
         self._associations: dict[tuple[str, str], dict[str, set[str]]] = {}
         self._next_object_id = 70_000_001
@@ -203,9 +214,19 @@ class HubSpotEmulator(
             return "contacts_batch_read", {}
         if method == "PUT" and (m := _MEMBERSHIPS_ADD_RE.match(path)):
             return "memberships_add", {"list_id": m.group(1)}
-        if method == "POST" and (m := _ENGAGEMENT_SEARCH_RE.match(path)):
-            return "engagements_search", {"object_type": m.group(1)}
-        if method == "POST" and (m := _ASSOCIATIONS_RE.match(path)):
+        if (
+            method == "POST"
+            and (m := _SEARCH_RE.match(path))
+            and (searched := _SEARCH_ENDPOINTS.get(object_type(m.group(1))))
+        ):
+            return searched, {"object_type": m.group(1)}
+        if method == "POST" and _DEALS_BATCH_READ_RE.match(path):
+            return "deals_batch_read", {}
+        if (
+            method == "POST"
+            and (m := _ASSOCIATIONS_RE.match(path))
+            and object_type(m.group(1)) in _ASSOCIATED_TYPES
+        ):
             return "associations_batch_read", {"object_type": m.group(1)}
         if method == "POST" and (m := _UPSERT_RE.match(path)):
             return f"{m.group(1)}_batch_upsert", {"object_type": m.group(1)}
@@ -246,8 +267,11 @@ class HubSpotEmulator(
             "contacts_batch_update": self._handle_contacts_batch_update,
             "contacts_batch_read": self._handle_contacts_batch_read,
             "owners": self._handle_owners,
-            "engagements_search": self._handle_engagements_search,
+            "engagements_search": self._handle_search,
             "associations_batch_read": self._handle_associations_batch_read,
+            "contacts_search": self._handle_search,
+            "deals_search": self._handle_search,
+            "deals_batch_read": self._handle_deals_batch_read,
             **dict.fromkeys((f"{t}_batch_upsert" for t in UPSERT_TYPES), self._handle_batch_upsert),
             "associations_associate_default": self._handle_associate_default,
             "lists_create": self._handle_list_create,

@@ -19,9 +19,9 @@ from typing import Any
 
 from .._faults import Fault, FaultKind
 from .._messages import Request, Response, iso_now
-from .engagements import _millis
 from .params import MAX_BATCH_INPUTS, _BadRequest
 from .portal import OBJECT_TYPE_IDS, Portal, batch_error
+from .search import millis
 
 UPSERT_TYPES = ("contacts", "tasks", "calls")
 # Options of the enumeration properties Morpheus writes (HubSpot refuses any other value).
@@ -133,7 +133,7 @@ def _check_values(object_type: str, properties: dict[str, str], defined: Mapping
             )
         if name == "hs_timestamp" and value:
             try:
-                _millis(value)
+                millis(value)
             except _BadRequest:
                 problems.append(
                     {

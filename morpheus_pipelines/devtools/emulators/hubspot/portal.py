@@ -43,6 +43,13 @@ MORPHEUS_PROPERTIES = {
 _UNSET: Any = object()
 
 
+def hubspot_stamp(moment: datetime | None = None) -> str:
+    """``moment`` (now by default) as HubSpot writes a timestamp."""
+    if moment is None:
+        return iso_now()
+    return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
 def _parse_iso(text: str) -> datetime:
     return datetime.fromisoformat(text.replace("Z", "+00:00")).astimezone(UTC)
 
@@ -101,12 +108,14 @@ def _normalize_company(company_id: str, raw: Mapping[str, Any], now: str) -> dic
 
 def _normalize_contact(raw: Mapping[str, Any], now: str) -> dict[str, Any]:
     created = str(raw.get("createdAt") or now)
+    props = {str(k): _to_hubspot_value(v) for k, v in (raw.get("properties") or {}).items()}
+    updated = str(raw.get("updatedAt") or props.get("lastmodifieddate") or created)
+    # A contact's modification time is ``lastmodifieddate`` (what its search filters on).
+    props.setdefault("lastmodifieddate", updated)
     return {
-        "properties": {
-            str(k): _to_hubspot_value(v) for k, v in (raw.get("properties") or {}).items()
-        },
+        "properties": props,
         "createdAt": created,
-        "updatedAt": str(raw.get("updatedAt") or created),
+        "updatedAt": updated,
         "archived": bool(raw.get("archived", False)),
         # How many batch updates touched the record: tests count writes with it.
         "writes": int(raw.get("writes") or 0),
@@ -231,6 +240,7 @@ class Portal:
     _limiter: RollingWindowLimiter | None
     # Calls, emails, meetings, notes and tasks by type, then id.
     _engagements: dict[str, dict[str, dict[str, Any]]]
+    _deals: dict[str, dict[str, Any]]
     # Custom properties by object type, then name (HubSpot's own ones are not modelled).
     _properties: dict[str, dict[str, dict[str, Any]]]
     # (from type, to type) -> from id -> to ids; every association is stored both ways.
@@ -426,20 +436,38 @@ class Portal:
             return sorted(self._lists[str(list_id)]["members"], key=_sort_key)
 
     def set_contact(
-        self, contact_id: str | int, properties: Mapping[str, Any] | None = None
+        self,
+        contact_id: str | int,
+        properties: Mapping[str, Any] | None = None,
+        *,
+        modified_at: datetime | None = None,
     ) -> None:
-        """Create a contact, or merge ``properties`` into an existing one."""
-        now = iso_now()
+        """Create a contact, or merge ``properties`` into an existing one; either way it was
+        last modified at ``modified_at`` (now by default)."""
+        now = hubspot_stamp(modified_at)
         with self._lock:
             current = self._contacts.get(str(contact_id))
             if current is None:
                 self._contacts[str(contact_id)] = _normalize_contact(
-                    {"properties": properties or {}}, now
+                    {"properties": dict(properties or {}), "createdAt": now}, now
                 )
                 return
             current["properties"].update(
                 {str(k): _to_hubspot_value(v) for k, v in (properties or {}).items()}
             )
+            current["properties"]["lastmodifieddate"] = now
+            current["updatedAt"] = now
+
+    def set_contact_property(
+        self, contact_id: str | int, name: str, value: Any, *, modified_at: datetime | None = None
+    ) -> None:
+        """Change one property of an existing contact, as a person in HubSpot would (what a
+        ``contact.propertyChange`` webhook reports); ``lastmodifieddate`` moves to
+        ``modified_at`` (now by default)."""
+        with self._lock:
+            if str(contact_id) not in self._contacts:
+                raise KeyError(f"no contact {contact_id}")
+            self.set_contact(contact_id, {name: value}, modified_at=modified_at)
 
     def contact(self, contact_id: str | int) -> dict[str, Any] | None:
         """A copy of one stored contact (``properties``, ``writes``, ...), or None."""
@@ -507,7 +535,7 @@ class Portal:
         if previous:
             earliest = _parse_iso(previous) + timedelta(milliseconds=1)
             moment = max(moment, earliest)
-        stamp = moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+        stamp = hubspot_stamp(moment)
         record["properties"]["hs_lastmodifieddate"] = stamp
         return stamp
 
@@ -519,6 +547,17 @@ class Portal:
                 if lst["name"].lower() == name.lower() and lst["objectTypeId"] == object_type_id:
                     return list_id
         return None
+
+    def _records_of(self, object_type: str) -> Mapping[str, Mapping[str, Any]]:
+        """The stored records of one type (contacts, companies, deals or an engagement type)
+        by id, archived contacts left out; read under ``_lock``."""
+        if object_type == "contacts":
+            return {i: c for i, c in self._contacts.items() if not c["archived"]}
+        if object_type == "companies":
+            return self._companies
+        if object_type == "deals":
+            return self._deals
+        return self._engagements.get(object_type, {})
 
     def associations(self, from_type: str, to_type: str) -> dict[str, set[str]]:
         """A copy of the associations from ``from_type`` records to ``to_type`` records:

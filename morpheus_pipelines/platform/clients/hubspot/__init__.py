@@ -1,14 +1,16 @@
 """HubSpot CRM v3 client: the target-account snapshot (docs/pipeline.md), the ownership
-slice's owners mirror and write-back (docs/ownership.md), the engagement sync, and the writes
-of Morpheus's outbox (contacts, tasks and calls upserted by a unique key, their associations,
-contact lists, the unique key properties).
+slice's owners mirror and write-back (docs/ownership.md), the engagement sync, the reads the
+deal worker and the reconciliation converge on (docs/hubspot-webhooks.md), and the writes of
+Morpheus's outbox (contacts, tasks and calls upserted by a unique key, their associations,
+contact lists, the unique key properties; docs/hubspot-outbox.md).
 
 ``transport`` holds what every call shares (the session, the rate budget, bounded retries,
-forward paging; its docstring has the retry policy); each other module one API resource:
-``lists``, ``companies``, ``contacts`` (with ``objects``, the batch reads and upserts and
-:class:`BatchWriteResult`), ``owners``, ``engagements``, ``tasks``, ``calls``,
-``associations`` and ``properties``. :class:`HubSpotClient` is all of them, and every public
-name is importable from here.
+forward paging; its docstring has the retry policy); ``objects`` the batch reads and upserts
+and :class:`BatchWriteResult`, ``search`` the search by modification time and
+``associations`` the association reads and writes, which every object type shares; each other
+module one API resource: ``lists``, ``companies``, ``contacts``, ``deals``, ``owners``,
+``engagements``, ``tasks``, ``calls`` and ``properties``. :class:`HubSpotClient` is all of
+them, and every public name is importable from here.
 """
 
 from __future__ import annotations
@@ -28,11 +30,8 @@ from morpheus_pipelines.platform.clients.hubspot.contacts import (
     ContactEndpoints,
     ContactUpdateBatch,
 )
-from morpheus_pipelines.platform.clients.hubspot.engagements import (
-    SEARCH_PAGE_SIZE,
-    SEARCH_RESULT_CAP,
-    EngagementEndpoints,
-)
+from morpheus_pipelines.platform.clients.hubspot.deals import DealEndpoints, DealStage
+from morpheus_pipelines.platform.clients.hubspot.engagements import EngagementEndpoints
 from morpheus_pipelines.platform.clients.hubspot.lists import (
     MEMBERSHIP_CHANGE_SIZE,
     MEMBERSHIP_PAGE_SIZE,
@@ -54,6 +53,7 @@ from morpheus_pipelines.platform.clients.hubspot.properties import (
     UNIQUE_KEY_PROPERTIES,
     PropertyEndpoints,
 )
+from morpheus_pipelines.platform.clients.hubspot.search import SEARCH_PAGE_SIZE, SEARCH_RESULT_CAP
 from morpheus_pipelines.platform.clients.hubspot.tasks import TASK_PROPERTIES, TaskEndpoints
 from morpheus_pipelines.platform.clients.hubspot.transport import NOT_RETRIED, HubSpotError
 
@@ -64,6 +64,7 @@ class HubSpotClient(
     ContactEndpoints,
     OwnerEndpoints,
     EngagementEndpoints,
+    DealEndpoints,
     TaskEndpoints,
     CallEndpoints,
     AssociationEndpoints,
@@ -94,6 +95,7 @@ __all__ = [
     "BatchWriteResult",
     "CompanyBatch",
     "ContactUpdateBatch",
+    "DealStage",
     "HubSpotClient",
     "HubSpotError",
     "ListMembershipChange",

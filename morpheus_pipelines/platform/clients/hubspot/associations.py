@@ -1,5 +1,7 @@
-"""Associations: the tasks and calls Morpheus writes linked to their contacts with HubSpot's
-default association (``POST /crm/v4/associations/{from}/{to}/batch/associate/default``)."""
+"""Associations v4: the contacts records of any type are associated with
+(``POST /crm/v4/associations/{type}/contacts/batch/read``), what engagements and deals share,
+and the tasks and calls Morpheus writes linked to their contacts with HubSpot's default
+association (``POST /crm/v4/associations/{from}/{to}/batch/associate/default``)."""
 
 from __future__ import annotations
 
@@ -7,11 +9,16 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from morpheus_pipelines.platform.clients.hubspot.objects import (
+    BATCH_READ_SIZE,
     BatchWriteResult,
     error_reason,
     write_result,
 )
-from morpheus_pipelines.platform.clients.hubspot.transport import HubSpotTransport, results_of
+from morpheus_pipelines.platform.clients.hubspot.transport import (
+    HubSpotError,
+    HubSpotTransport,
+    results_of,
+)
 
 ASSOCIATION_BATCH_SIZE = 100
 
@@ -42,7 +49,47 @@ def _named_pairs(
     ]
 
 
-class AssociationEndpoints(HubSpotTransport):
+class AssociationReads(HubSpotTransport):
+    """The contacts records of any type are associated with."""
+
+    def _read_associated_contacts(self, from_type: str, ids: Sequence[str]) -> dict[str, list[str]]:
+        """The contacts each of ≤ 100 records of ``from_type`` is associated with, in HubSpot's
+        order. HubSpot answers a limited number of one record's associations per call and a
+        ``paging.next.after`` for the rest: those records are asked again from there, so a
+        record with many contacts comes whole. Records without contacts are left out."""
+        if len(ids) > BATCH_READ_SIZE:
+            raise ValueError(f"associations batch/read takes at most {BATCH_READ_SIZE} ids")
+        endpoint = "associations_batch_read"
+        path = f"/crm/v4/associations/{from_type}/contacts/batch/read"
+        found: dict[str, list[str]] = {}
+        asked: list[dict[str, str]] = [{"id": str(i)} for i in ids]
+        while asked:
+            _, body = self.request("POST", path, endpoint=endpoint, json={"inputs": asked})
+            results = results_of(
+                body, "associations response has no 'results' list", endpoint=endpoint
+            )
+            cursors = {item["id"]: item.get("after") for item in asked}
+            asked = []
+            for item in results:
+                if not isinstance(item, dict) or not isinstance(item.get("from"), dict):
+                    continue
+                record = str(item["from"]["id"])
+                # toObjectId is typed a string; a number is read the same way.
+                found.setdefault(record, []).extend(
+                    str(to["toObjectId"]) for to in item.get("to") or ()
+                )
+                after = ((item.get("paging") or {}).get("next") or {}).get("after")
+                if after:
+                    if str(after) == cursors.get(record):
+                        raise HubSpotError(
+                            f"associations paging of {from_type} {record} did not advance",
+                            endpoint=endpoint,
+                        )
+                    asked.append({"id": record, "after": str(after)})
+        return found
+
+
+class AssociationEndpoints(AssociationReads):
     """The association endpoints."""
 
     def associate_default(

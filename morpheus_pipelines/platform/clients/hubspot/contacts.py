@@ -1,10 +1,13 @@
 """Contacts: their owners and emails read, their properties written back (docs/ownership.md),
-and upserted by email or by Morpheus's lead key."""
+upserted by email or by Morpheus's lead key, and searched by modification time (the
+reconciliation, docs/hubspot-webhooks.md)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
 
 from morpheus_pipelines.platform.clients.hubspot.objects import (
     BatchWriteResult,
@@ -12,6 +15,11 @@ from morpheus_pipelines.platform.clients.hubspot.objects import (
     ObjectBatchWrites,
     ObjectUpsert,
     error_ids,
+)
+from morpheus_pipelines.platform.clients.hubspot.search import (
+    SEARCH_PAGE_SIZE,
+    ObjectSearch,
+    since_millis,
 )
 from morpheus_pipelines.platform.clients.hubspot.transport import results_of
 
@@ -36,7 +44,7 @@ class ContactUpdateBatch:
     missing_ids: list[str]
 
 
-class ContactEndpoints(ObjectBatchReads, ObjectBatchWrites):
+class ContactEndpoints(ObjectBatchReads, ObjectBatchWrites, ObjectSearch):
     """The contact endpoints."""
 
     def batch_upsert_contacts(self, inputs: Sequence[ObjectUpsert]) -> BatchWriteResult:
@@ -79,6 +87,22 @@ class ContactEndpoints(ObjectBatchReads, ObjectBatchWrites):
             for c in batch.companies
             if isinstance(c, dict) and c.get("id") is not None
         }
+
+    def iter_contacts_modified_since(
+        self, since: datetime, properties: Sequence[str], *, limit: int = SEARCH_PAGE_SIZE
+    ) -> Iterator[list[dict[str, Any]]]:
+        """Pages of the contacts whose ``lastmodifieddate`` is at or after ``since``, oldest
+        first (``POST /crm/v3/objects/contacts/search``), each with ``properties`` and
+        ``lastmodifieddate``. Past HubSpot's 10,000-result cap of one query a new query starts
+        from the last modification time seen, so contacts may come twice."""
+        return self._iter_modified_since(
+            "contacts",
+            modified_property="lastmodifieddate",
+            since_ms=since_millis(since),
+            properties=properties,
+            endpoint="contacts_search",
+            limit=limit,
+        )
 
     def batch_update_contacts(
         self, updates: Sequence[tuple[str, dict[str, str]]]

@@ -1,7 +1,8 @@
-"""CRM objects read in batches (``POST /crm/v3/objects/{type}/batch/read``), what companies and
-contacts share, and written in batches by a unique property (``POST /crm/v3/objects/{type}/
-batch/upsert``), what contacts, tasks and calls share, with :class:`BatchWriteResult`, the
-per-input outcome of every batch write (upserts and associations)."""
+"""CRM objects read in batches (``POST /crm/v3/objects/{type}/batch/read``), what companies,
+contacts and deals share, and written in batches by a unique property
+(``POST /crm/v3/objects/{type}/batch/upsert``), what contacts, tasks and calls share, with
+:class:`BatchWriteResult`, the per-input outcome of every batch write (upserts and
+associations)."""
 
 from __future__ import annotations
 
@@ -105,14 +106,19 @@ class ObjectBatchReads(HubSpotTransport):
     """``batch/read`` of any CRM object type."""
 
     def _batch_read(
-        self, object_type: str, endpoint: str, ids: Sequence[str], properties: Sequence[str]
+        self,
+        object_type: str,
+        endpoint: str,
+        ids: Sequence[str],
+        properties: Sequence[str],
+        properties_with_history: Sequence[str] = (),
     ) -> CompanyBatch:
         if len(ids) > BATCH_READ_SIZE:
             raise ValueError(f"batch/read takes at most {BATCH_READ_SIZE} ids")
         payload = {
             "inputs": [{"id": str(i)} for i in ids],
             "properties": list(properties),
-            "propertiesWithHistory": [],
+            "propertiesWithHistory": list(properties_with_history),
         }
         status, body = self.request(
             "POST", f"/crm/v3/objects/{object_type}/batch/read", endpoint=endpoint, json=payload

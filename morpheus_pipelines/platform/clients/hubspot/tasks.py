@@ -7,12 +7,12 @@ from collections.abc import Iterator, Sequence
 from datetime import datetime
 from typing import Any
 
-from morpheus_pipelines.platform.clients.hubspot.engagements import ModifiedSinceSearch
 from morpheus_pipelines.platform.clients.hubspot.objects import (
     BatchWriteResult,
     ObjectBatchWrites,
     ObjectUpsert,
 )
+from morpheus_pipelines.platform.clients.hubspot.search import ObjectSearch, since_millis
 
 # What Morpheus writes on a task (and reads back); hs_task_status is NOT_STARTED or COMPLETED.
 TASK_PROPERTIES = (
@@ -26,7 +26,7 @@ TASK_PROPERTIES = (
 )
 
 
-class TaskEndpoints(ObjectBatchWrites, ModifiedSinceSearch):
+class TaskEndpoints(ObjectBatchWrites, ObjectSearch):
     """The task endpoints."""
 
     def batch_upsert_tasks(self, inputs: Sequence[ObjectUpsert]) -> BatchWriteResult:
@@ -43,11 +43,10 @@ class TaskEndpoints(ObjectBatchWrites, ModifiedSinceSearch):
         first, a page at a time (``POST /crm/v3/objects/tasks/search``); past HubSpot's
         10,000-result cap a new query starts from the last modification time seen, so tasks
         at that moment may come twice."""
-        if since.tzinfo is None:
-            raise ValueError("since must be timezone-aware (UTC)")
         return self._iter_modified_since(
             "tasks",
-            "tasks_search",
-            modified_since_ms=int(since.timestamp() * 1000),
+            modified_property="hs_lastmodifieddate",
+            since_ms=since_millis(since),
             properties=properties,
+            endpoint="tasks_search",
         )
