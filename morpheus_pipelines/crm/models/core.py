@@ -244,6 +244,12 @@ class SalesRep(Base):
     isActive: Mapped[bool] = mapped_column(Boolean, nullable=False, server_default="true")
     # Lead intake's load balance (docs/leads.md): open leads owned, and when one last came.
     openLeads: Mapped[int] = mapped_column(Integer, nullable=False, server_default="0")
+    # When the rep can be given a lead: working hours in their own time zone (IANA name), not
+    # before ``awayUntil`` (a holiday), and while below ``maxOpenLeads`` (NULL: no limit).
+    timeZone: Mapped[str | None] = mapped_column(Text)
+    workingHours: Mapped[dict[str, Any] | None] = mapped_column(JSONB)
+    awayUntil: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    maxOpenLeads: Mapped[int | None] = mapped_column(Integer)
     lastLeadAssignedAt: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     createdAt: Mapped[datetime] = _created()
     updatedAt: Mapped[datetime] = _updated()
@@ -251,6 +257,9 @@ class SalesRep(Base):
     __table_args__ = (
         UniqueConstraint("subscriptionId", "email"),
         CheckConstraint('"openLeads" >= 0', name="open_leads_not_negative"),
+        CheckConstraint(
+            '"maxOpenLeads" IS NULL OR "maxOpenLeads" >= 0', name="max_open_leads_not_negative"
+        ),
     )
 
 

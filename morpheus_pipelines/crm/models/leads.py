@@ -44,7 +44,8 @@ def _now() -> Mapped[datetime]:
 
 class RoutingPool(Base):
     """A group of reps that takes some leads; ``isDefault`` takes the rest. ``fallback*``:
-    who owns a lead when no member is assignable (else the AI owner)."""
+    who owns a lead when no member is assignable (else the subscription's fallback rep, else the
+    lead waits for an owner)."""
 
     __tablename__ = "routing_pools"
 
@@ -53,10 +54,16 @@ class RoutingPool(Base):
     name: Mapped[str] = mapped_column(Text, nullable=False)
     isDefault: Mapped[bool] = mapped_column(Boolean, nullable=False, server_default="false")
     fallbackSalesRepId: Mapped[int | None] = mapped_column(ForeignKey("sales_reps.id"))
+    # A lead's owner must touch it (an outbound activity) within this, else it is re-routed.
+    firstTouchSlaSeconds: Mapped[int | None] = mapped_column(Integer)
     createdAt: Mapped[datetime] = _now()
 
     __table_args__ = (
         UniqueConstraint("subscriptionId", "name"),
+        CheckConstraint(
+            '"firstTouchSlaSeconds" IS NULL OR "firstTouchSlaSeconds" > 0',
+            name="first_touch_sla_positive",
+        ),
         # one default pool per subscription
         Index(
             "uq_routing_pools_default",
@@ -124,9 +131,20 @@ class Lead(Base):
     poolId: Mapped[int | None] = mapped_column(ForeignKey("routing_pools.id"))
     poolRuleId: Mapped[int | None] = mapped_column(ForeignKey("routing_pool_rules.id"))
     ownerSalesRepId: Mapped[int | None] = mapped_column(ForeignKey("sales_reps.id"))
-    # The owner, always: a rep's HubSpot owner id, a pool's fallback, or the AI owner.
-    ownerHubspotOwnerId: Mapped[str] = mapped_column(Text, nullable=False)
+    # The owner: a rep's HubSpot owner id (a pool member's or a fallback rep's); NULL while the
+    # lead waits for an owner because nobody was assignable.
+    ownerHubspotOwnerId: Mapped[str | None] = mapped_column(Text)
     ownerIsFallback: Mapped[bool] = mapped_column(Boolean, nullable=False, server_default="false")
+    # A person chose this owner: routing (hand-over, waiting, first touch) never moves it back.
+    ownerSetByHand: Mapped[bool] = mapped_column(Boolean, nullable=False, server_default="false")
+    # When the lead stopped counting toward its owner's open load (closed, or untouched too
+    # long): the load is released once, whichever comes first.
+    loadReleasedAt: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    # The first touch its pool's SLA asks for: due, done (an outbound activity of the owner),
+    # or missed (then re-routed once).
+    firstTouchDueAt: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    firstTouchAt: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    firstTouchMissedAt: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     status: Mapped[str] = mapped_column(  # a LeadStatus
         Text, nullable=False, server_default=LeadStatus.OPEN.value
     )
@@ -144,6 +162,20 @@ class Lead(Base):
         CheckConstraint("\"ownerHubspotOwnerId\" <> ''", name="owner_not_empty"),
         CheckConstraint(f"status IN ({sql_values(LeadStatus)})", name="known_status"),
         Index(None, "subscriptionId", "createdAt"),
+        Index(
+            "ix_leads_waiting",
+            "subscriptionId",
+            "createdAt",
+            postgresql_where=text("\"ownerHubspotOwnerId\" IS NULL AND status = 'open'"),
+        ),
+        Index(
+            "ix_leads_first_touch_due",
+            "firstTouchDueAt",
+            postgresql_where=text(
+                '"firstTouchDueAt" IS NOT NULL AND "firstTouchAt" IS NULL '
+                'AND "firstTouchMissedAt" IS NULL'
+            ),
+        ),
     )
 
 
