@@ -25,6 +25,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from morpheus_pipelines.crm.rules import watermarks
 from morpheus_pipelines.crm.rules.hubspot_deals import STAGE_PROPERTY
 from morpheus_pipelines.crm.rules.hubspot_webhooks import (
     CALL_ASSIGNED_PROPERTY,
@@ -51,7 +52,9 @@ def window_start(
 ) -> datetime:
     """Where a part's read starts: its cursor minus the overlap, or the look-back on the
     first run."""
-    return cursor - overlap if cursor is not None else now - first_run_lookback
+    return watermarks.window_start(
+        cursor, now=now, overlap=overlap, first_run_lookback=first_run_lookback
+    )
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,8 @@ from morpheus_pipelines.crm.rules.hubspot_engagements import (
     engagement_activity,
     hubspot_time,
 )
+from morpheus_pipelines.crm.rules.watermarks import window_start
+from morpheus_pipelines.crm.steps.watermarks import move_watermark, read_watermark
 from morpheus_pipelines.crm.store import CrmStore
 from morpheus_pipelines.db.session import SessionFactory
 from morpheus_pipelines.platform.clients.hubspot import BATCH_READ_SIZE, HubSpotClient
@@ -67,13 +69,11 @@ def sync_engagements(
 ) -> EngagementSync:
     now = now or datetime.now(UTC)
     key = watermark_key(subscription_id)
-    with session_factory() as session:
-        stored = CrmStore(session).configs.get_value(session, key)
-    previous = datetime.fromisoformat(stored) if stored else None
-    window_start = (previous - overlap) if previous else (now - FIRST_RUN_LOOKBACK)
-    sync = EngagementSync(window_start=window_start, watermark=previous)
+    previous = read_watermark(session_factory, key)
+    start = window_start(previous, now=now, overlap=overlap, first_run_lookback=FIRST_RUN_LOOKBACK)
+    sync = EngagementSync(window_start=start, watermark=previous)
     newest = previous
-    since_ms = int(window_start.timestamp() * 1000)
+    since_ms = int(start.timestamp() * 1000)
     for object_type, properties in ENGAGEMENT_PROPERTIES.items():
         for page in client.iter_engagement_pages(
             object_type, modified_since_ms=since_ms, properties=properties
@@ -97,10 +97,7 @@ def sync_engagements(
                     if modified and (newest is None or modified > newest):
                         newest = modified
             sync.counts["pages"] += 1
-    with session_factory() as session:
-        if newest is not None and newest != previous:
-            CrmStore(session).configs.set_value(session, key, newest.isoformat(), subscription_id)
-    sync.watermark = newest
+    sync.watermark = move_watermark(session_factory, key, previous, newest, subscription_id)
     return sync
 
 

@@ -41,6 +41,7 @@ from morpheus_pipelines.crm.rules.hubspot_reconciliation import (
 )
 from morpheus_pipelines.crm.rules.hubspot_webhooks import CALL_ASSIGNED_PROPERTY, OWNER_PROPERTY
 from morpheus_pipelines.crm.steps.hubspot_deals import close_deal_leads
+from morpheus_pipelines.crm.steps.watermarks import move_watermark, read_watermark
 from morpheus_pipelines.crm.store import CrmStore
 from morpheus_pipelines.db.session import SessionFactory
 from morpheus_pipelines.platform.clients.hubspot import HubSpotClient
@@ -89,7 +90,7 @@ def reconcile_with_hubspot(
     now = now or datetime.now(UTC)
     run = Reconciliation()
     key = contacts_cursor_key(subscription_id)
-    cursor = _cursor(session_factory, key)
+    cursor = read_watermark(session_factory, key)
     run.contacts_window_start = window_start(
         cursor, now=now, overlap=overlap, first_run_lookback=first_run_lookback
     )
@@ -98,10 +99,10 @@ def reconcile_with_hubspot(
         with session_factory() as session:
             _apply_contacts(CrmStore(session), subscription_id, page, run.counts)
         newest = _newest(newest, page, CONTACT_MODIFIED_PROPERTY)
-    run.contacts_cursor = _move_cursor(session_factory, key, cursor, newest, subscription_id)
+    run.contacts_cursor = move_watermark(session_factory, key, cursor, newest, subscription_id)
 
     key = deals_cursor_key(subscription_id)
-    cursor = _cursor(session_factory, key)
+    cursor = read_watermark(session_factory, key)
     run.deals_window_start = window_start(
         cursor, now=now, overlap=overlap, first_run_lookback=first_run_lookback
     )
@@ -128,7 +129,7 @@ def reconcile_with_hubspot(
                     store, subscription_id, contacts.get(deal_id, []), close_as, at or now
                 )
         newest = _newest(newest, page, DEAL_MODIFIED_PROPERTY)
-    run.deals_cursor = _move_cursor(session_factory, key, cursor, newest, subscription_id)
+    run.deals_cursor = move_watermark(session_factory, key, cursor, newest, subscription_id)
     return run
 
 
@@ -223,23 +224,4 @@ def _newest(newest: datetime | None, page: list[dict[str, Any]], name: str) -> d
         modified = hubspot_time(_properties(item).get(name))
         if modified is not None and (newest is None or modified > newest):
             newest = modified
-    return newest
-
-
-def _cursor(session_factory: SessionFactory, key: str) -> datetime | None:
-    with session_factory() as session:
-        stored = CrmStore(session).configs.get_value(session, key)
-    return datetime.fromisoformat(stored) if stored else None
-
-
-def _move_cursor(
-    session_factory: SessionFactory,
-    key: str,
-    previous: datetime | None,
-    newest: datetime | None,
-    subscription_id: uuid.UUID,
-) -> datetime | None:
-    if newest is not None and newest != previous:
-        with session_factory() as session:
-            CrmStore(session).configs.set_value(session, key, newest.isoformat(), subscription_id)
     return newest

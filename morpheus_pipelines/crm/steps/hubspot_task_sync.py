@@ -15,7 +15,8 @@ from datetime import UTC, datetime, timedelta
 
 from morpheus_pipelines.crm.repositories.follow_up_task import complete_from_hubspot
 from morpheus_pipelines.crm.rules.hubspot_engagements import hubspot_time
-from morpheus_pipelines.crm.store import CrmStore
+from morpheus_pipelines.crm.rules.watermarks import window_start
+from morpheus_pipelines.crm.steps.watermarks import move_watermark, read_watermark
 from morpheus_pipelines.db.session import SessionFactory
 from morpheus_pipelines.platform.clients.hubspot import HubSpotClient
 
@@ -56,12 +57,10 @@ def sync_task_completions(
     """Complete the follow-up tasks whose HubSpot task was completed since the watermark."""
     now = now or datetime.now(UTC)
     key = watermark_key(subscription_id)
-    with session_factory() as session:
-        stored = CrmStore(session).configs.get_value(session, key)
-    previous = datetime.fromisoformat(stored) if stored else None
-    window_start = (previous - OVERLAP) if previous else (now - FIRST_RUN_LOOKBACK)
+    previous = read_watermark(session_factory, key)
+    start = window_start(previous, now=now, overlap=OVERLAP, first_run_lookback=FIRST_RUN_LOOKBACK)
     newest, read, completed, changed = previous, 0, 0, 0
-    for page in client.iter_tasks_modified_since(window_start, TASK_PROPERTIES):
+    for page in client.iter_tasks_modified_since(start, TASK_PROPERTIES):
         done = []
         for task in page:
             properties = task.get("properties") or {}
@@ -74,7 +73,5 @@ def sync_task_completions(
         completed += len(done)
         with session_factory() as session:
             changed += complete_from_hubspot(session, subscription_id, done)
-    with session_factory() as session:
-        if newest is not None and newest != previous:
-            CrmStore(session).configs.set_value(session, key, newest.isoformat(), subscription_id)
-    return TaskSync(window_start, read, completed, changed, newest)
+    newest = move_watermark(session_factory, key, previous, newest, subscription_id)
+    return TaskSync(start, read, completed, changed, newest)
