@@ -29,6 +29,7 @@ from morpheus_pipelines.crm.models import Lead, RoutingPool, SalesRep
 from morpheus_pipelines.crm.repositories.routing_directory import (
     ASSIGNABLE,
     Candidate,
+    available_sql,
 )
 from morpheus_pipelines.crm.rules.hubspot_outbox import OutboxKind, lead_contact_intent
 from morpheus_pipelines.crm.rules.lead_status import LeadStatus
@@ -41,7 +42,8 @@ __all__ = [
 
 # One statement picks and charges the owner: the least loaded candidate relative to its
 # weight, the longest-waiting first on a tie (a rotation), skipping rows another request is
-# charging right now, and only if the rep is still active.
+# charging right now, and only if the rep is still active and available now (working hours in
+# their zone, not away, below the cap: decided here, at the database's now(), never cached).
 _CLAIM = """
 UPDATE sales_reps AS r
 SET "openLeads" = r."openLeads" + 1, "lastLeadAssignedAt" = clock_timestamp()
@@ -50,6 +52,7 @@ WHERE r.id = (
     FROM unnest(CAST(:ids AS bigint[]), CAST(:weights AS integer[])) AS c(id, weight)
     JOIN sales_reps AS s ON s.id = c.id
     WHERE s."isActive" AND coalesce(s."hubspotOwnerId", '') <> ''
+      AND {available}
     ORDER BY (s."openLeads" + 1)::float8 / c.weight,
              s."lastLeadAssignedAt" NULLS FIRST,
              s.id
@@ -57,7 +60,7 @@ WHERE r.id = (
     FOR UPDATE OF s {skip}
 )
 RETURNING r.id, r."hubspotOwnerId"
-"""
+""".replace("{available}", available_sql("s"))
 
 
 _LEAD_COLUMNS = (
@@ -108,6 +111,15 @@ _ON_CONFLICT = (
 )
 
 
+# The first-touch deadline (docs/ownership.md, "First-touch SLA"): the lead's creation plus its
+# pool's SLA, when the pool has one and the lead has a rep for an owner (a waiting lead's
+# clock starts when it is given one).
+_FIRST_TOUCH_DUE = """(
+    SELECT CAST(:createdAt AS timestamptz) + make_interval(secs => p."firstTouchSlaSeconds")
+    FROM routing_pools AS p WHERE p.id = CAST(:poolId AS bigint) AND {owned}
+)"""
+
+
 def _placeholder(column: str) -> str:
     return f"CAST(:{column} AS jsonb)" if column in _JSON_COLUMNS else f":{column}"
 
@@ -116,8 +128,9 @@ def _placeholder(column: str) -> str:
 # lead is.
 _INSERT_LEAD = f"""
 WITH lead AS (
-    INSERT INTO leads ({", ".join(f'"{c}"' for c in _LEAD_COLUMNS)})
-    VALUES ({", ".join(_placeholder(c) for c in _LEAD_COLUMNS)})
+    INSERT INTO leads ({", ".join(f'"{c}"' for c in _LEAD_COLUMNS)}, "firstTouchDueAt")
+    VALUES ({", ".join(_placeholder(c) for c in _LEAD_COLUMNS)},
+            {_FIRST_TOUCH_DUE.format(owned="CAST(:ownerSalesRepId AS bigint) IS NOT NULL")})
     {_ON_CONFLICT}
 ), {_FORM_ACTIVITY}, {_OUTBOX}
 SELECT response FROM lead
@@ -131,7 +144,8 @@ _CLAIM_AND_INSERT = f"""
 WITH owner AS (
     {_CLAIM.format(skip="SKIP LOCKED").strip()}
 ), lead AS (
-    INSERT INTO leads ({", ".join(f'"{c}"' for c in (*_GIVEN_COLUMNS, *_OWNER_COLUMNS))})
+    INSERT INTO leads ({", ".join(f'"{c}"' for c in (*_GIVEN_COLUMNS, *_OWNER_COLUMNS))},
+                       "firstTouchDueAt")
     SELECT {", ".join(_placeholder(c) for c in _GIVEN_COLUMNS)},
            owner.id, owner."hubspotOwnerId", false,
            jsonb_build_object(
@@ -140,7 +154,8 @@ WITH owner AS (
                    'sales_rep_id', owner.id, 'hubspot_owner_id', owner."hubspotOwnerId"),
                'pool', CAST(:pool_name AS text),
                'owner_is_fallback', false,
-               'created_at', CAST(:created_at_text AS text))
+               'created_at', CAST(:created_at_text AS text)),
+           {_FIRST_TOUCH_DUE.format(owned="true")}
     FROM owner
     {_ON_CONFLICT}
 ), {_FORM_ACTIVITY}, {_OUTBOX}
