@@ -39,8 +39,6 @@ class SubscriptionRouting:
     default_pool: int | None = None
 
 
-
-
 def available_sql(rep: str) -> str:
     """The rep (``rep`` is the table or its alias) is available at the database's ``now()``:
     inside working hours in their own zone, not away, below the cap (docs/ownership.md,
@@ -52,7 +50,7 @@ def available_sql(rep: str) -> str:
         f'({rep}."awayUntil" IS NULL OR {rep}."awayUntil" <= now())'
         f' AND ({rep}."maxOpenLeads" IS NULL OR {rep}."openLeads" < {rep}."maxOpenLeads")'
         f' AND ({rep}."workingHours" IS NULL OR EXISTS ('
-        f"SELECT FROM jsonb_array_elements(coalesce({rep}.\"workingHours\" -> "
+        f'SELECT FROM jsonb_array_elements(coalesce({rep}."workingHours" -> '
         f"(ARRAY[{days}])[extract(isodow FROM {local})::int], '[]')) AS span "
         f"WHERE span ->> 0 <= {clock} AND {clock} < span ->> 1))"
     )

@@ -19,6 +19,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time
+from itertools import pairwise
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -125,7 +126,7 @@ def validate_working_hours(hours: Mapping[str, Any]) -> WorkingHours:
                 raise InvalidAvailability(f"{day}: {start}-{end} must start before it ends")
             pairs.append([start, end])
         pairs.sort()
-        for (_, end), (start, _) in zip(pairs, pairs[1:], strict=False):
+        for (_, end), (start, _) in pairwise(pairs):
             if start < end:
                 raise InvalidAvailability(f"{day}: spans overlap at {start}")
         checked[day] = pairs
@@ -142,8 +143,10 @@ def format_working_hours(hours: Mapping[str, Any] | None) -> str:
         spans = " ".join(f"{s}-{e}" for s, e in hours.get(day) or [])
         if not spans:
             continue
-        if groups and groups[-1][1] == spans and DAYS.index(groups[-1][0][-1]) + 1 == DAYS.index(
-            day
+        if (
+            groups
+            and groups[-1][1] == spans
+            and DAYS.index(groups[-1][0][-1]) + 1 == DAYS.index(day)
         ):
             groups[-1][0].append(day)
         else:
