@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import select, text, update
+from sqlalchemy import TextClause, select, text, update
 from sqlalchemy.dialects.postgresql.psycopg import PGDialect_psycopg
 from sqlalchemy.orm import Session
 
@@ -283,3 +283,9 @@ class LeadRepository(BaseRepository[Lead]):
             .with_for_update(read=True, of=SalesRep)
         ).first()
         return None if row is None else Candidate(row.id, row.hubspotOwnerId)
+
+
+def claim_statement(*, skip_locked: bool) -> TextClause:
+    """The claim statement (``:ids``, ``:weights``): charge the least-loaded assignable
+    candidate and return ``(id, hubspotOwnerId)``; for re-routing outside intake."""
+    return _CLAIM_STATEMENTS["SKIP LOCKED" if skip_locked else ""]
