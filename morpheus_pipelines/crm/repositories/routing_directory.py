@@ -39,15 +39,16 @@ class SubscriptionRouting:
     default_pool: int | None = None
 
 
-def available_sql(rep: str) -> str:
-    """The rep (``rep`` is the table or its alias) is available at the database's ``now()``:
-    inside working hours in their own zone, not away, below the cap (docs/ownership.md,
-    "Availability and capacity"); the twin of :func:`..rules.availability.is_available`."""
-    local = f"(now() AT TIME ZONE coalesce({rep}.\"timeZone\", 'UTC'))"
+def available_sql(rep: str, at: str = "now()") -> str:
+    """The rep (``rep`` is the table or its alias) is available at ``at`` (the database's
+    ``now()`` unless a test gives another instant): inside working hours in their own zone,
+    not away, below the cap (docs/ownership.md, "Availability and capacity"); the twin of
+    :func:`morpheus_pipelines.crm.rules.availability.is_available`."""
+    local = f"({at} AT TIME ZONE coalesce({rep}.\"timeZone\", 'UTC'))"
     days = ", ".join(f"'{d}'" for d in DAYS)
     clock = f"to_char({local}, 'HH24:MI')"
     return (
-        f'({rep}."awayUntil" IS NULL OR {rep}."awayUntil" <= now())'
+        f'({rep}."awayUntil" IS NULL OR {rep}."awayUntil" <= {at})'
         f' AND ({rep}."maxOpenLeads" IS NULL OR {rep}."openLeads" < {rep}."maxOpenLeads")'
         f' AND ({rep}."workingHours" IS NULL OR EXISTS ('
         f'SELECT FROM jsonb_array_elements(coalesce({rep}."workingHours" -> '
