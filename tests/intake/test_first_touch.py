@@ -10,8 +10,10 @@ import uuid
 from datetime import timedelta
 from typing import Any
 
+import dagster as dg
 from sqlalchemy import select, update
 
+from morpheus_pipelines.assets.leads.first_touch import first_touch_sla
 from morpheus_pipelines.crm.models import (
     Activity,
     ActivityType,
@@ -24,6 +26,8 @@ from morpheus_pipelines.crm.rules.hubspot_outbox import OutboxKind
 from morpheus_pipelines.crm.rules.ownership import DIALER_FALLBACK_HUBSPOT_OWNER_ID
 from morpheus_pipelines.crm.steps.first_touch import sweep_first_touch
 from morpheus_pipelines.db.session import get_session
+from morpheus_pipelines.resources.warehouse import WarehouseResource
+from morpheus_pipelines.sensors.first_touch import first_touch_due_leads
 from tests.support.intake import Tenant, client
 
 SLA = timedelta(minutes=15)
@@ -206,3 +210,38 @@ def test_a_touch_after_the_deadline_is_late_not_rerouted(tenant: Tenant, service
     late = _reread(tenant, lead)
     assert late.ownerSalesRepId == lead.ownerSalesRepId
     assert late.firstTouchAt is not None and late.firstTouchMissedAt is not None
+
+
+def test_the_sensor_asks_for_a_run_only_when_a_first_touch_is_due_and_the_asset_reports(
+    tenant: Tenant, service
+) -> None:
+    base, _ = service
+    resources = {"warehouse": WarehouseResource(database_url=tenant.url)}
+    ana = tenant.add_rep("ana@acme.test", "101")
+    ben = tenant.add_rep("ben@acme.test", "102")
+    _pool_with_sla(tenant, {ana: 1, ben: 1})
+    lead = _lead(tenant, base, "d-1")
+
+    quiet = first_touch_due_leads(dg.build_sensor_context(resources=resources))
+    assert isinstance(quiet, dg.SkipReason)  # due in 15 minutes, untouched
+
+    with get_session(tenant.url) as session:  # the deadline passes
+        session.execute(
+            update(Lead)
+            .where(Lead.id == lead.id)
+            .values(firstTouchDueAt=lead.createdAt - timedelta(seconds=1))
+        )
+    due = first_touch_due_leads(dg.build_sensor_context(resources=resources))
+    assert isinstance(due, dg.SensorResult) and len(due.run_requests) == 1
+
+    result = dg.materialize([first_touch_sla], resources=resources)
+    [materialization] = result.asset_materializations_for_node("first_touch_sla")
+    assert materialization.metadata["outcomes"].value == {
+        "met": 0,
+        "touched_late": 0,
+        "missed_rerouted": 1,
+    }
+    report = materialization.metadata["report"].value
+    assert f"| inbound | rep {lead.ownerSalesRepId} | 1 | 0 | 1 | 0% |" in report
+    after = first_touch_due_leads(dg.build_sensor_context(resources=resources))
+    assert isinstance(after, dg.SkipReason)  # judged: nothing due any more

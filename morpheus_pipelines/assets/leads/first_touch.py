@@ -24,13 +24,10 @@ def first_touch_sla(warehouse: WarehouseResource) -> dg.MaterializeResult:
     run = sweep_first_touch(warehouse.session)
     judged = sum(run.counts.values())
     return dg.MaterializeResult(
-        metadata=as_metadata(
-            {
-                "outcomes": dict(run.counts) or None,
-                "dagster/row_count": judged,
-                "report": dg.MetadataValue.md(render_sla_markdown(run.report, run.window)),
-            }
-        )
+        metadata={
+            **as_metadata({"outcomes": dict(run.counts) or None, "dagster/row_count": judged}),
+            "report": dg.MetadataValue.md(render_sla_markdown(run.report, run.window)),
+        }
     )
 
 
