@@ -5,8 +5,9 @@ Each lead queues its HubSpot contact in the outbox in the same statement that in
 
 The two guarantees are statements, not checks: a lead is inserted with ``ON CONFLICT
 (subscriptionId, idempotencyKey) DO NOTHING`` (no read-then-write window), and an owner is
-taken with one ``UPDATE … RETURNING`` that also re-checks the rep is active, so a stale cache
-can never hand a lead to a deactivated rep.
+taken with one ``UPDATE … RETURNING`` that also re-checks the rep is active and available
+(working hours in their zone, away-until, cap), so a stale cache can never hand a lead to a
+deactivated, absent or full rep.
 
 The rest of lead intake's repositories live beside it, one module per table: the routing
 directory (:mod:`.routing_directory`), the API keys (:mod:`.intake_keys`) and the slow path

@@ -28,10 +28,11 @@ class Candidate:
 
 @dataclass
 class SubscriptionRouting:
-    """What intake needs to route one subscription's leads: pools with their assignable
-    members, the rules, the default pool (a pool's fallback rep is read in the lead's
-    transaction instead). ``None`` as a pool id is the implicit default pool (every active
-    rep with a HubSpot owner id) of a subscription without one."""
+    """What intake needs to route one subscription's leads: pools with their eligible
+    members (whether one is available now is the claim statement's to decide), the rules,
+    the default pool (a pool's fallback rep is read in the lead's transaction instead).
+    ``None`` as a pool id is the implicit default pool (every active rep with a HubSpot owner
+    id) of a subscription without one."""
 
     pools: dict[int | None, list[Candidate]] = field(default_factory=dict)
     pool_names: dict[int | None, str] = field(default_factory=dict)
