@@ -10,6 +10,7 @@ import click
 from morpheus_pipelines.cli.db import migrated_warehouse_url
 from morpheus_pipelines.cli.parsing import Group
 from morpheus_pipelines.cli.setup_options import (
+    Refused,
     run,
     subscription_id,
     subscription_option,
@@ -78,13 +79,50 @@ def add(subscription: str, name: str, default: bool | None, fallback_rep: str | 
     return run(body)
 
 
+@pool.command(name="set")
+@subscription_option
+@_POOL
+@click.option(
+    "--first-touch-sla",
+    metavar="DURATION",
+    required=True,
+    help="How soon the owner of a new lead must touch it (an outbound call, email or message "
+    "by a person), e.g. 90s, 15m, 1h; missed: the lead is re-routed once. Empty: no SLA.",
+)
+def set_(subscription: str, pool: str, first_touch_sla: str) -> int:
+    """Set a pool's first-touch SLA (docs/ownership.md, "First-touch SLA"); print the pool as
+    `list` does, then `updated` or `unchanged`. Leads already created keep their deadline."""
+    from morpheus_pipelines.crm.rules.availability import InvalidAvailability, duration_seconds
+    from morpheus_pipelines.crm.steps.portal_setup import pools, set_pool
+    from morpheus_pipelines.crm.store import CrmStore
+    from morpheus_pipelines.db.session import get_session
+
+    def body() -> int:
+        subscription_uuid = subscription_id(subscription)
+        text = first_touch_sla.strip()
+        try:
+            seconds = duration_seconds(text) if text else None
+        except InvalidAvailability as refused:
+            raise Refused("--first-touch-sla", str(refused)) from None
+        with get_session(migrated_warehouse_url()) as session:
+            store = CrmStore(session)
+            outcome = set_pool(
+                store, subscription_uuid, pool.strip(), first_touch_sla_seconds=seconds
+            )
+            [shown] = [p for p in pools(store, subscription_uuid) if p.name == pool.strip()]
+        print(f"{_pool_line(shown)} {outcome}")
+        return 0
+
+    return run(body)
+
+
 @pool.command(name="list")
 @subscription_option
 def list_(subscription: str) -> int:
     """List the pools by name, each followed by its members and its rules, one a line:
 
     \b
-    pool NAME default=yes|no fallback-rep=REP_ID|-
+    pool NAME default=yes|no fallback-rep=REP_ID|- first-touch-sla=DURATION|-
     member NAME rep=REP_ID weight=N email=EMAIL
     rule NAME id=ID source=SOURCE|- campaign-id=ID|- priority=N
 
@@ -276,9 +314,12 @@ def rule_remove(subscription: str, pool: str, source: str | None, campaign_id: s
 
 
 def _pool_line(view: PoolView) -> str:
+    from morpheus_pipelines.crm.rules.availability import format_duration
+
     return (
         f"pool {word(view.name)} default={'yes' if view.default else 'no'} "
-        f"fallback-rep={word(view.fallback_rep_id)}"
+        f"fallback-rep={word(view.fallback_rep_id)} "
+        f"first-touch-sla={format_duration(view.first_touch_sla_seconds)}"
     )
 
 

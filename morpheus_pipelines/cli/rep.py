@@ -1,9 +1,10 @@
-"""``morpheus rep``: a subscription's sales reps (mirrored from HubSpot's owners) and the ids
-that are ours to set: their re-engagement list, call list and Nooks user."""
+"""``morpheus rep``: a subscription's sales reps (mirrored from HubSpot's owners) and what is
+ours to set: their re-engagement list, call list and Nooks user, and when they can be given
+leads (working hours in their time zone, away-until, a cap on open leads)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -35,9 +36,11 @@ def list_(subscription: str) -> int:
 
     \b
     rep REP_ID email=EMAIL active=yes|no hubspot-owner-id=ID active-list-id=ID
-        call-list-id=ID nooks-user-id=ID
+        call-list-id=ID nooks-user-id=ID time-zone=ZONE working-hours=HOURS
+        away-until=INSTANT max-open-leads=N open-leads=N
 
-    (one line each; `-` where unset)."""
+    (one line each; `-` where unset; working hours as `mon-fri:09:00-18:00`, `-` for
+    always)."""
     from morpheus_pipelines.crm.steps.portal_setup import reps
     from morpheus_pipelines.crm.store import CrmStore
     from morpheus_pipelines.db.session import get_session
@@ -67,12 +70,43 @@ def list_(subscription: str) -> int:
     help="The rep's HubSpot call list (stored as hubspotCallSegmentId; a positive whole number).",
 )
 @click.option("--nooks-user-id", metavar="ID", help="The rep's user id in the Nooks dialer.")
+@click.option(
+    "--working-hours",
+    metavar="HOURS",
+    help="When the rep takes leads, in their time zone: 'mon-fri 09:00-18:00', or groups "
+    "like 'mon-thu 09:00-12:00 13:00-18:00, fri 09:00-15:00'. Empty: always.",
+)
+@click.option(
+    "--time-zone",
+    metavar="ZONE",
+    help="The rep's IANA time zone (e.g. Asia/Singapore); working hours and a date given to "
+    "--away-until are read in it. Empty: UTC.",
+)
+@click.option(
+    "--away-until",
+    metavar="DATE",
+    help="No leads before this date (YYYY-MM-DD, the start of that day in the rep's zone) or "
+    "ISO instant with an offset. Empty: not away.",
+)
+@click.option(
+    "--max-open-leads",
+    metavar="N",
+    help="No new lead while the rep owns this many open leads (0 or more). Empty: no cap.",
+)
 def set_(
-    rep_id: str, active_list_id: str | None, call_list_id: str | None, nooks_user_id: str | None
+    rep_id: str,
+    active_list_id: str | None,
+    call_list_id: str | None,
+    nooks_user_id: str | None,
+    working_hours: str | None,
+    time_zone: str | None,
+    away_until: str | None,
+    max_open_leads: str | None,
 ) -> int:
-    """Set the ids given on a rep (the others stay); print the rep as `list` does, then
-    `updated` or `unchanged`. The sales-rep mirror never overwrites them. The lists are not
-    looked up in HubSpot yet."""
+    """Set what is given on a rep (the rest stays; an empty availability value clears it);
+    print the rep as `list` does, then `updated` or `unchanged`. The sales-rep mirror never
+    overwrites them. The lists are not looked up in HubSpot yet. A rep outside their hours,
+    away or at the cap is given no lead (docs/ownership.md, "Availability and capacity")."""
     from morpheus_pipelines.crm.steps.portal_setup import set_rep
     from morpheus_pipelines.crm.store import CrmStore
     from morpheus_pipelines.db.session import get_session
@@ -86,6 +120,7 @@ def set_(
             nooks = nooks_user_id.strip()
             if not nooks or any(c.isspace() for c in nooks):
                 raise Refused("--nooks-user-id", "must be one word, not empty")
+        availability = _availability(working_hours, time_zone, away_until, max_open_leads)
         with get_session(migrated_warehouse_url()) as session:
             outcome, shown = set_rep(
                 CrmStore(session),
@@ -93,6 +128,7 @@ def set_(
                 active_list_id=active,
                 call_list_id=calls,
                 nooks_user_id=nooks,
+                **availability,
             )
             line = _rep_line(shown)
         print(f"{line} {outcome}")
@@ -101,9 +137,53 @@ def set_(
     return run(body)
 
 
+def _availability(
+    working_hours: str | None,
+    time_zone: str | None,
+    away_until: str | None,
+    max_open_leads: str | None,
+) -> dict[str, Any]:
+    """The availability options as ``set_rep`` takes them: unsaid ones are left out, empty
+    ones clear, the rest are checked here (the date is read in the rep's zone by the step)."""
+    from morpheus_pipelines.crm.rules.availability import (
+        InvalidAvailability,
+        parse_working_hours,
+    )
+    from morpheus_pipelines.crm.rules.availability import time_zone as checked_zone
+
+    given: dict[str, Any] = {}
+    try:
+        if working_hours is not None:
+            hours = working_hours.strip()
+            given["working_hours"] = parse_working_hours(hours) if hours else None
+    except InvalidAvailability as refused:
+        raise Refused("--working-hours", str(refused)) from None
+    try:
+        if time_zone is not None:
+            given["time_zone"] = checked_zone(time_zone) if time_zone.strip() else None
+    except InvalidAvailability as refused:
+        raise Refused("--time-zone", str(refused)) from None
+    if away_until is not None:
+        given["away_until_text"] = away_until.strip() or None
+    if max_open_leads is not None:
+        text = max_open_leads.strip()
+        given["max_open_leads"] = (
+            whole_number("--max-open-leads", text, positive=False) if text else None
+        )
+        if given["max_open_leads"] is not None and given["max_open_leads"] < 0:
+            raise Refused("--max-open-leads", "must not be negative")
+    return given
+
+
 def _rep_line(rep: SalesRep) -> str:
+    from morpheus_pipelines.crm.rules.availability import format_working_hours
+
+    away = None if rep.awayUntil is None else rep.awayUntil.isoformat()
     return (
         f"rep {rep.id} email={word(rep.email)} active={'yes' if rep.isActive else 'no'} "
         f"hubspot-owner-id={word(rep.hubspotOwnerId)} active-list-id={word(rep.activeListId)} "
-        f"call-list-id={word(rep.hubspotCallSegmentId)} nooks-user-id={word(rep.nooksUserId)}"
+        f"call-list-id={word(rep.hubspotCallSegmentId)} nooks-user-id={word(rep.nooksUserId)} "
+        f"time-zone={word(rep.timeZone)} working-hours={format_working_hours(rep.workingHours)} "
+        f"away-until={word(away)} max-open-leads={word(rep.maxOpenLeads)} "
+        f"open-leads={rep.openLeads}"
     )

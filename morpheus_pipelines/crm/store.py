@@ -21,6 +21,7 @@ from morpheus_pipelines.crm.repositories.email import (
     EmailRepository,
     EmailVariationRepository,
 )
+from morpheus_pipelines.crm.repositories.first_touch import FirstTouchRepository
 from morpheus_pipelines.crm.repositories.follow_up_task import FollowUpTaskRepository
 from morpheus_pipelines.crm.repositories.hubspot_outbox import HubSpotOutboxRepository
 from morpheus_pipelines.crm.repositories.hubspot_webhooks import HubSpotWebhookRepository
@@ -80,6 +81,7 @@ class CrmStore:
     automations: ClassVar[AutomationRepository] = AutomationRepository()
     attribution: ClassVar[AttributionRepository] = AttributionRepository()
     outbox: ClassVar[HubSpotOutboxRepository] = HubSpotOutboxRepository()
+    first_touch: ClassVar[FirstTouchRepository] = FirstTouchRepository()
     webhooks: ClassVar[HubSpotWebhookRepository] = HubSpotWebhookRepository()
     segment_lists: ClassVar[ReengagementSegmentListRepository] = ReengagementSegmentListRepository()
     routing_config: ClassVar[RoutingConfigRepository] = RoutingConfigRepository()

@@ -1,10 +1,12 @@
 """Sensors: run failures and snapshot health, new leads and segment members waiting, the
-lead automations, pending HubSpot deal events and the HubSpot outbox."""
+lead automations, pending HubSpot deal events, the HubSpot outbox and leads whose first touch
+is due."""
 
 import dagster as dg
 
 from morpheus_pipelines.sensors.alerts import hubspot_snapshot_health, run_failure_alert
 from morpheus_pipelines.sensors.deal_events import pending_deal_events
+from morpheus_pipelines.sensors.first_touch import first_touch_due_leads
 from morpheus_pipelines.sensors.hubspot_outbox import hubspot_outbox_sensor
 from morpheus_pipelines.sensors.lead_automations import lead_automations
 from morpheus_pipelines.sensors.leads import new_leads
@@ -19,5 +21,6 @@ defs = dg.Definitions(
         new_segment_members,
         pending_deal_events,
         hubspot_outbox_sensor,
+        first_touch_due_leads,
     ]
 )

@@ -251,13 +251,16 @@ def test_pool_add_member_rule_list_and_reruns(cli, subscription: str, database_u
     ana = _rep(database_url, s, "ana@acme.test", "o-ana")
     bo = _rep(database_url, s, "bo@acme.test", "o-bo")
     added = cli("pool", "add", "--subscription", s, "--name", "inbound", "--default")
-    assert added[:2] == (0, "pool inbound default=yes fallback-rep=- added\n")
+    assert added[:2] == (0, "pool inbound default=yes fallback-rep=- first-touch-sla=- added\n")
     again = cli("pool", "add", "--subscription", s, "--name", "inbound", "--default")
-    assert again[:2] == (0, "pool inbound default=yes fallback-rep=- unchanged\n")
+    assert again[:2] == (0, "pool inbound default=yes fallback-rep=- first-touch-sla=- unchanged\n")
     fallback = cli(
         "pool", "add", "--subscription", s, "--name", "inbound", "--fallback-rep", str(bo)
     )
-    assert fallback[:2] == (0, f"pool inbound default=yes fallback-rep={bo} updated\n")
+    assert fallback[:2] == (
+        0,
+        f"pool inbound default=yes fallback-rep={bo} first-touch-sla=- updated\n",
+    )
 
     member = ("pool", "member", "add", "--subscription", s, "--pool", "inbound")
     assert cli(*member, "--rep", str(ana), "--weight", "3")[:2] == (
@@ -280,7 +283,7 @@ def test_pool_add_member_rule_list_and_reruns(cli, subscription: str, database_u
     status, out, _ = cli("pool", "list", "--subscription", s)
     assert status == 0
     assert out.splitlines() == [
-        f"pool inbound default=yes fallback-rep={bo}",
+        f"pool inbound default=yes fallback-rep={bo} first-touch-sla=-",
         f"member inbound rep={ana} weight=2 email=ana@acme.test",
         f"member inbound rep={bo} weight=1 email=bo@acme.test",
         f"rule inbound id={rule_id} source=web-form campaign-id=c-9 priority=5",
@@ -462,7 +465,8 @@ def test_rep_list_and_set(cli, subscription: str, database_url: str) -> None:
     assert status == 0
     assert out == (
         f"rep {ana} email=ana@acme.test active=yes hubspot-owner-id=o-ana active-list-id=- "
-        "call-list-id=- nooks-user-id=-\n"
+        "call-list-id=- nooks-user-id=- time-zone=- working-hours=- away-until=- "
+        "max-open-leads=- open-leads=0\n"
     )
     status, out, _ = cli(
         "rep",
@@ -476,7 +480,8 @@ def test_rep_list_and_set(cli, subscription: str, database_url: str) -> None:
         "nk-1",
     )
     assert status == 0 and out.endswith(
-        "active-list-id=710 call-list-id=711 nooks-user-id=nk-1 updated\n"
+        "active-list-id=710 call-list-id=711 nooks-user-id=nk-1 time-zone=- working-hours=- "
+        "away-until=- max-open-leads=- open-leads=0 updated\n"
     )
     assert cli("rep", "set", str(ana), "--active-list-id", "710")[1].endswith(" unchanged\n")
     with get_session(database_url) as session:
@@ -499,8 +504,8 @@ def test_rep_commands_refuse_bad_input_in_one_line(cli, subscription: str) -> No
     )
     _refused(
         cli("rep", "set", "1"),
-        "error: --active-list-id: nothing to set: give --active-list-id, --call-list-id or "
-        "--nooks-user-id",
+        "error: --active-list-id: nothing to set: give --active-list-id, --call-list-id, "
+        "--nooks-user-id, --working-hours, --time-zone, --away-until or --max-open-leads",
     )
     _refused(
         cli("rep", "set", "1", "--call-list-id", "zero"),
@@ -539,3 +544,133 @@ def test_every_option_has_help(command: tuple[str, ...], capsys: pytest.CaptureF
     for param in leaf.params:
         if isinstance(param, click.Option) and param.name != "help":
             assert param.help, f"{' '.join(command)} {param.name} has no help"
+
+
+# -- availability and the first-touch SLA ------------------------------------------------------
+
+
+def test_rep_availability_is_set_shown_and_cleared(
+    cli, subscription: str, database_url: str
+) -> None:
+    ana = _rep(database_url, subscription, "ana@acme.test", "o-ana")
+    status, out, _ = cli(
+        "rep",
+        "set",
+        str(ana),
+        "--working-hours",
+        "mon-fri 09:00-18:00, sat 10:00-14:00",
+        "--time-zone",
+        "Asia/Singapore",
+        "--away-until",
+        "2026-12-24",
+        "--max-open-leads",
+        "30",
+    )
+    assert status == 0
+    assert out.endswith(
+        "time-zone=Asia/Singapore working-hours=mon-fri:09:00-18:00,sat:10:00-14:00 "
+        "away-until=2026-12-23T16:00:00+00:00 max-open-leads=30 open-leads=0 updated\n"
+    )  # the date is the start of that day in the rep's zone
+    with get_session(database_url) as session:
+        rep = session.get(SalesRep, ana)
+        assert rep.workingHours["fri"] == [["09:00", "18:00"]] and "sun" not in rep.workingHours
+    again = cli("rep", "set", str(ana), "--max-open-leads", "30", "--time-zone", "Asia/Singapore")
+    assert again[1].endswith(" unchanged\n")
+    status, out, _ = cli(
+        "rep", "set", str(ana), "--working-hours", "", "--away-until", "", "--max-open-leads", ""
+    )
+    assert status == 0 and out.endswith(
+        "time-zone=Asia/Singapore working-hours=- away-until=- max-open-leads=- open-leads=0 "
+        "updated\n"
+    )
+    listed = cli("rep", "list", "--subscription", subscription)[1]
+    assert "time-zone=Asia/Singapore working-hours=- " in listed
+
+
+def test_rep_availability_refusals_name_the_option(
+    cli, subscription: str, database_url: str
+) -> None:
+    ana = _rep(database_url, subscription, "ana@acme.test", "o-ana")
+    r = str(ana)
+    _refused(
+        cli("rep", "set", r, "--working-hours", "weekdays 9-6"),
+        "error: --working-hours: unknown day 'weekdays' (one of mon, tue, wed, thu, fri, sat, sun)",
+    )
+    _refused(
+        cli("rep", "set", r, "--working-hours", "mon-fri 18:00-09:00"),
+        "error: --working-hours: mon: 18:00-09:00 must start before it ends",
+    )
+    _refused(
+        cli("rep", "set", r, "--working-hours", "mon 25:00-26:00"),
+        "error: --working-hours: mon: ['25:00', '26:00'] is not [HH:MM, HH:MM]",
+    )
+    _refused(
+        cli("rep", "set", r, "--time-zone", "Mars/Olympus_Mons"),
+        "error: --time-zone: unknown time zone 'Mars/Olympus_Mons' (an IANA name, e.g. "
+        "Asia/Singapore)",
+    )
+    _refused(
+        cli("rep", "set", r, "--time-zone", "../../etc/passwd"),
+        "error: --time-zone: '../../etc/passwd' is not an IANA time zone (e.g. Asia/Singapore)",
+    )
+    _refused(
+        cli("rep", "set", r, "--max-open-leads", "-1"),
+        "error: --max-open-leads: must not be negative",
+    )
+    _refused(
+        cli("rep", "set", r, "--max-open-leads", "lots"),
+        "error: --max-open-leads: must be a whole number",
+    )
+    _refused(
+        cli("rep", "set", r, "--away-until", "2026-13-40"),
+        "error: --away-until: '2026-13-40' is not a date (YYYY-MM-DD)",
+    )
+    _refused(
+        cli("rep", "set", r, "--away-until", "next tuesday"),
+        "error: --away-until: 'next tuesday' is not a date (YYYY-MM-DD)",
+    )
+    with get_session(database_url) as session:  # nothing of the refused values was stored
+        rep = session.get(SalesRep, ana)
+        assert (rep.workingHours, rep.timeZone, rep.maxOpenLeads, rep.awayUntil) == (
+            None,
+            None,
+            None,
+            None,
+        )
+
+
+def test_pool_first_touch_sla_is_set_and_refused(cli, subscription: str) -> None:
+    s = subscription
+    assert cli("pool", "add", "--subscription", s, "--name", "inbound")[0] == 0
+    status, out, _ = cli(
+        "pool", "set", "--subscription", s, "--pool", "inbound", "--first-touch-sla", "15m"
+    )
+    assert (status, out) == (
+        0,
+        "pool inbound default=no fallback-rep=- first-touch-sla=15m updated\n",
+    )
+    assert cli(
+        "pool", "set", "--subscription", s, "--pool", "inbound", "--first-touch-sla", "900s"
+    )[1].endswith(" unchanged\n")
+    assert (
+        "first-touch-sla=90s"
+        in cli("pool", "set", "--subscription", s, "--pool", "inbound", "--first-touch-sla", "90s")[
+            1
+        ]
+    )
+    for bad, why in (
+        ("0m", "must be longer than 0 seconds"),
+        ("-5m", "'-5m' is not a duration (e.g. 90s, 15m, 1h)"),
+        ("soon", "'soon' is not a duration (e.g. 90s, 15m, 1h)"),
+        ("15", "'15' is not a duration (e.g. 90s, 15m, 1h)"),
+    ):
+        _refused(
+            cli("pool", "set", "--subscription", s, "--pool", "inbound", "--first-touch-sla", bad),
+            f"error: --first-touch-sla: {why}",
+        )
+    _refused(
+        cli("pool", "set", "--subscription", s, "--pool", "nope", "--first-touch-sla", "1h"),
+        "error: --pool: no pool 'nope' in this subscription",
+    )
+    cleared = cli("pool", "set", "--subscription", s, "--pool", "inbound", "--first-touch-sla", "")
+    assert cleared[1] == "pool inbound default=no fallback-rep=- first-touch-sla=- updated\n"

@@ -22,6 +22,7 @@ from morpheus_pipelines.assets.leads.engagements import (
     hubspot_engagement_schedule,
     hubspot_engagements,
 )
+from morpheus_pipelines.assets.leads.first_touch import first_touch_sla, first_touch_sla_job
 from morpheus_pipelines.assets.leads.follow_up import lead_duplicates, lead_enrichment, lead_scores
 from morpheus_pipelines.assets.leads.reconciliation import (
     hubspot_reconciliation,
@@ -45,6 +46,7 @@ defs = dg.Definitions(
         AUTOMATION_FIRINGS,
         hubspot_deal_events,
         hubspot_reconciliation,
+        first_touch_sla,
     ],
     asset_checks=[deal_events_not_stuck],
     jobs=[
@@ -54,6 +56,7 @@ defs = dg.Definitions(
         hubspot_deal_events_job,
         deal_events_check_job,
         hubspot_reconciliation_job,
+        first_touch_sla_job,
     ],
     schedules=[
         lead_attribution_schedule,

@@ -5,7 +5,8 @@ in memory. A listener thread waits on ``LISTEN morpheus_routing`` (triggers on t
 tables and on the ``sales_reps`` columns that matter fire it) and marks the view stale; a
 short TTL covers a lost notification or a listener that is reconnecting. The view only
 proposes candidates: the statement that charges the owner re-checks that the rep is active,
-so a deactivated rep stops receiving leads at once, whatever the cache holds.
+so a deactivated rep stops receiving leads at once, whatever the cache holds, and decides
+whether the rep is available now (working hours, away, cap), which is never cached.
 """
 
 from __future__ import annotations

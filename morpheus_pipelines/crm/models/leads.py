@@ -145,6 +145,8 @@ class Lead(Base):
     firstTouchDueAt: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     firstTouchAt: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     firstTouchMissedAt: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    # The rep whose touch met or missed the deadline (a missed lead moves to another rep).
+    firstTouchSalesRepId: Mapped[int | None] = mapped_column(ForeignKey("sales_reps.id"))
     status: Mapped[str] = mapped_column(  # a LeadStatus
         Text, nullable=False, server_default=LeadStatus.OPEN.value
     )

@@ -5,8 +5,9 @@ Each lead queues its HubSpot contact in the outbox in the same statement that in
 
 The two guarantees are statements, not checks: a lead is inserted with ``ON CONFLICT
 (subscriptionId, idempotencyKey) DO NOTHING`` (no read-then-write window), and an owner is
-taken with one ``UPDATE … RETURNING`` that also re-checks the rep is active, so a stale cache
-can never hand a lead to a deactivated rep.
+taken with one ``UPDATE … RETURNING`` that also re-checks the rep is active and available
+(working hours in their zone, away-until, cap), so a stale cache can never hand a lead to a
+deactivated, absent or full rep.
 
 The rest of lead intake's repositories live beside it, one module per table: the routing
 directory (:mod:`.routing_directory`), the API keys (:mod:`.intake_keys`) and the slow path
@@ -21,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import select, text, update
+from sqlalchemy import TextClause, select, text, update
 from sqlalchemy.dialects.postgresql.psycopg import PGDialect_psycopg
 from sqlalchemy.orm import Session
 
@@ -29,6 +30,7 @@ from morpheus_pipelines.crm.models import Lead, RoutingPool, SalesRep
 from morpheus_pipelines.crm.repositories.routing_directory import (
     ASSIGNABLE,
     Candidate,
+    available_sql,
 )
 from morpheus_pipelines.crm.rules.hubspot_outbox import OutboxKind, lead_contact_intent
 from morpheus_pipelines.crm.rules.lead_status import LeadStatus
@@ -41,7 +43,8 @@ __all__ = [
 
 # One statement picks and charges the owner: the least loaded candidate relative to its
 # weight, the longest-waiting first on a tie (a rotation), skipping rows another request is
-# charging right now, and only if the rep is still active.
+# charging right now, and only if the rep is still active and available now (working hours in
+# their zone, not away, below the cap: decided here, at the database's now(), never cached).
 _CLAIM = """
 UPDATE sales_reps AS r
 SET "openLeads" = r."openLeads" + 1, "lastLeadAssignedAt" = clock_timestamp()
@@ -50,6 +53,7 @@ WHERE r.id = (
     FROM unnest(CAST(:ids AS bigint[]), CAST(:weights AS integer[])) AS c(id, weight)
     JOIN sales_reps AS s ON s.id = c.id
     WHERE s."isActive" AND coalesce(s."hubspotOwnerId", '') <> ''
+      AND {available}
     ORDER BY (s."openLeads" + 1)::float8 / c.weight,
              s."lastLeadAssignedAt" NULLS FIRST,
              s.id
@@ -57,7 +61,7 @@ WHERE r.id = (
     FOR UPDATE OF s {skip}
 )
 RETURNING r.id, r."hubspotOwnerId"
-"""
+""".replace("{available}", available_sql("s"))
 
 
 _LEAD_COLUMNS = (
@@ -108,6 +112,15 @@ _ON_CONFLICT = (
 )
 
 
+# The first-touch deadline (docs/ownership.md, "First-touch SLA"): the lead's creation plus its
+# pool's SLA, when the pool has one and the lead has a rep for an owner (a waiting lead's
+# clock starts when it is given one).
+_FIRST_TOUCH_DUE = """(
+    SELECT CAST(:createdAt AS timestamptz) + make_interval(secs => p."firstTouchSlaSeconds")
+    FROM routing_pools AS p WHERE p.id = CAST(:poolId AS bigint) AND {owned}
+)"""
+
+
 def _placeholder(column: str) -> str:
     return f"CAST(:{column} AS jsonb)" if column in _JSON_COLUMNS else f":{column}"
 
@@ -116,8 +129,9 @@ def _placeholder(column: str) -> str:
 # lead is.
 _INSERT_LEAD = f"""
 WITH lead AS (
-    INSERT INTO leads ({", ".join(f'"{c}"' for c in _LEAD_COLUMNS)})
-    VALUES ({", ".join(_placeholder(c) for c in _LEAD_COLUMNS)})
+    INSERT INTO leads ({", ".join(f'"{c}"' for c in _LEAD_COLUMNS)}, "firstTouchDueAt")
+    VALUES ({", ".join(_placeholder(c) for c in _LEAD_COLUMNS)},
+            {_FIRST_TOUCH_DUE.format(owned="CAST(:ownerSalesRepId AS bigint) IS NOT NULL")})
     {_ON_CONFLICT}
 ), {_FORM_ACTIVITY}, {_OUTBOX}
 SELECT response FROM lead
@@ -131,7 +145,8 @@ _CLAIM_AND_INSERT = f"""
 WITH owner AS (
     {_CLAIM.format(skip="SKIP LOCKED").strip()}
 ), lead AS (
-    INSERT INTO leads ({", ".join(f'"{c}"' for c in (*_GIVEN_COLUMNS, *_OWNER_COLUMNS))})
+    INSERT INTO leads ({", ".join(f'"{c}"' for c in (*_GIVEN_COLUMNS, *_OWNER_COLUMNS))},
+                       "firstTouchDueAt")
     SELECT {", ".join(_placeholder(c) for c in _GIVEN_COLUMNS)},
            owner.id, owner."hubspotOwnerId", false,
            jsonb_build_object(
@@ -140,7 +155,8 @@ WITH owner AS (
                    'sales_rep_id', owner.id, 'hubspot_owner_id', owner."hubspotOwnerId"),
                'pool', CAST(:pool_name AS text),
                'owner_is_fallback', false,
-               'created_at', CAST(:created_at_text AS text))
+               'created_at', CAST(:created_at_text AS text)),
+           {_FIRST_TOUCH_DUE.format(owned="true")}
     FROM owner
     {_ON_CONFLICT}
 ), {_FORM_ACTIVITY}, {_OUTBOX}
@@ -268,3 +284,9 @@ class LeadRepository(BaseRepository[Lead]):
             .with_for_update(read=True, of=SalesRep)
         ).first()
         return None if row is None else Candidate(row.id, row.hubspotOwnerId)
+
+
+def claim_statement(*, skip_locked: bool) -> TextClause:
+    """The claim statement (``:ids``, ``:weights``): charge the least-loaded assignable
+    candidate and return ``(id, hubspotOwnerId)``; for re-routing outside intake."""
+    return _CLAIM_STATEMENTS["SKIP LOCKED" if skip_locked else ""]

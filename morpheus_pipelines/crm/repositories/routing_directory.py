@@ -8,10 +8,11 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 
-from sqlalchemy import select
+from sqlalchemy import select, text
 from sqlalchemy.orm import Session
 
 from morpheus_pipelines.crm.models import RoutingPool, RoutingPoolMember, RoutingPoolRule, SalesRep
+from morpheus_pipelines.crm.rules.availability import DAYS
 from morpheus_pipelines.platform.store.base import BaseRepository
 
 
@@ -27,10 +28,11 @@ class Candidate:
 
 @dataclass
 class SubscriptionRouting:
-    """What intake needs to route one subscription's leads: pools with their assignable
-    members, the rules, the default pool (a pool's fallback rep is read in the lead's
-    transaction instead). ``None`` as a pool id is the implicit default pool (every active
-    rep with a HubSpot owner id) of a subscription without one."""
+    """What intake needs to route one subscription's leads: pools with their eligible
+    members (whether one is available now is the claim statement's to decide), the rules,
+    the default pool (a pool's fallback rep is read in the lead's transaction instead).
+    ``None`` as a pool id is the implicit default pool (every active rep with a HubSpot owner
+    id) of a subscription without one."""
 
     pools: dict[int | None, list[Candidate]] = field(default_factory=dict)
     pool_names: dict[int | None, str] = field(default_factory=dict)
@@ -38,12 +40,34 @@ class SubscriptionRouting:
     default_pool: int | None = None
 
 
-# A rep intake may give a lead to: active, with a HubSpot owner id to write.
-ASSIGNABLE = (
+def available_sql(rep: str, at: str = "now()") -> str:
+    """The rep (``rep`` is the table or its alias) is available at ``at`` (the database's
+    ``now()`` unless a test gives another instant): inside working hours in their own zone,
+    not away, below the cap (docs/ownership.md, "Availability and capacity"); the twin of
+    :func:`morpheus_pipelines.crm.rules.availability.is_available`."""
+    local = f"({at} AT TIME ZONE coalesce({rep}.\"timeZone\", 'UTC'))"
+    days = ", ".join(f"'{d}'" for d in DAYS)
+    clock = f"to_char({local}, 'HH24:MI')"
+    return (
+        f'({rep}."awayUntil" IS NULL OR {rep}."awayUntil" <= {at})'
+        f' AND ({rep}."maxOpenLeads" IS NULL OR {rep}."openLeads" < {rep}."maxOpenLeads")'
+        f' AND ({rep}."workingHours" IS NULL OR EXISTS ('
+        f'SELECT FROM jsonb_array_elements(coalesce({rep}."workingHours" -> '
+        f"(ARRAY[{days}])[extract(isodow FROM {local})::int], '[]')) AS span "
+        f"WHERE span ->> 0 <= {clock} AND {clock} < span ->> 1))"
+    )
+
+
+# A rep the owner cache may propose: active, with a HubSpot owner id to write (what the
+# routing triggers notify about).
+ELIGIBLE = (
     SalesRep.isActive.is_(True),
     SalesRep.hubspotOwnerId.is_not(None),
     SalesRep.hubspotOwnerId != "",
 )
+# A rep intake may give a lead to now: eligible and available. The time-driven part is never
+# cached: the claim statement evaluates it at the database's now().
+ASSIGNABLE = (*ELIGIBLE, text(available_sql("sales_reps")))
 
 
 class RoutingDirectoryRepository(BaseRepository[RoutingPool]):
@@ -69,7 +93,7 @@ class RoutingDirectoryRepository(BaseRepository[RoutingPool]):
             )
             .join(RoutingPool, RoutingPool.id == RoutingPoolMember.poolId)
             .join(SalesRep, SalesRep.id == RoutingPoolMember.salesRepId)
-            .where(RoutingPoolMember.isAssignable.is_(True), *ASSIGNABLE)
+            .where(RoutingPoolMember.isAssignable.is_(True), *ELIGIBLE)
             .order_by(RoutingPoolMember.poolId, SalesRep.id)
         )
         for subscription_id, pool_id, rep_id, owner_id, weight in members:
@@ -89,7 +113,7 @@ class RoutingDirectoryRepository(BaseRepository[RoutingPool]):
         # Subscriptions without a default pool: every active rep with an owner id, weight 1.
         reps = session.execute(
             select(SalesRep.subscriptionId, SalesRep.id, SalesRep.hubspotOwnerId)
-            .where(*ASSIGNABLE)
+            .where(*ELIGIBLE)
             .order_by(SalesRep.id)
         )
         for subscription_id, rep_id, owner_id in reps:
@@ -106,7 +130,7 @@ class RoutingDirectoryRepository(BaseRepository[RoutingPool]):
         if pool_id is None:
             statement = (
                 select(SalesRep.id, SalesRep.hubspotOwnerId, 1)
-                .where(SalesRep.subscriptionId == subscription_id, *ASSIGNABLE)
+                .where(SalesRep.subscriptionId == subscription_id, *ELIGIBLE)
                 .order_by(SalesRep.id)
             )
         else:
@@ -116,7 +140,7 @@ class RoutingDirectoryRepository(BaseRepository[RoutingPool]):
                 .where(
                     RoutingPoolMember.poolId == pool_id,
                     RoutingPoolMember.isAssignable.is_(True),
-                    *ASSIGNABLE,
+                    *ELIGIBLE,
                 )
                 .order_by(SalesRep.id)
             )

@@ -9,12 +9,21 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
+from typing import Any, Final
 
 from morpheus_pipelines.crm.models import (
     ReengagementSegment,
     RoutingPool,
     SalesRep,
     Subscription,
+)
+from morpheus_pipelines.crm.rules.availability import (
+    InvalidAvailability,
+    away_until,
+    validate_working_hours,
+)
+from morpheus_pipelines.crm.rules.availability import (
+    time_zone as checked_time_zone,
 )
 from morpheus_pipelines.crm.store import CrmStore
 from morpheus_pipelines.platform.clients.hubspot import HubSpotClient, HubSpotError
@@ -26,6 +35,15 @@ CONTACTS = "0-1"
 OBJECT_TYPES = {CONTACTS: "contacts", "0-2": "companies", "0-3": "deals", "0-5": "tickets"}
 # The variable that carries the token, named when HubSpot refuses it.
 TOKEN_VARIABLE = "HUBSPOT_PRIVATE_APP_TOKEN"
+
+
+class _Keep:
+    def __repr__(self) -> str:
+        return "KEEP"
+
+
+# A setting left as it is (``None`` clears it).
+KEEP: Final = _Keep()
 
 
 class SetupRefused(ValueError):
@@ -159,6 +177,7 @@ class PoolView:
     fallback_rep_id: int | None
     members: list[MemberView]
     rules: list[RuleView]
+    first_touch_sla_seconds: int | None = None
 
 
 def add_pool(
@@ -193,6 +212,24 @@ def add_pool(
     return outcome
 
 
+def set_pool(
+    store: CrmStore, subscription_id: uuid.UUID, name: str, *, first_touch_sla_seconds: Any = KEEP
+) -> str:
+    """Set the pool's first-touch SLA in seconds (``None`` clears it: no deadline for its
+    new leads; leads already created keep theirs)."""
+    _subscription(store, subscription_id)
+    pool = _pool(store, subscription_id, name)
+    if first_touch_sla_seconds is KEEP:
+        raise SetupRefused("--first-touch-sla", "nothing to set: give --first-touch-sla")
+    if first_touch_sla_seconds is not None and first_touch_sla_seconds <= 0:
+        raise SetupRefused("--first-touch-sla", "must be longer than 0 seconds")
+    if pool.firstTouchSlaSeconds == first_touch_sla_seconds:
+        return UNCHANGED
+    pool.firstTouchSlaSeconds = first_touch_sla_seconds
+    store.session.flush()
+    return UPDATED
+
+
 def pools(store: CrmStore, subscription_id: uuid.UUID) -> list[PoolView]:
     """The subscription's pools by name, each with its assignable members and its rules."""
     _subscription(store, subscription_id)
@@ -219,6 +256,7 @@ def pools(store: CrmStore, subscription_id: uuid.UUID) -> list[PoolView]:
                     for rule in rules
                     if rule.poolId == pool.id
                 ],
+                pool.firstTouchSlaSeconds,
             )
         )
     return views
@@ -398,25 +436,67 @@ def set_rep(
     active_list_id: str | None = None,
     call_list_id: str | None = None,
     nooks_user_id: str | None = None,
+    time_zone: Any = KEEP,
+    working_hours: Any = KEEP,
+    away_until_text: Any = KEEP,
+    max_open_leads: Any = KEEP,
 ) -> tuple[str, SalesRep]:
     """Set the ids given (``None``: leave as is) on the rep: ``activeListId`` (the HubSpot
-    list re-engagement adds its contacts to), ``hubspotCallSegmentId`` and ``nooksUserId``.
+    list re-engagement adds its contacts to), ``hubspotCallSegmentId`` and ``nooksUserId``;
+    and its availability (:data:`KEEP`: leave as is, ``None``: clear): ``timeZone`` (IANA),
+    ``workingHours`` (the shape of :mod:`..rules.availability`), ``awayUntil`` (a date is the
+    start of that day in the rep's zone, the one being set if given) and ``maxOpenLeads``.
     The sales-rep mirror keeps them: it writes only what HubSpot owns."""
-    if active_list_id is None and call_list_id is None and nooks_user_id is None:
+    availability = (time_zone, working_hours, away_until_text, max_open_leads)
+    if (
+        active_list_id is None
+        and call_list_id is None
+        and nooks_user_id is None
+        and all(v is KEEP for v in availability)
+    ):
         raise SetupRefused(
             "--active-list-id",
-            "nothing to set: give --active-list-id, --call-list-id or --nooks-user-id",
+            "nothing to set: give --active-list-id, --call-list-id, --nooks-user-id, "
+            "--working-hours, --time-zone, --away-until or --max-open-leads",
         )
     rep = store.session.get(SalesRep, rep_id, with_for_update=True)
     if rep is None:
         raise SetupRefused("REP_ID", f"no sales rep {rep_id}")
+    changes: list[tuple[str, Any]] = [
+        (attribute, value)
+        for attribute, value in (
+            ("activeListId", active_list_id),
+            ("hubspotCallSegmentId", call_list_id),
+            ("nooksUserId", nooks_user_id),
+        )
+        if value is not None
+    ]
+    try:
+        if time_zone is not KEEP:
+            zone = None if time_zone is None else checked_time_zone(time_zone)
+            changes.append(("timeZone", zone))
+    except InvalidAvailability as refused:
+        raise SetupRefused("--time-zone", str(refused)) from None
+    try:
+        if working_hours is not KEEP:
+            hours = None if working_hours is None else validate_working_hours(working_hours)
+            changes.append(("workingHours", hours))
+    except InvalidAvailability as refused:
+        raise SetupRefused("--working-hours", str(refused)) from None
+    if away_until_text is not KEEP:
+        zone = rep.timeZone if time_zone is KEEP else time_zone
+        try:
+            back = None if away_until_text is None else away_until(away_until_text, zone)
+        except InvalidAvailability as refused:
+            raise SetupRefused("--away-until", str(refused)) from None
+        changes.append(("awayUntil", back))
+    if max_open_leads is not KEEP:
+        if max_open_leads is not None and max_open_leads < 0:
+            raise SetupRefused("--max-open-leads", "must not be negative")
+        changes.append(("maxOpenLeads", max_open_leads))
     outcome = UNCHANGED
-    for attribute, value in (
-        ("activeListId", active_list_id),
-        ("hubspotCallSegmentId", call_list_id),
-        ("nooksUserId", nooks_user_id),
-    ):
-        if value is not None and getattr(rep, attribute) != value:
+    for attribute, value in changes:
+        if getattr(rep, attribute) != value:
             setattr(rep, attribute, value)
             outcome = UPDATED
     store.session.flush()
