@@ -7,13 +7,16 @@ from __future__ import annotations
 import uuid
 from datetime import UTC, datetime, timedelta
 
+import dagster as dg
 from sqlalchemy import func, select, update
 
+from morpheus_pipelines.assets.leads.lead_load import stale_lead_load
 from morpheus_pipelines.crm.api.server import close_lead
 from morpheus_pipelines.crm.models import Activity, HubSpotOutboxRow, Lead
 from morpheus_pipelines.crm.repositories.leads import LeadRepository
 from morpheus_pipelines.crm.rules.hubspot_outbox import OutboxKind
 from morpheus_pipelines.db.session import get_session
+from morpheus_pipelines.resources.warehouse import WarehouseResource
 from tests.support.intake import Tenant, client, create_lead, intake_settings, serving
 
 
@@ -235,3 +238,40 @@ def test_the_list_pages_newest_first_every_lead_once_and_filters(
         refused = http.get(f"{base}/v1/leads", params=params)
         assert refused.status_code == 422, params
         assert refused.json()["fields"][0]["field"] == field
+
+
+def test_the_daily_asset_releases_stale_load_once_and_zero_days_means_never(
+    tenant: Tenant, service, monkeypatch
+) -> None:
+    base, _ = service
+    rep = tenant.add_rep("rep@acme.test", "801")
+    tenant.add_pool("all", {rep: 1}, default=True)
+    http = client(tenant.key)
+    stale, touched = (create_lead(http, base, tenant, f"s-{i}") for i in range(2))
+    now = datetime.now(UTC)
+    with get_session(tenant.url) as session:
+        session.execute(
+            update(Lead)
+            .where(Lead.id.in_([uuid.UUID(stale), uuid.UUID(touched)]))
+            .values(createdAt=now - timedelta(days=45))
+        )
+        session.execute(  # only ``stale``'s FORM is old; ``touched`` had an activity today
+            update(Activity)
+            .where(Activity.leadId == uuid.UUID(stale))
+            .values(occurredAt=now - timedelta(days=45))
+        )
+    warehouse = WarehouseResource(database_url=tenant.url)
+
+    def run() -> dict:
+        result = dg.materialize([stale_lead_load], resources={"warehouse": warehouse})
+        [materialisation] = result.asset_materializations_for_node("stale_lead_load")
+        return {k: v.value for k, v in materialisation.metadata.items()}
+
+    monkeypatch.setenv("MORPHEUS_LEAD_STALE_DAYS", "0")
+    assert run() == {"released": 0, "stale_days": 0}
+    assert tenant.open_leads()[rep] == 2
+    monkeypatch.delenv("MORPHEUS_LEAD_STALE_DAYS")  # the default, 30 days
+    assert run()["released"] == 1 and tenant.open_leads()[rep] == 1
+    assert run()["released"] == 0 and tenant.open_leads()[rep] == 1
+    assert http.get(f"{base}/v1/leads/{stale}").json()["status"] == "open"
+    assert http.get(f"{base}/v1/leads/{touched}").json()["load_released_at"] is None

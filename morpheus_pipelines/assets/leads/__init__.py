@@ -23,6 +23,11 @@ from morpheus_pipelines.assets.leads.engagements import (
     hubspot_engagements,
 )
 from morpheus_pipelines.assets.leads.follow_up import lead_duplicates, lead_enrichment, lead_scores
+from morpheus_pipelines.assets.leads.lead_load import (
+    stale_lead_load,
+    stale_lead_load_job,
+    stale_lead_load_schedule,
+)
 from morpheus_pipelines.assets.leads.reconciliation import (
     hubspot_reconciliation,
     hubspot_reconciliation_job,
@@ -45,6 +50,7 @@ defs = dg.Definitions(
         AUTOMATION_FIRINGS,
         hubspot_deal_events,
         hubspot_reconciliation,
+        stale_lead_load,
     ],
     asset_checks=[deal_events_not_stuck],
     jobs=[
@@ -54,11 +60,13 @@ defs = dg.Definitions(
         hubspot_deal_events_job,
         deal_events_check_job,
         hubspot_reconciliation_job,
+        stale_lead_load_job,
     ],
     schedules=[
         lead_attribution_schedule,
         hubspot_engagement_schedule,
         deal_events_check_schedule,
         hubspot_reconciliation_schedule,
+        stale_lead_load_schedule,
     ],
 )
