@@ -37,6 +37,7 @@ DEFAULTS: dict[str, str] = {
     "MORPHEUS_INTAKE_AUTH_FAILURES_PER_MINUTE": "30",
     "HUBSPOT_CLIENT_SECRET": "",
     "MORPHEUS_PUBLIC_URL": "",
+    "MORPHEUS_LEAD_STALE_DAYS": "30",
 }
 
 # Values that must never be printed: repr() and logs show only whether they are set.
@@ -83,6 +84,7 @@ class Settings:
     intake_requests_per_minute: int
     intake_auth_failures_per_minute: int
     public_url: str = ""
+    lead_stale_days: int = 30
     hubspot_private_app_token: str = _secret()
     hubspot_client_secret: str = _secret()
     apac_sales_emails: str = _secret()
@@ -109,6 +111,13 @@ def _number(name: str, environ: Mapping[str, str] | None, kind: type) -> int | f
         return kind(raw)
     except ValueError:
         raise ValueError(f"{name} must be a number, got {raw!r}") from None
+
+
+def _days(name: str, environ: Mapping[str, str] | None) -> int:
+    days = int(_number(name, environ, int))
+    if days < 0:
+        raise ValueError(f"{name} must be 0 (never) or a number of days, got {days}")
+    return days
 
 
 def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
@@ -139,6 +148,7 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
             _number("MORPHEUS_INTAKE_AUTH_FAILURES_PER_MINUTE", environ, int)
         ),
         public_url=env("MORPHEUS_PUBLIC_URL", environ).rstrip("/"),
+        lead_stale_days=_days("MORPHEUS_LEAD_STALE_DAYS", environ),
         hubspot_private_app_token=env("HUBSPOT_PRIVATE_APP_TOKEN", environ),
         hubspot_client_secret=env("HUBSPOT_CLIENT_SECRET", environ),
         apac_sales_emails=env("APAC_SALES_EMAILS", environ),

@@ -5,6 +5,7 @@ pending, and the delivery's log line. Deliveries come from the HubSpot emulator'
 from __future__ import annotations
 
 import json
+import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
@@ -12,18 +13,20 @@ from typing import Any
 
 import pytest
 import requests
-from sqlalchemy import select
+from sqlalchemy import select, update
 
 from morpheus_pipelines.crm.api.dependencies import MAX_BODY_BYTES
 from morpheus_pipelines.crm.models import (
     Activity,
     ActivityType,
     Contact,
+    Lead,
     LifeCycleStage,
     Subscription,
     TargetEmails,
     TargetPhoneNumber,
 )
+from morpheus_pipelines.crm.repositories.leads import LeadRepository
 from morpheus_pipelines.db.session import get_session
 from morpheus_pipelines.platform.observability.redaction import redact
 from tests.support.events import EventLines
@@ -282,6 +285,45 @@ def test_an_owner_change_updates_the_contact_and_moves_its_leads_and_their_load(
     assert event.status == "applied" and event.appliedAt is not None
     assert (event.propertyName, event.propertyValue) == ("hubspot_owner_id", "102")
     assert event.payload["changeSource"] == "CRM_UI"
+
+
+def test_an_owner_change_moves_no_load_of_a_lead_whose_load_was_released(
+    hooked, portal: Portal
+) -> None:
+    base = _base(hooked)
+    ana = portal.add_rep("ana@acme.test", "101")
+    ben = portal.add_rep("ben@acme.test", "102")
+    portal.add_pool("default", {ana: 1}, default=True)
+    lead = create_lead(client(portal.key), base, portal, "s-1")
+    portal.link_lead(lead, 501)
+    portal.add_contact(501, owner="101")
+    now = datetime.now(UTC)
+    with get_session(portal.url) as session:  # untouched for long: it stopped counting
+        session.execute(
+            update(Lead)
+            .where(Lead.id == uuid.UUID(lead))
+            .values(createdAt=now - timedelta(days=90))
+        )
+        session.execute(
+            update(Activity)
+            .where(Activity.leadId == uuid.UUID(lead))
+            .values(occurredAt=now - timedelta(days=90))
+        )
+    with get_session(portal.url) as session:
+        assert (
+            LeadRepository().release_stale(
+                session, untouched_since=now - timedelta(days=30), at=now
+            )
+            == 1
+        )
+    assert portal.open_leads() == {ana: 0, ben: 0}
+    sender = portal.sender(base)
+
+    answer = sender.send([sender.property_change(501, "hubspot_owner_id", "102")])
+
+    assert answer.status_code == 200
+    assert portal.lead(lead).ownerHubspotOwnerId == "102"
+    assert portal.open_leads() == {ana: 0, ben: 0}
 
 
 def test_a_cleared_owner_clears_the_contacts_and_leaves_the_leads_owner(

@@ -24,7 +24,9 @@ CHECKS = [
 ]
 OPERATIONS = [
     ("/v1/leads", "POST"),
+    ("/v1/leads", "GET"),
     ("/v1/leads/{lead_id}", "GET"),
+    ("/v1/leads/{lead_id}", "PATCH"),
     ("/v1/activities", "POST"),
     ("/v1/leads/{lead_id}/timeline", "GET"),
     ("/v1/leads/{lead_id}/whatsapp-window", "GET"),

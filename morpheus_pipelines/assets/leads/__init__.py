@@ -24,6 +24,11 @@ from morpheus_pipelines.assets.leads.engagements import (
 )
 from morpheus_pipelines.assets.leads.first_touch import first_touch_sla, first_touch_sla_job
 from morpheus_pipelines.assets.leads.follow_up import lead_duplicates, lead_enrichment, lead_scores
+from morpheus_pipelines.assets.leads.lead_load import (
+    stale_lead_load,
+    stale_lead_load_job,
+    stale_lead_load_schedule,
+)
 from morpheus_pipelines.assets.leads.reconciliation import (
     hubspot_reconciliation,
     hubspot_reconciliation_job,
@@ -47,6 +52,7 @@ defs = dg.Definitions(
         hubspot_deal_events,
         hubspot_reconciliation,
         first_touch_sla,
+        stale_lead_load,
     ],
     asset_checks=[deal_events_not_stuck],
     jobs=[
@@ -57,11 +63,13 @@ defs = dg.Definitions(
         deal_events_check_job,
         hubspot_reconciliation_job,
         first_touch_sla_job,
+        stale_lead_load_job,
     ],
     schedules=[
         lead_attribution_schedule,
         hubspot_engagement_schedule,
         deal_events_check_schedule,
         hubspot_reconciliation_schedule,
+        stale_lead_load_schedule,
     ],
 )

@@ -1,5 +1,7 @@
-"""``POST /v1/leads`` and ``GET /v1/leads/{lead_id}``: a lead and its owner in one
-transaction (docs/leads.md, "POST /v1/leads").
+"""``POST /v1/leads``, ``GET /v1/leads``, ``GET /v1/leads/{lead_id}`` and
+``PATCH /v1/leads/{lead_id}``: a lead and its owner in one transaction (docs/leads.md,
+"POST /v1/leads"), the subscription's leads in keyset pages, and a lead closed or reassigned
+by hand ("PATCH /v1/leads/{lead_id}").
 
 1. resolve the routing pool from the source and the campaign ids (most specific rule wins,
    else the default pool);
@@ -14,6 +16,8 @@ transaction (docs/leads.md, "POST /v1/leads").
 
 from __future__ import annotations
 
+import base64
+import binascii
 import logging
 import uuid
 from collections.abc import Mapping, Sequence
@@ -28,14 +32,17 @@ from starlette.routing import Route
 from morpheus_pipelines.crm.api.dependencies import (
     FORBIDDEN,
     Answer,
+    Refused,
     idempotency_header,
     intake_of,
+    invalid,
     lead_id_of,
     parsed,
     respond,
 )
 from morpheus_pipelines.crm.api.directory import OwnerDirectory
-from morpheus_pipelines.crm.api.schemas import LeadIn
+from morpheus_pipelines.crm.api.schemas import LeadIn, LeadPatchIn
+from morpheus_pipelines.crm.models import Lead, SalesRep
 from morpheus_pipelines.crm.repositories.leads import Candidate, LeadRepository
 from morpheus_pipelines.crm.rules.lead_intake import (
     PoolRule,
@@ -45,11 +52,15 @@ from morpheus_pipelines.crm.rules.lead_intake import (
     normalise_phone,
     request_fingerprint,
 )
+from morpheus_pipelines.crm.rules.lead_status import LeadStatus
 from morpheus_pipelines.crm.rules.ownership import DIALER_FALLBACK_HUBSPOT_OWNER_ID
 from morpheus_pipelines.crm.rules.timeline import FORM_EXTERNAL_ID_PREFIX
 from morpheus_pipelines.platform.observability.events import log_event
 
 _leads = LeadRepository()
+DEFAULT_LEADS_PAGE = 50
+MAX_LEADS_PAGE = 200
+OWNER_STATES = ("assigned", "fallback", "waiting")
 
 
 async def post_lead(request: Request) -> Response:
@@ -80,9 +91,36 @@ async def get_lead(request: Request) -> Response:
     return JSONResponse(found[1])
 
 
+async def list_leads(request: Request) -> Response:
+    intake = intake_of(request)
+    _, subscription_id = await intake.authorised(request)
+    query = _list_query(request)
+    return respond(
+        await intake.in_transaction(lambda session: leads_page(session, subscription_id, query))
+    )
+
+
+async def patch_lead(request: Request) -> Response:
+    intake = intake_of(request)
+    _, subscription_id = await intake.authorised(request)
+    lead_id = lead_id_of(request)
+    raw = await intake.read_json(request)
+    change = parsed(LeadPatchIn, raw)
+    if change.status is None and change.owner is None:
+        raise Refused(422, invalid("body", "give status, owner or both"))
+    now = intake.now()
+    return respond(
+        await intake.in_transaction(
+            lambda session: change_lead(session, subscription_id, lead_id, change, now)
+        )
+    )
+
+
 ROUTES = [
     Route("/v1/leads", post_lead, methods=["POST"]),
+    Route("/v1/leads", list_leads, methods=["GET"]),
     Route("/v1/leads/{lead_id}", get_lead, methods=["GET"]),
+    Route("/v1/leads/{lead_id}", patch_lead, methods=["PATCH"]),
 ]
 
 
@@ -233,10 +271,34 @@ def lead_view(session: Session, lead_id: uuid.UUID) -> tuple[uuid.UUID, dict[str
     lead = _leads.get_by_id(session, lead_id)
     if lead is None:
         return None
-    return lead.subscriptionId, {
-        **dict(lead.response),
+    return lead.subscriptionId, lead_json(lead, _leads.pool_name(session, lead.poolId))
+
+
+def owner_state(lead: Lead) -> str:
+    """``waiting`` (nobody owns it yet), ``fallback`` (a fallback rep holds it) or
+    ``assigned``."""
+    if lead.ownerHubspotOwnerId is None:
+        return "waiting"
+    return "fallback" if lead.ownerIsFallback else "assigned"
+
+
+def lead_json(lead: Lead, pool: str | None) -> dict[str, Any]:
+    """A lead as the API shows it now (its current owner, not the one of its 201)."""
+    owner = (
+        None
+        if lead.ownerHubspotOwnerId is None
+        else {"sales_rep_id": lead.ownerSalesRepId, "hubspot_owner_id": lead.ownerHubspotOwnerId}
+    )
+    return {
+        "lead_id": str(lead.id),
         "status": lead.status,
+        "owner": owner,
+        "owner_state": owner_state(lead),
+        "owner_is_fallback": lead.ownerIsFallback,
+        "owner_set_by_hand": lead.ownerSetByHand,
+        "pool": pool or "default",
         "source": lead.source,
+        "source_submission_id": lead.sourceSubmissionId,
         "campaign_ids": list(lead.campaignIds),
         "contact": {
             "email": lead.email,
@@ -244,7 +306,128 @@ def lead_view(session: Session, lead_id: uuid.UUID) -> tuple[uuid.UUID, dict[str
             "first_name": lead.firstName,
             "last_name": lead.lastName,
         },
+        "hubspot_contact_id": lead.hubspotContactId,
+        "created_at": lead.createdAt.isoformat(),
+        "closed_at": lead.closedAt.isoformat() if lead.closedAt else None,
+        "load_released_at": lead.loadReleasedAt.isoformat() if lead.loadReleasedAt else None,
     }
+
+
+# -- GET /v1/leads ----------------------------------------------------------------------------
+
+_FILTERS = ("status", "owner_state", "source", "source_submission_id")
+
+
+def _list_query(request: Request) -> dict[str, Any]:
+    """The list's filters, limit and cursor, each checked (422 naming the parameter)."""
+    params = request.query_params
+    unknown = sorted(set(params) - {*_FILTERS, "limit", "cursor"})
+    if unknown:
+        raise Refused(422, invalid(unknown[0], "not a parameter of this list"))
+    limit_text = params.get("limit", str(DEFAULT_LEADS_PAGE))
+    if not (
+        limit_text.isascii() and limit_text.isdigit() and 1 <= int(limit_text) <= MAX_LEADS_PAGE
+    ):
+        raise Refused(422, invalid("limit", f"limit must be an integer from 1 to {MAX_LEADS_PAGE}"))
+    status = params.get("status")
+    if status is not None and status not in {s.value for s in LeadStatus}:
+        raise Refused(422, invalid("status", f"one of {', '.join(s.value for s in LeadStatus)}"))
+    state = params.get("owner_state")
+    if state is not None and state not in OWNER_STATES:
+        raise Refused(422, invalid("owner_state", f"one of {', '.join(OWNER_STATES)}"))
+    cursor = params.get("cursor")
+    return {
+        "limit": int(limit_text),
+        "before": _decode_cursor(cursor) if cursor else None,
+        "status": status,
+        "owner_state": state,
+        "source": params.get("source"),
+        "source_submission_id": params.get("source_submission_id"),
+    }
+
+
+def _cursor(lead: Lead) -> str:
+    raw = f"{lead.createdAt.isoformat()}|{lead.id}".encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def _decode_cursor(cursor: str) -> tuple[datetime, uuid.UUID]:
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
+        created_at, _, lead_id = raw.rpartition("|")
+        moment, position = datetime.fromisoformat(created_at), uuid.UUID(lead_id)
+    except (ValueError, binascii.Error, UnicodeDecodeError):
+        moment = position = None
+    if moment is None or moment.tzinfo is None:
+        raise Refused(422, invalid("cursor", "cursor is not one this API returned"))
+    return moment, position
+
+
+def leads_page(session: Session, subscription_id: uuid.UUID, query: dict[str, Any]) -> Answer:
+    """A page of the caller's leads, newest first, and the cursor of the next (``None`` on
+    the last)."""
+    limit = query["limit"]
+    rows = _leads.page(session, subscription_id, **{**query, "limit": limit + 1})
+    more = len(rows) > limit
+    rows = rows[:limit]
+    return Answer(
+        200,
+        {
+            "items": [lead_json(lead, pool) for lead, pool in rows],
+            "next_cursor": _cursor(rows[-1][0]) if more else None,
+        },
+    )
+
+
+# -- PATCH /v1/leads/{lead_id} ----------------------------------------------------------------
+
+
+def change_lead(
+    session: Session,
+    subscription_id: uuid.UUID,
+    lead_id: uuid.UUID,
+    change: LeadPatchIn,
+    now: datetime,
+) -> Answer:
+    """Reassign by hand (``owner``), then close (``status``), in one transaction; the lead as
+    it is now. Both in one body reassign first, so the closed lead names its chosen owner.
+    Repeating the same body changes nothing more."""
+    lead = _leads.locked(session, lead_id)
+    if lead is None or lead.subscriptionId != subscription_id:
+        return FORBIDDEN
+    if change.owner is not None:
+        rep = session.get(SalesRep, change.owner.sales_rep_id)
+        if (
+            rep is None
+            or rep.subscriptionId != subscription_id
+            or not rep.isActive
+            or not rep.hubspotOwnerId
+        ):
+            return Answer(
+                422,
+                invalid(
+                    "owner.sales_rep_id",
+                    "not an active rep of this subscription with a HubSpot owner id",
+                ),
+            )
+        if _leads.reassign_by_hand(session, lead, rep.id, rep.hubspotOwnerId):
+            log_event(
+                "lead_reassigned_by_hand",
+                lead_id=str(lead.id),
+                subscription_id=str(subscription_id),
+                sales_rep_id=rep.id,
+                hubspot_owner_id=rep.hubspotOwnerId,
+            )
+    if change.status is not None and _leads.close(session, lead.id, status=change.status, at=now):
+        log_event(
+            "lead_closed",
+            lead_id=str(lead.id),
+            subscription_id=str(subscription_id),
+            status=change.status,
+        )
+    session.flush()
+    session.expire(lead)
+    return Answer(200, lead_json(lead, _leads.pool_name(session, lead.poolId)))
 
 
 def lead_is_callers(session: Session, lead_id: uuid.UUID, subscription_id: uuid.UUID) -> bool:

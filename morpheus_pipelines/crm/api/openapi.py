@@ -14,6 +14,9 @@ from morpheus_pipelines.crm.api.schemas import (
     ErrorOut,
     LeadIn,
     LeadOut,
+    LeadPageOut,
+    LeadPatchIn,
+    LeadViewOut,
     MessageIn,
     MessageOut,
     TimelineOut,
@@ -23,6 +26,9 @@ from morpheus_pipelines.crm.api.schemas import (
 _MODELS: tuple[type[BaseModel], ...] = (
     LeadIn,
     LeadOut,
+    LeadViewOut,
+    LeadPageOut,
+    LeadPatchIn,
     ActivityIn,
     ActivityOut,
     TimelineOut,
@@ -77,6 +83,21 @@ _IDEMPOTENCY_KEY = {
     "required": False,
     "schema": {"type": "string", "minLength": 1, "maxLength": 200},
 }
+
+
+_LIST_PARAMETERS = [
+    *(
+        {"name": name, "in": "query", "required": False, "schema": schema}
+        for name, schema in (
+            ("status", {"enum": ["open", "won", "lost", "closed"]}),
+            ("owner_state", {"enum": ["assigned", "fallback", "waiting"]}),
+            ("source", {"type": "string"}),
+            ("source_submission_id", {"type": "string"}),
+            ("limit", {"type": "integer", "minimum": 1, "maximum": 200, "default": 50}),
+            ("cursor", {"type": "string"}),
+        )
+    )
+]
 
 
 def _body(model: type[BaseModel]) -> dict[str, Any]:
@@ -258,14 +279,41 @@ def openapi_document() -> dict[str, Any]:
                         "422": _json(ErrorOut, "invalid fields, or a reused idempotency key"),
                         **_REFUSALS,
                     },
-                }
+                },
+                "get": {
+                    "operationId": "listLeads",
+                    "summary": "The subscription's leads, newest first, in keyset pages",
+                    "parameters": _LIST_PARAMETERS,
+                    "responses": {
+                        "200": _json(LeadPageOut, "a page of leads"),
+                        "422": _json(ErrorOut, "a bad filter, limit or cursor, named"),
+                        **_REFUSALS,
+                    },
+                },
             },
             "/v1/leads/{lead_id}": {
                 "get": {
+                    "operationId": "getLead",
                     "summary": "The lead with its owner and pool",
                     "parameters": [_LEAD_ID],
-                    "responses": {"200": {"description": "the lead"}, **_REFUSALS},
-                }
+                    "responses": {"200": _json(LeadViewOut, "the lead"), **_REFUSALS},
+                },
+                "patch": {
+                    "operationId": "updateLead",
+                    "summary": "Close the lead (status) or reassign it by hand (owner), or both",
+                    "parameters": [_LEAD_ID],
+                    "requestBody": _body(LeadPatchIn),
+                    "responses": {
+                        "200": _json(LeadViewOut, "the lead as it is now"),
+                        "413": _json(ErrorOut, "body larger than 64 KiB"),
+                        "422": _json(
+                            ErrorOut,
+                            "an unknown status, an empty body or unknown field, or a rep who "
+                            "is inactive, of another subscription or without a HubSpot owner",
+                        ),
+                        **_REFUSALS,
+                    },
+                },
             },
             **_TIMELINE_PATHS,
             **_WEBHOOK_PATHS,

@@ -115,6 +115,55 @@ class LeadOut(BaseModel):
     created_at: str
 
 
+class OwnerChoiceIn(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    sales_rep_id: int = Field(ge=1, lt=2**63)
+
+
+class LeadPatchIn(BaseModel):
+    """``PATCH /v1/leads/{lead_id}``: close it, reassign it by hand, or both (reassigned
+    first)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    status: Literal["won", "lost", "closed"] | None = None
+    owner: OwnerChoiceIn | None = None
+
+
+class ContactOut(BaseModel):
+    email: str | None
+    phone: str | None
+    first_name: str | None
+    last_name: str | None
+
+
+class LeadViewOut(BaseModel):
+    """A lead as it is now: ``GET /v1/leads/{lead_id}``, an item of ``GET /v1/leads``, the
+    answer of ``PATCH``."""
+
+    lead_id: uuid.UUID
+    status: Literal["open", "won", "lost", "closed"]
+    owner: OwnerOut | None = Field(description="null only while the lead waits for an owner")
+    owner_state: Literal["assigned", "fallback", "waiting"]
+    owner_is_fallback: bool
+    owner_set_by_hand: bool
+    pool: str
+    source: str
+    source_submission_id: str
+    campaign_ids: list[str]
+    contact: ContactOut
+    hubspot_contact_id: str | None
+    created_at: str
+    closed_at: str | None
+    load_released_at: str | None
+
+
+class LeadPageOut(BaseModel):
+    items: list[LeadViewOut]
+    next_cursor: str | None
+
+
 class ErrorOut(BaseModel):
     error: str
     message: str | None = None

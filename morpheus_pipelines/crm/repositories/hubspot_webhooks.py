@@ -405,7 +405,13 @@ class HubSpotWebhookRepository(BaseRepository[HubSpotWebhookEvent]):
         ).scalar()
         # Locked first, so the load moved is the one of the owner each lead had.
         changed = session.execute(
-            select(Lead.id, Lead.status, Lead.ownerSalesRepId, Lead.ownerIsFallback)
+            select(
+                Lead.id,
+                Lead.status,
+                Lead.ownerSalesRepId,
+                Lead.ownerIsFallback,
+                Lead.loadReleasedAt,
+            )
             .where(
                 Lead.subscriptionId == subscription_id,
                 Lead.hubspotContactId == hubspot_contact_id,
@@ -425,9 +431,9 @@ class HubSpotWebhookRepository(BaseRepository[HubSpotWebhookEvent]):
                 )
                 .execution_options(synchronize_session=False)
             )
-        for _, status, former_rep, was_fallback in changed:
-            if status != LeadStatus.OPEN:
-                continue
+        for _, status, former_rep, was_fallback, released_at in changed:
+            if status != LeadStatus.OPEN or released_at is not None:
+                continue  # a lead that no longer counts has no load to move
             if former_rep is not None and not was_fallback:
                 session.execute(
                     update(SalesRep)

@@ -22,17 +22,22 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import TextClause, select, text, update
+from sqlalchemy import TextClause, select, text, tuple_, update
 from sqlalchemy.dialects.postgresql.psycopg import PGDialect_psycopg
 from sqlalchemy.orm import Session
 
 from morpheus_pipelines.crm.models import Lead, RoutingPool, SalesRep
+from morpheus_pipelines.crm.repositories.hubspot_outbox import HubSpotOutboxRepository
 from morpheus_pipelines.crm.repositories.routing_directory import (
     ASSIGNABLE,
     Candidate,
     available_sql,
 )
-from morpheus_pipelines.crm.rules.hubspot_outbox import OutboxKind, lead_contact_intent
+from morpheus_pipelines.crm.rules.hubspot_outbox import (
+    OutboxKind,
+    lead_contact_intent,
+    lead_owner_intent,
+)
 from morpheus_pipelines.crm.rules.lead_status import LeadStatus
 from morpheus_pipelines.platform.store.base import BaseRepository
 
@@ -172,6 +177,39 @@ _CLAIM_AND_INSERT_SQL = str(text(_CLAIM_AND_INSERT).compile(dialect=PGDialect_ps
 _CLAIM_STATEMENTS = {skip: text(_CLAIM.format(skip=skip)) for skip in ("SKIP LOCKED", "")}
 
 
+# Closing and releasing in one statement: the row is locked by the UPDATE, and the load is
+# given back only if it was not released before (a stale lead gave it back already).
+_CLOSE_STATEMENT = text("""
+UPDATE leads AS l
+SET status = :status, "closedAt" = :at, "loadReleasedAt" = coalesce(l."loadReleasedAt", :at),
+    "updatedAt" = now()
+FROM (SELECT id, "loadReleasedAt" FROM leads WHERE id = :id FOR UPDATE) AS before
+WHERE l.id = before.id AND l.status = 'open'
+RETURNING l."ownerSalesRepId", l."ownerIsFallback", before."loadReleasedAt" AS released_before
+""")
+
+# A lead untouched too long stops counting: one statement releases every such lead's load
+# and takes it off its owner's ``openLeads`` (a fallback lead was never charged).
+_RELEASE_STALE_STATEMENT = text("""
+WITH released AS (
+    UPDATE leads AS l
+    SET "loadReleasedAt" = :at, "updatedAt" = now()
+    WHERE l.status = 'open' AND l."loadReleasedAt" IS NULL AND l."createdAt" < :since
+      AND NOT EXISTS (
+          SELECT 1 FROM activities AS a WHERE a."leadId" = l.id AND a."occurredAt" >= :since
+      )
+    RETURNING l."ownerSalesRepId" AS rep, l."ownerIsFallback" AS fallback
+), per_rep AS (
+    SELECT rep, count(*) AS n FROM released WHERE rep IS NOT NULL AND NOT fallback GROUP BY rep
+), charged AS (
+    UPDATE sales_reps AS r
+    SET "openLeads" = greatest(r."openLeads" - per_rep.n, 0)
+    FROM per_rep WHERE r.id = per_rep.rep
+)
+SELECT count(*) FROM released
+""")
+
+
 def _params(
     row: Mapping[str, Any], activity_external_id: str, activity_metadata: Mapping[str, Any]
 ) -> dict[str, Any]:
@@ -229,22 +267,123 @@ class LeadRepository(BaseRepository[Lead]):
         return owner, response
 
     def close(self, session: Session, lead_id: uuid.UUID, *, status: str, at: datetime) -> bool:
-        """Mark an open lead won, lost or closed at ``at`` and give its owner's load back;
-        ``False`` when the lead is not open (closing twice changes nothing)."""
+        """Mark an open lead won, lost or closed at ``at`` and give its owner's load back unless
+        it was released before (stale); ``False`` when the lead is not open (closing twice
+        changes nothing). Every closer goes through here: the API, the CLI, the deal worker
+        and the reconciliation."""
         closed = session.execute(
-            update(Lead)
-            .where(Lead.id == lead_id, Lead.status == LeadStatus.OPEN)
-            .values(status=status, closedAt=at)
-            .returning(Lead.ownerSalesRepId, Lead.ownerIsFallback)
+            _CLOSE_STATEMENT, {"id": lead_id, "status": str(status), "at": at}
         ).first()
         if closed is None:
             return False
-        # A fallback lead was never charged to its rep's load, so closing it gives none back.
-        if closed.ownerSalesRepId is not None and not closed.ownerIsFallback:
+        if closed.released_before is None:
+            self._release(session, closed.ownerSalesRepId, closed.ownerIsFallback)
+        return True
+
+    @staticmethod
+    def _release(session: Session, rep_id: int | None, was_fallback: bool) -> None:
+        # A fallback lead was never charged to its rep's load, so it gives none back.
+        if rep_id is not None and not was_fallback:
             session.execute(
                 update(SalesRep)
-                .where(SalesRep.id == closed.ownerSalesRepId, SalesRep.openLeads > 0)
+                .where(SalesRep.id == rep_id, SalesRep.openLeads > 0)
                 .values(openLeads=SalesRep.openLeads - 1)
+            )
+
+    def release_stale(self, session: Session, *, untouched_since: datetime, at: datetime) -> int:
+        """Release, in one statement, the load of every open lead created before
+        ``untouched_since`` with no activity since then; the leads stay open. How many."""
+        return session.execute(
+            _RELEASE_STALE_STATEMENT, {"since": untouched_since, "at": at}
+        ).scalar_one()
+
+    def page(
+        self,
+        session: Session,
+        subscription_id: uuid.UUID,
+        *,
+        limit: int,
+        before: tuple[datetime, uuid.UUID] | None = None,
+        status: str | None = None,
+        owner_state: str | None = None,
+        source: str | None = None,
+        source_submission_id: str | None = None,
+    ) -> list[tuple[Lead, str | None]]:
+        """A page of the subscription's leads, newest first, after the keyset ``before``
+        (``(createdAt, id)`` of the last lead of the previous page), each with its pool's
+        name; served by the ``(subscriptionId, createdAt)`` index."""
+        statement = (
+            select(Lead, RoutingPool.name)
+            .outerjoin(RoutingPool, RoutingPool.id == Lead.poolId)
+            .where(Lead.subscriptionId == subscription_id)
+            .order_by(Lead.createdAt.desc(), Lead.id.desc())
+            .limit(limit)
+        )
+        if before is not None:
+            statement = statement.where(tuple_(Lead.createdAt, Lead.id) < tuple_(*before))
+        if status is not None:
+            statement = statement.where(Lead.status == status)
+        if source is not None:
+            statement = statement.where(Lead.source == source)
+        if source_submission_id is not None:
+            statement = statement.where(Lead.sourceSubmissionId == source_submission_id)
+        if owner_state == "waiting":
+            statement = statement.where(Lead.ownerHubspotOwnerId.is_(None))
+        elif owner_state == "fallback":
+            statement = statement.where(Lead.ownerHubspotOwnerId.is_not(None), Lead.ownerIsFallback)
+        elif owner_state == "assigned":
+            statement = statement.where(
+                Lead.ownerHubspotOwnerId.is_not(None), ~Lead.ownerIsFallback
+            )
+        return [(lead, pool) for lead, pool in session.execute(statement)]
+
+    def pool_name(self, session: Session, pool_id: int | None) -> str | None:
+        if pool_id is None:
+            return None
+        return session.scalar(select(RoutingPool.name).where(RoutingPool.id == pool_id))
+
+    def locked(self, session: Session, lead_id: uuid.UUID) -> Lead | None:
+        """The lead, row-locked until commit (a hand reassignment and a close serialise)."""
+        return session.scalars(
+            select(Lead).where(Lead.id == lead_id).with_for_update()
+        ).one_or_none()
+
+    def reassign_by_hand(self, session: Session, lead: Lead, rep_id: int, owner_id: str) -> bool:
+        """Give ``lead`` (locked, :meth:`locked`) to the rep a person chose: sticky
+        (``ownerSetByHand``), no longer a fallback, the load moved from the old owner to the
+        new one only while the lead still counts (open, load not released), and the HubSpot
+        contact's new owner queued in this transaction. ``False`` when it is already theirs
+        by hand (repeating changes nothing)."""
+        if lead.ownerSalesRepId == rep_id and lead.ownerSetByHand and not lead.ownerIsFallback:
+            return False
+        counting = lead.status == LeadStatus.OPEN and lead.loadReleasedAt is None
+        if counting and lead.ownerSalesRepId != rep_id:
+            self._release(session, lead.ownerSalesRepId, lead.ownerIsFallback)
+            session.execute(
+                update(SalesRep)
+                .where(SalesRep.id == rep_id)
+                .values(openLeads=SalesRep.openLeads + 1)
+            )
+        elif counting and lead.ownerIsFallback:  # now charged to the same rep
+            session.execute(
+                update(SalesRep)
+                .where(SalesRep.id == rep_id)
+                .values(openLeads=SalesRep.openLeads + 1)
+            )
+        moved = lead.ownerHubspotOwnerId != owner_id
+        lead.ownerSalesRepId = rep_id
+        lead.ownerHubspotOwnerId = owner_id
+        lead.ownerIsFallback = False
+        lead.ownerSetByHand = True
+        session.flush()
+        if moved:
+            HubSpotOutboxRepository().enqueue(
+                session,
+                lead.subscriptionId,
+                OutboxKind.CONTACT_OWNER,
+                lead_owner_intent(lead.id, owner_id),
+                {"hubspot_owner_id": owner_id},
+                lead_id=lead.id,
             )
         return True
 
