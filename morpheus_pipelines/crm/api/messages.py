@@ -18,9 +18,9 @@ from starlette.routing import Route
 from morpheus_pipelines.crm.api.dependencies import (
     FORBIDDEN,
     Answer,
-    required_idempotency_header,
     intake_of,
     parsed,
+    required_idempotency_header,
     respond,
 )
 from morpheus_pipelines.crm.api.leads import lead_is_callers
@@ -113,8 +113,7 @@ OPTED_OUT = Answer(
     422,
     {
         "error": "opted_out",
-        "message": "the lead's email address has opted out of the newsletter; nothing was "
-        "queued",
+        "message": "the lead's email address has opted out of the newsletter; nothing was queued",
     },
 )
 
