@@ -39,7 +39,7 @@ def test_reassignment_writes_both_properties_and_enrols_on_the_reps_list(world: 
     assert world.assignment(contact).writeBackStatus is WriteBackStatus.DONE
 
 
-def test_an_active_owner_keeps_the_contact_and_hubspot_owner_id_is_never_sent(
+def test_an_active_owner_keeps_the_contact_and_nothing_is_written_to_hubspot(
     world: World,
 ) -> None:
     world.add_rep("ana@acme.test", "101")
@@ -50,8 +50,10 @@ def test_an_active_owner_keeps_the_contact_and_hubspot_owner_id_is_never_sent(
     world.run(S.EMAIL_CLICK)
 
     assert world.assignment(contact).outcome is AssignmentOutcome.KEPT_OWNER
-    [update] = [e.body for e in world.hubspot.log.entries("contacts_batch_update")]
-    assert update["inputs"][0]["properties"] == {"call_assigned_to": "102"}
+    # "Leave it alone": neither property is written, the call still goes to the owner's task.
+    assert world.hubspot.log.entries("contacts_batch_update") == []
+    assert world.hubspot_contact(contact)["properties"]["hubspot_owner_id"] == "102"
+    assert world.tasks(contact)[0].salesRepId == world.assignment(contact).salesRepId
 
 
 def test_no_rep_enrols_unassigned_with_a_warning_that_masks_the_email(

@@ -254,7 +254,7 @@ def _record_ai_call(store: CrmStore, member: ClaimedMember, subscription_id: uui
             "subscriptionId": subscription_id,
             "externalId": f"{DIALER_CALL_EXTERNAL_ID_PREFIX}{member.source_event_id}",
             "type": ActivityType.CALL,
-            "direction": "OUTBOUND",
+            "direction": "outbound",
             "contactId": member.contact_id,
             "hubspotContactId": member.hubspot_contact_id,
             "metadata": {"hubspot_owner_id": DIALER_FALLBACK_HUBSPOT_OWNER_ID, "ai_call": True},
