@@ -171,8 +171,9 @@ class OutboundMessageRepository(BaseRepository[OutboundMessage]):
 
 # Every rule against every open lead of its subscription, in one statement: the lead's quiet
 # period starts at its last engagement (or its creation); a rule is due ``quietSeconds`` later,
-# a WhatsApp rule no earlier than ``windowLeadSeconds`` before the window closes and only while
-# it is open. Due and not yet fired for this quiet period → a firing and its queued message.
+# a WhatsApp rule no earlier than ``windowLeadSeconds`` before the window closes, and a
+# free-form one only while the window is open. Due and not yet fired for this quiet period → a
+# firing and its queued message.
 _WINDOW = f"make_interval(secs => {WHATSAPP_WINDOW_SECONDS})"
 EVALUATION_STATEMENT = f"""
 WITH rules AS (
@@ -207,7 +208,9 @@ WITH rules AS (
                               - make_interval(secs => r."windowLeadSeconds"))
            END AS due_at
     FROM state s JOIN rules r ON r."subscriptionId" = s."subscriptionId"
-    WHERE (r."windowLeadSeconds" IS NULL
+    -- Only a free-form WhatsApp nudge is bound to the window; a template may go at any time
+    -- (greatest() ignores a NULL window, so a template is due on its quiet period alone).
+    WHERE (r."windowLeadSeconds" IS NULL OR r.kind <> 'free_form'
            OR (s.last_whatsapp IS NOT NULL AND :now < s.last_whatsapp + {_WINDOW}))
       -- An email nudge never goes to an address whose newsletter opt-out is set.
       AND NOT (r.channel = 'EMAIL' AND EXISTS (

@@ -30,6 +30,7 @@ def nudge_rule(rule: AutomationRule) -> NudgeRule:
         channel=rule.channel.value.lower(),
         quiet=timedelta(seconds=rule.quietSeconds),
         window_lead=(timedelta(seconds=rule.windowLeadSeconds) if rule.windowLeadSeconds else None),
+        kind=rule.kind,
     )
 
 
@@ -92,6 +93,10 @@ def add_rule(
     name."""
     if (template_name is None) == (body is None):
         raise ValueError("a rule sends either a template (template_name) or a free-form body")
+    if rule.kind != ("template" if template_name else "free_form"):
+        raise ValueError(
+            f"the rule is {rule.kind} but names {'a template' if template_name else 'a body'}"
+        )
     for label, span in (("quiet period", rule.quiet), ("window lead", rule.window_lead)):
         if span is not None and not 1 <= span.total_seconds() < 2**31:
             raise ValueError(f"the {label} must be between 1 second and 68 years")

@@ -1,4 +1,5 @@
-"""One spelling of an activity's direction, and the engagement index owned here
+"""One spelling of an activity's direction, the engagement index owned here, and WhatsApp
+template rules free of the window
 
 ``activities.direction`` was written ``'OUTBOUND'`` by the AI dialer's calls and
 ``'inbound'``/``'outbound'`` by everyone else: one value in two spellings, of which every
@@ -7,6 +8,9 @@ query matched only one. The rows are lower-cased and a CHECK keeps them so.
 The partial index ``ix_activities_lead_engagement`` is rebuilt here, its predicate naming
 the AI dialer's HubSpot owner id as this revision knows it, so that revision 0007, applied
 to existing databases, stays as it was (docs/decisions/0048-ai-owner-id-in-migrations.md).
+
+Only a free-form WhatsApp message is bound to the 24-hour window: a WhatsApp *template* rule
+no longer has to name ``windowLeadSeconds``.
 
 Revision ID: 0017
 Revises: 0016
@@ -31,6 +35,12 @@ ENGAGEMENT_PREDICATE = (
     f"(metadata ->> 'hubspot_owner_id') IS DISTINCT FROM '{AI_DIALER_OWNER_ID}')"
 )
 DIRECTION_CHECK = "direction IS NULL OR direction IN ('inbound', 'outbound')"
+WINDOW_LEAD = "ck_automation_rules_window_lead_for_whatsapp_only"
+WINDOW_LEAD_CHECK = (
+    "(channel = 'WHATSAPP' OR \"windowLeadSeconds\" IS NULL) AND "
+    "(channel <> 'WHATSAPP' OR kind <> 'free_form' OR \"windowLeadSeconds\" IS NOT NULL)"
+)
+WINDOW_LEAD_CHECK_0007 = "(channel = 'WHATSAPP') = (\"windowLeadSeconds\" IS NOT NULL)"
 
 
 def upgrade() -> None:
@@ -51,9 +61,17 @@ def upgrade() -> None:
         unique=False,
         postgresql_where=sa.text(ENGAGEMENT_PREDICATE),
     )
+    op.drop_constraint(op.f(WINDOW_LEAD), "automation_rules", type_="check")
+    op.create_check_constraint(op.f(WINDOW_LEAD), "automation_rules", sa.text(WINDOW_LEAD_CHECK))
 
 
 def downgrade() -> None:
     # The index is the same either way; the lower-cased rows stay lower-cased (every reader
     # of this revision's predecessors matched the lower-case spelling).
     op.drop_constraint(op.f("ck_activities_known_direction"), "activities", type_="check")
+    # A WhatsApp template rule without a window lead stops the downgrade: it has no
+    # equivalent before this revision.
+    op.drop_constraint(op.f(WINDOW_LEAD), "automation_rules", type_="check")
+    op.create_check_constraint(
+        op.f(WINDOW_LEAD), "automation_rules", sa.text(WINDOW_LEAD_CHECK_0007)
+    )
