@@ -100,6 +100,40 @@ def test_no_rep_aborts_the_whole_campaign_target_batch_and_the_next_run_complete
     assert len(world.list_members("L101")) == 3
 
 
+def test_an_aborted_campaign_batch_stops_that_batch_not_the_segment_run(
+    world: World, event_lines: EventLines
+) -> None:
+    """Nobody to assign: the batch that needs the rotation is rolled back, and the batches
+    after it in the same run still go (here contacts that already have live work, which
+    need no rep); the aborted members stay new for the next run."""
+    from datetime import UTC, datetime, timedelta
+
+    from morpheus_pipelines.crm.models import FollowUpTask
+
+    ownerless = [world.add_contact() for _ in range(2)]
+    busy = [world.add_contact() for _ in range(2)]
+    for contact in ownerless + busy:  # member order: the ownerless batch first
+        world.add_member(S.CAMPAIGN_TARGET, contact)
+    with world.sessions() as session:
+        for contact in busy:
+            session.add(
+                FollowUpTask(
+                    subscriptionId=world.subscription_id,
+                    contactId=contact,
+                    type="CALL",
+                    dueAt=datetime.now(UTC) + timedelta(days=1),
+                )
+            )
+
+    run = world.assign(S.CAMPAIGN_TARGET, batch_size=2)
+
+    assert run.aborted and run.aborted_batches == 1
+    assert run.outcomes == {"skipped_active_task": 2}
+    assert len(event_lines.events("reengagement_batch_aborted")) == 1
+    world.add_rep("ana@acme.test", "101")
+    assert world.assign(S.CAMPAIGN_TARGET, batch_size=2).outcomes == {"reassigned": 2}
+
+
 def test_dialer_call_ended_falls_back_to_the_ai_owner_and_records_the_ai_call(
     world: World,
 ) -> None:
