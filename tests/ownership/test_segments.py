@@ -3,6 +3,7 @@ enrolment and the HubSpot write-back through the emulator (docs/ownership.md).""
 
 from __future__ import annotations
 
+import pytest
 from sqlalchemy import select
 
 from morpheus_pipelines.crm.models import (
@@ -56,23 +57,30 @@ def test_an_active_owner_keeps_the_contact_and_nothing_is_written_to_hubspot(
     assert world.tasks(contact)[0].salesRepId == world.assignment(contact).salesRepId
 
 
+@pytest.mark.parametrize("unassigned_list", [UNASSIGNED_LIST, None], ids=["list", "no_list"])
 def test_no_rep_enrols_unassigned_with_a_warning_that_masks_the_email(
-    world: World, event_lines: EventLines
+    world: World, event_lines: EventLines, unassigned_list: str | None
 ) -> None:
+    """With or without an unassigned list configured: the task without a rep and the masked
+    warning are there either way; only the list enrolment needs the list."""
     contacts = {}
     for segment in (S.EMAIL_CLICK, S.SUPPLIER, S.NO_SHOW, S.LOST_DEAL):
         contacts[segment] = world.add_contact()
         world.add_member(segment, contacts[segment])
 
     for segment in contacts:
-        assert world.run(segment).outcomes == {"unassigned": 1}
+        run = world.assign(segment, unassigned_list_id=unassigned_list)
+        world.write_back()
+        assert run.outcomes == {"unassigned": 1}
 
     for segment, contact in contacts.items():
         [task] = world.tasks(contact)
         assert task.salesRepId is None, segment
         assert world.hubspot_contact(contact)["writes"] == 0  # no property written
-    assert sorted(world.list_members(UNASSIGNED_LIST)) == sorted(
-        world.contact(c).hubspotContactId for c in contacts.values()
+        assert world.assignment(contact).listId == unassigned_list
+    expected_members = [world.contact(c).hubspotContactId for c in contacts.values()]
+    assert sorted(world.list_members(UNASSIGNED_LIST)) == (
+        sorted(expected_members) if unassigned_list else []
     )
     no_rep = event_lines.events("reengagement_no_rep")
     assert len(no_rep) == 4 and all(w["level"] == "WARNING" for w in no_rep)
