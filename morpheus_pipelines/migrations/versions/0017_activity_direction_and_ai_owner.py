@@ -12,6 +12,9 @@ to existing databases, stays as it was (docs/decisions/0048-ai-owner-id-in-migra
 Only a free-form WhatsApp message is bound to the 24-hour window: a WhatsApp *template* rule
 no longer has to name ``windowLeadSeconds``.
 
+``lead_duplicates.duplicateOfLeadId``: the earlier open lead of the subscription a new lead
+duplicates (docs/leads.md, "Duplicates").
+
 Revision ID: 0017
 Revises: 0016
 Create Date: 2026-12-04 06:00:00
@@ -63,9 +66,31 @@ def upgrade() -> None:
     )
     op.drop_constraint(op.f(WINDOW_LEAD), "automation_rules", type_="check")
     op.create_check_constraint(op.f(WINDOW_LEAD), "automation_rules", sa.text(WINDOW_LEAD_CHECK))
+    op.add_column(
+        "lead_duplicates",
+        sa.Column("duplicateOfLeadId", sa.UUID(), nullable=True),
+    )
+    op.create_foreign_key(
+        op.f("fk_lead_duplicates_duplicateOfLeadId_leads"),
+        "lead_duplicates",
+        "leads",
+        ["duplicateOfLeadId"],
+        ["id"],
+    )
+    op.create_index(
+        op.f("ix_lead_duplicates_duplicateOfLeadId"),
+        "lead_duplicates",
+        ["duplicateOfLeadId"],
+        unique=False,
+    )
 
 
 def downgrade() -> None:
+    op.drop_index(op.f("ix_lead_duplicates_duplicateOfLeadId"), table_name="lead_duplicates")
+    op.drop_constraint(
+        op.f("fk_lead_duplicates_duplicateOfLeadId_leads"), "lead_duplicates", type_="foreignkey"
+    )
+    op.drop_column("lead_duplicates", "duplicateOfLeadId")
     # The index is the same either way; the lower-cased rows stay lower-cased (every reader
     # of this revision's predecessors matched the lower-case spelling).
     op.drop_constraint(op.f("ck_activities_known_direction"), "activities", type_="check")
