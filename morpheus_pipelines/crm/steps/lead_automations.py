@@ -8,6 +8,7 @@ thousand, and a rerun or a concurrent run fires nothing twice.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import uuid
 from collections import Counter
@@ -93,10 +94,9 @@ def add_rule(
     name."""
     if (template_name is None) == (body is None):
         raise ValueError("a rule sends either a template (template_name) or a free-form body")
-    if rule.kind != ("template" if template_name else "free_form"):
-        raise ValueError(
-            f"the rule is {rule.kind} but names {'a template' if template_name else 'a body'}"
-        )
+    # What the rule sends decides its kind (and so whether the window binds it), checked
+    # again by the rule itself.
+    rule = dataclasses.replace(rule, kind="template" if template_name else "free_form")
     for label, span in (("quiet period", rule.quiet), ("window lead", rule.window_lead)):
         if span is not None and not 1 <= span.total_seconds() < 2**31:
             raise ValueError(f"the {label} must be between 1 second and 68 years")
