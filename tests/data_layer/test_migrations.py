@@ -55,7 +55,7 @@ def test_rule_inputs_are_stored_uncompressed(database_url: str) -> None:
     assert stored is None  # not compressed (a compressed value names its method)
 
 
-def test_activity_directions_are_one_lower_case_value_after_0017(database_url: str) -> None:
+def test_activity_directions_are_one_lower_case_value_after_0018(database_url: str) -> None:
     """The AI dialer's calls were stored ``'OUTBOUND'``, everyone else's ``'outbound'``: the
     upgrade lower-cases the rows and the CHECK refuses the other spelling from then on."""
     import uuid
@@ -95,7 +95,7 @@ def test_activity_directions_are_one_lower_case_value_after_0017(database_url: s
 
 
 def test_the_engagement_index_names_the_products_ai_owner(database_url: str) -> None:
-    """Revision 0017 owns the AI owner id of the engagement index (0007 is left as applied):
+    """Revision 0018 owns the AI owner id of the engagement index (0007 is left as applied):
     the predicate of the live index is the one the queries repeat, so a change of the
     product's constant fails here until a migration carries it."""
     from morpheus_pipelines.crm.models import ENGAGEMENT_PREDICATE

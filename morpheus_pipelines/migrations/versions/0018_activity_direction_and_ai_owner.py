@@ -15,8 +15,8 @@ no longer has to name ``windowLeadSeconds``.
 ``lead_duplicates.duplicateOfLeadId``: the earlier open lead of the subscription a new lead
 duplicates (docs/leads.md, "Duplicates").
 
-Revision ID: 0017
-Revises: 0016
+Revision ID: 0018
+Revises: 0017
 Create Date: 2026-12-04 06:00:00
 """
 
@@ -25,8 +25,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0017"
-down_revision = "0016"
+revision = "0018"
+down_revision = "0017"
 branch_labels = None
 depends_on = None
 
