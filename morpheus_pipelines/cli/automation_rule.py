@@ -72,6 +72,7 @@ def add(
             channel,
             timedelta(hours=quiet_hours),
             timedelta(hours=window_lead_hours) if window_lead_hours else None,
+            kind="template" if template else "free_form",
         )
         with get_session(url) as session:
             add_rule(session, subscription, name=name, rule=rule, template_name=template, body=body)

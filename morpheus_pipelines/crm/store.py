@@ -13,7 +13,7 @@ from typing import ClassVar
 from sqlalchemy.orm import Session
 
 from morpheus_pipelines.crm.repositories.activity import ActivityRepository
-from morpheus_pipelines.crm.repositories.call import CallRepository
+from morpheus_pipelines.crm.repositories.call import CallRepository, CampaignTargetRepository
 from morpheus_pipelines.crm.repositories.configs import ConfigsRepository
 from morpheus_pipelines.crm.repositories.contact import ContactRepository
 from morpheus_pipelines.crm.repositories.email import (
@@ -60,6 +60,7 @@ class CrmStore:
     contacts: ClassVar[ContactRepository] = ContactRepository()
     activities: ClassVar[ActivityRepository] = ActivityRepository()
     calls: ClassVar[CallRepository] = CallRepository()
+    campaign_targets: ClassVar[CampaignTargetRepository] = CampaignTargetRepository()
     sales_reps: ClassVar[SalesRepRepository] = SalesRepRepository()
     configs: ClassVar[ConfigsRepository] = ConfigsRepository()
     tasks: ClassVar[FollowUpTaskRepository] = FollowUpTaskRepository()

@@ -120,7 +120,7 @@ def test_engagement_sync_upsert_over_overlapping_windows_is_duplicate_free(
             subject=f"subject {n} run {run}",
             body=f"body {run}",
             status="SENT" if run == 1 else "COMPLETED",
-            direction="OUTBOUND",
+            direction="outbound",
             contactId=contact_id if run == 2 else None,
             contactEmail="c@x.com",
             hubspotContactId="hs-1",

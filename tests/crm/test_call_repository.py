@@ -1,6 +1,6 @@
-"""CallRepository, the dialer sync's base ``upsert`` of calls, and CampaignTarget written
-through the base ``upsert`` (it has no repository of its own) — docs/data-layer.md, "The CRM
-tables"."""
+"""CallRepository, the dialer sync's ``upsert`` of calls, and CampaignTargetRepository's
+upsert of targets, through the column lists production uses (docs/data-layer.md, "The CRM
+tables")."""
 
 from __future__ import annotations
 
@@ -10,39 +10,18 @@ from datetime import UTC, datetime
 import pytest
 from sqlalchemy.exc import InvalidRequestError
 
-from morpheus_pipelines.crm.models import CampaignTarget
-from morpheus_pipelines.crm.repositories.call import CallRepository
+from morpheus_pipelines.crm.repositories.call import (
+    DIALER_UPDATE_COLUMNS,
+    CallRepository,
+    CampaignTargetRepository,
+)
 from morpheus_pipelines.db.session import get_session
-from morpheus_pipelines.platform.store.base import BaseRepository, RepositoryError
+from morpheus_pipelines.platform.store.base import RepositoryError
 from tests.support.crm import new_subscription
 
-
-class _CampaignTargets(BaseRepository[CampaignTarget]):
-    """What morpheus-hubspot does: the base upsert, bound to the model, nothing more."""
-
-    model_class = CampaignTarget
-
-
 calls = CallRepository()
-targets = _CampaignTargets()
+targets = CampaignTargetRepository()
 T0 = datetime(2026, 3, 2, 14, 0, tzinfo=UTC)
-
-# The dialer sync's upsert (docs/data-layer.md).
-CALL_UPDATE_COLUMNS = [
-    "targetPhoneNumber",
-    "direction",
-    "status",
-    "disposition",
-    "durationMs",
-    "durationSec",
-    "startTimestamp",
-    "hubspotEngagementId",
-    "hubspotSyncStatus",
-    "contactName",
-    "notes",
-    "targetPhoneNumbersId",
-    "salesRepId",
-]
 
 
 def _target(sub: uuid.UUID, hubspot_contact_id: str, **overrides: object) -> dict:
@@ -139,7 +118,7 @@ def test_get_with_target_by_ids_asserts_the_pair(database_url: str) -> None:
 
 
 def _five9_call(sub: uuid.UUID, provider_call_id: str, **fields: object) -> dict:
-    row: dict = dict.fromkeys(CALL_UPDATE_COLUMNS)
+    row: dict = dict.fromkeys(DIALER_UPDATE_COLUMNS)
     row.update({"subscriptionId": sub, "providerCallId": provider_call_id})
     row.update(fields)
     return row
@@ -149,7 +128,7 @@ def test_dialer_sync_upsert_on_provider_call_id(database_url: str) -> None:
     sub = new_subscription(database_url)
     call_id, target_id = _call_with_target(database_url, sub, "five9-1")
     with get_session(database_url) as session:
-        updated = calls.upsert(
+        updated = calls.upsert_from_dialer(
             session,
             _five9_call(
                 sub,
@@ -161,14 +140,10 @@ def test_dialer_sync_upsert_on_provider_call_id(database_url: str) -> None:
                 startTimestamp=T0,
                 notes="call back Tuesday",
             ),
-            conflict_columns=["providerCallId"],
-            update_columns=CALL_UPDATE_COLUMNS,
         )
-        created = calls.upsert(
+        created = calls.upsert_from_dialer(
             session,
             _five9_call(sub, "five9-2", status="RINGING"),
-            conflict_columns=["providerCallId"],
-            update_columns=CALL_UPDATE_COLUMNS,
         )
     assert updated.id == call_id
     assert (updated.status, updated.disposition, updated.durationMs) == (
@@ -181,32 +156,20 @@ def test_dialer_sync_upsert_on_provider_call_id(database_url: str) -> None:
     with get_session(database_url) as session:
         assert len(calls.get_all(session)) == 2
         # Re-delivery of the same payload changes nothing and adds nothing.
-        calls.upsert(
-            session,
-            _five9_call(sub, "five9-2", status="RINGING"),
-            conflict_columns=["providerCallId"],
-            update_columns=CALL_UPDATE_COLUMNS,
-        )
+        calls.upsert_from_dialer(session, _five9_call(sub, "five9-2", status="RINGING"))
         assert len(calls.get_all(session)) == 2
 
 
-def test_campaign_target_through_the_base_upsert(database_url: str) -> None:
+def test_campaign_target_upsert_through_the_repositorys_columns(database_url: str) -> None:
     sub = new_subscription(database_url)
-    conflict = ["campaignId", "hubspotContactId"]
     with get_session(database_url) as session:
-        first = targets.upsert(
-            session, _target(sub, "hs-1", status="NEW"), conflict_columns=conflict
-        )
+        first = targets.upsert_target(session, _target(sub, "hs-1", status="NEW"))
     with get_session(database_url) as session:
-        again = targets.upsert(
-            session,
-            _target(sub, "hs-1", status="CALLED", phone="+61400"),
-            conflict_columns=conflict,
+        again = targets.upsert_target(
+            session, _target(sub, "hs-1", status="CALLED", phone="+61400")
         )
         # Same person on another campaign: another row.
-        other = targets.upsert(
-            session, _target(sub, "hs-1", campaignId="camp-2"), conflict_columns=conflict
-        )
+        other = targets.upsert_target(session, _target(sub, "hs-1", campaignId="camp-2"))
     assert again.id == first.id
     assert (again.status, again.phone) == ("CALLED", "+61400")
     assert again.createdAt == first.createdAt

@@ -103,7 +103,41 @@ def test_a_whatsapp_nudge_goes_two_hours_before_the_window_closes_never_after(
             select(OutboundMessage).where(OutboundMessage.leadId == wrote_once)
         ).one()
         assert queued.createdAt < hours(25)
-        assert queued.templateName == "window_closing_template"
+        assert (queued.kind, queued.body) == ("free_form", "window_closing body")
+
+
+def test_a_whatsapp_template_nudge_is_not_held_back_by_the_window(database_url: str) -> None:
+    """Only a free-form WhatsApp message is bound to the 24-hour window: an approved template
+    goes on its quiet period, to a lead who never wrote and after the window closed."""
+    subscription_id = subscription(database_url)
+    rule(database_url, subscription_id, "template_nudge", "whatsapp", 12, kind="template")
+    rule(
+        database_url,
+        subscription_id,
+        "template_before_close",
+        "whatsapp",
+        12,
+        window_lead_hours=2,
+        kind="template",
+    )
+    never_wrote = lead_with_history(database_url, subscription_id, T0)
+    engaged_elsewhere = lead_with_history(
+        database_url,
+        subscription_id,
+        T0,
+        [Touch(hours(1), "whatsapp", "inbound"), Touch(hours(14), "email", "inbound")],
+    )
+
+    fired = run_every_half_hour(database_url, until_hours=48)
+
+    # No window at all: each rule fires on the quiet period.
+    assert fired[never_wrote] == [hours(12), hours(12)]
+    # The rule without a lead 12 h after the WhatsApp message; then quiet since 14 h: both
+    # due at 26 h, after the window closed at 25 h, and a template still goes.
+    assert fired[engaged_elsewhere] == [hours(13), hours(26), hours(26)]
+    with get_session(database_url) as session:
+        kinds = set(session.scalars(select(OutboundMessage.kind)))
+    assert kinds == {"template"}
 
 
 def test_a_lost_or_won_lead_is_not_nudged(database_url: str) -> None:

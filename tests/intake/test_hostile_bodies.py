@@ -72,7 +72,7 @@ def test_deep_nesting_is_422_on_every_endpoint(
 ) -> None:
     base, _ = service
     raw = b'{"payload": ' + b"[" * depth + b"]" * depth + b"}"
-    answer = _post_raw(base, tenant.key, path, raw)
+    answer = _post_raw(base, tenant.key, path, raw, {"Idempotency-Key": "deep-1"})
     assert answer.status_code == 422, answer.text
     assert answer.json()["fields"][0] == {
         "field": "body",

@@ -114,3 +114,61 @@ def _owner(tenant: Tenant, lead_id: uuid.UUID) -> tuple:
     with get_session(tenant.url) as session:
         lead = session.get(Lead, lead_id)
         return lead.ownerSalesRepId, lead.ownerHubspotOwnerId
+
+
+def test_a_duplicate_of_an_earlier_open_lead_keeps_one_owner_and_one_timeline(
+    tenant: Tenant, service
+) -> None:
+    """The same person through two sources: the second lead takes the first one's owner (the
+    load charge moves with it, HubSpot is told through the outbox), its form shows on the
+    first lead's timeline, and the match is recorded; another subscription's lead with the
+    same address is never a match."""
+    from morpheus_pipelines.crm.models import HubSpotOutboxRow
+
+    base, app = service
+    ana = tenant.add_rep("ana@acme.test", "101")
+    ben = tenant.add_rep("ben@acme.test", "102")
+    other = Tenant(tenant.url)
+    other.add_rep("zoe@other.test", "777")
+    app.state.keys.expire()
+    first = uuid.UUID(_post(base, tenant, "web-1", "Pat@Buyer.example", "+65 9123 4567"))
+    theirs = uuid.UUID(_post(base, other, "web-1", "pat@buyer.example", None))
+    # The same person by phone, through another source: charged to the other rep at intake.
+    body = tenant.lead_body("ads-1", contact={"email": "pat.w@gmail.com", "phone": "+6591234567"})
+    second = uuid.UUID(
+        client(tenant.key).post(f"{base}/v1/leads", json=body | {"source": "ads"}).json()["lead_id"]
+    )
+    assert {_owner(tenant, first)[0], _owner(tenant, second)[0]} == {ana, ben}
+    owner = _owner(tenant, first)
+
+    result = _materialize(tenant.url)
+
+    assert _owner(tenant, second) == owner  # one owner: the earlier lead's
+    assert tenant.open_leads() == {
+        ana: 2 if owner[0] == ana else 0,
+        ben: 2 if owner[0] == ben else 0,
+    }
+    duplicates = _rows(tenant.url, LeadDuplicate)
+    assert duplicates[second].duplicateOfLeadId == first
+    assert duplicates[second].matchedOn == "phone"
+    assert duplicates[first].duplicateOfLeadId is None
+    assert duplicates[theirs].duplicateOfLeadId is None  # never another subscription's
+    timeline = client(tenant.key).get(f"{base}/v1/leads/{first}/timeline").json()["items"]
+    assert [item["channel"] for item in timeline] == ["form", "form"]
+    with get_session(tenant.url) as session:
+        queued = session.scalars(
+            select(HubSpotOutboxRow).where(HubSpotOutboxRow.leadId == second)
+        ).all()
+    assert [(row.kind, row.payload) for row in queued if row.kind == "contact_owner"][-1] == (
+        "contact_owner",
+        {"hubspot_owner_id": owner[1]},
+    )
+    [event] = [
+        e for e in result.get_asset_materialization_events() if "duplicates" in str(e.asset_key)
+    ]
+    assert event.materialization.metadata["leads_by_match"].value["duplicate_of_open_lead"] == 1
+
+    # A re-run changes nothing: the load moved once.
+    _materialize(tenant.url)
+    assert _owner(tenant, second) == owner
+    assert sum(tenant.open_leads().values()) == 2

@@ -218,12 +218,15 @@ def test_free_form_whatsapp_is_refused_outside_the_window_before_anything_is_que
     }
     messages = f"{timed_service}/v1/messages"
 
+    def send(key: str, body: dict[str, Any]) -> Any:
+        return http.post(messages, json=body, headers={"Idempotency-Key": key})
+
     clock.now = inbound_at + timedelta(hours=24) - timedelta(microseconds=1)
-    inside = http.post(messages, json=free_form)
+    inside = send("inside", free_form)
     clock.now = inbound_at + timedelta(hours=24)  # the boundary: closed
-    refused = http.post(messages, json=free_form)
-    template_answer = http.post(messages, json=template)
-    email = http.post(messages, json=free_form | {"channel": "email"})
+    refused = send("refused", free_form)
+    template_answer = send("template", template)
+    email = send("email", free_form | {"channel": "email"})
 
     assert inside.status_code == 202, inside.text
     assert refused.status_code == 422
@@ -272,7 +275,9 @@ def test_a_bad_message_names_the_field(
     body = {"lead_id": lead_id, "channel": "email", "kind": "free_form", "body": "Hi"}
     body = {k: v for k, v in (body | overrides).items() if v is not None}
 
-    answer = http.post(f"{timed_service}/v1/messages", json=body)
+    answer = http.post(
+        f"{timed_service}/v1/messages", json=body, headers={"Idempotency-Key": "bad-1"}
+    )
 
     assert answer.status_code == 422
     assert field in [f["field"] for f in answer.json()["fields"]]
@@ -298,6 +303,7 @@ def test_another_subscriptions_lead_is_403_on_every_timeline_endpoint(
                     "kind": "template",
                     "template_name": "t",
                 },
+                headers={"Idempotency-Key": f"probe-{name}"},
             ),
         ]
         for name, lead in (("theirs", theirs), ("unknown", unknown))
@@ -356,3 +362,70 @@ def test_a_planted_form_id_cannot_take_a_later_leads_form_entry(
     later = create_lead(http, timed_service, tenant, "s-2")
     items = http.get(f"{timed_service}/v1/leads/{later}/timeline").json()["items"]
     assert [(i["channel"], i["external_id"]) for i in items] == [("form", "form:web-form:s-2")]
+
+
+def _opt_out(url: str, tenant: Tenant, email: str, opted_out: bool, clock: Clock) -> None:
+    from morpheus_pipelines.crm.repositories.target_emails import TargetEmailsRepository
+
+    with get_session(url) as session:  # as HubSpot's webhook records it
+        TargetEmailsRepository().set_newsletter_opt_out(
+            session,
+            subscription_id=tenant.subscription_id,
+            email=email,
+            opted_out=opted_out,
+            occurred_at=clock.now,
+        )
+
+
+def test_an_email_to_an_opted_out_address_is_refused_and_nothing_is_queued(
+    tenant: Tenant, timed_service: str, clock: Clock, database_url: str
+) -> None:
+    http = client(tenant.key)
+    lead_id = create_lead(http, timed_service, tenant, "s-1")  # Buyer@Example.com
+    # Stored in another case than the lead's: the comparison ignores case.
+    _opt_out(database_url, tenant, "BUYER@example.COM", True, clock)
+    email = {"lead_id": lead_id, "channel": "email", "kind": "template", "template_name": "t1"}
+    whatsapp = email | {"channel": "whatsapp"}
+    messages = f"{timed_service}/v1/messages"
+
+    refused = http.post(messages, json=email, headers={"Idempotency-Key": "e-1"})
+    on_whatsapp = http.post(messages, json=whatsapp, headers={"Idempotency-Key": "w-1"})
+
+    assert refused.status_code == 422, refused.text
+    assert refused.json()["error"] == "opted_out"
+    assert on_whatsapp.status_code == 202  # the newsletter opt-out is the email channel's
+    assert count(database_url, OutboundMessage) == 1
+
+    clock.advance(minutes=1)
+    _opt_out(database_url, tenant, "buyer@example.com", False, clock)
+    again = http.post(messages, json=email, headers={"Idempotency-Key": "e-1"})
+    assert again.status_code == 202, again.text  # a refusal stores no answer to replay
+    assert count(database_url, OutboundMessage) == 2
+
+
+def test_an_opt_out_of_another_subscription_does_not_refuse(
+    tenant: Tenant, timed_service: str, other: Tenant, clock: Clock, database_url: str
+) -> None:
+    http = client(tenant.key)
+    lead_id = create_lead(http, timed_service, tenant, "s-1")
+    _opt_out(database_url, other, "buyer@example.com", True, clock)
+    body = {"lead_id": lead_id, "channel": "email", "kind": "template", "template_name": "t1"}
+
+    answer = http.post(f"{timed_service}/v1/messages", json=body, headers={"Idempotency-Key": "1"})
+
+    assert answer.status_code == 202, answer.text
+
+
+def test_a_message_without_an_idempotency_key_is_400_and_nothing_is_queued(
+    tenant: Tenant, timed_service: str, database_url: str
+) -> None:
+    http = client(tenant.key)
+    lead_id = create_lead(http, timed_service, tenant, "s-1")
+    body = {"lead_id": lead_id, "channel": "email", "kind": "template", "template_name": "t1"}
+
+    answers = [http.post(f"{timed_service}/v1/messages", json=body) for _ in range(2)]
+
+    for answer in answers:
+        assert answer.status_code == 400, answer.text
+        assert answer.json()["error"] == "idempotency_key_required"
+    assert count(database_url, OutboundMessage) == 0

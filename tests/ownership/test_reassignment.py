@@ -62,13 +62,14 @@ def test_a_contact_without_a_real_active_owner_is_reassigned_with_both_propertie
         assert needs_owner(session, current_owner, staffed.subscription_id, sales_rep_repo=reps)
 
 
-def test_an_active_reps_contact_is_left_alone_and_hubspot_owner_id_is_not_written(
+def test_an_active_reps_contact_is_left_alone_and_nothing_is_written(
     staffed: World,
 ) -> None:
     [decision] = _decide(staffed, EMAIL_CLICK, [OwnershipRequest(1, "102")])
     assert decision.outcome is AssignmentOutcome.KEPT_OWNER
     assert decision.hubspot_owner_id is None  # the guard: automation never takes it
-    assert decision.call_assigned_to == "102"
+    assert decision.call_assigned_to is None  # "leave it alone" writes nothing
+    assert not decision.writes_properties
     assert not decision.round_robin
     with staffed.sessions() as session:
         assert not needs_owner(session, "102", staffed.subscription_id, sales_rep_repo=reps)
@@ -86,7 +87,7 @@ def test_an_owner_active_in_another_subscription_is_not_an_owner_here(
     assert decision.outcome is AssignmentOutcome.REASSIGNED
 
 
-def test_deal_owner_routing_routes_the_call_and_keeps_a_real_record_owner(
+def test_deal_owner_routing_writes_call_assigned_to_only_whoever_owns_the_record(
     staffed: World,
 ) -> None:
     kept, ownerless, ai_owned = _decide(
@@ -102,9 +103,8 @@ def test_deal_owner_routing_routes_the_call_and_keeps_a_real_record_owner(
         assert decision.outcome is AssignmentOutcome.DEAL_OWNER
         assert decision.call_assigned_to == "102"
         assert not decision.round_robin
-    assert kept.hubspot_owner_id is None  # a real owner keeps the record
-    # a record nobody human owns goes to the deal's owner rather than staying stranded
-    assert ownerless.hubspot_owner_id == ai_owned.hubspot_owner_id == "102"
+    # hubspot_owner_id is never this routing's to write, not even on a record nobody owns
+    assert kept.hubspot_owner_id is ownerless.hubspot_owner_id is ai_owned.hubspot_owner_id is None
     with staffed.sessions() as session:  # and no rotation slot was spent on them
         key = dialer_rr_config_key(staffed.subscription_id)
         assert ConfigsRepository().get_value(session, key) is None
@@ -132,7 +132,8 @@ def test_segments_without_deal_routing_ignore_a_deal_owner(staffed: World) -> No
 def test_a_batch_reserves_once_and_gets_consecutive_slots(staffed: World) -> None:
     requests = [OwnershipRequest(i, None) for i in range(5)] + [OwnershipRequest(9, "101")]
     decisions = _decide(staffed, EMAIL_CLICK, requests)
-    assert [d.call_assigned_to for d in decisions] == ["101", "102", "101", "102", "101", "101"]
+    assert [d.call_assigned_to for d in decisions] == ["101", "102", "101", "102", "101", None]
+    assert decisions[-1].rep is not None and decisions[-1].rep.hubspotOwnerId == "101"
     with staffed.sessions() as session:
         cursor = ConfigsRepository().get_value(
             session, dialer_rr_config_key(staffed.subscription_id)

@@ -3,6 +3,7 @@ enrolment and the HubSpot write-back through the emulator (docs/ownership.md).""
 
 from __future__ import annotations
 
+import pytest
 from sqlalchemy import select
 
 from morpheus_pipelines.crm.models import (
@@ -39,7 +40,7 @@ def test_reassignment_writes_both_properties_and_enrols_on_the_reps_list(world: 
     assert world.assignment(contact).writeBackStatus is WriteBackStatus.DONE
 
 
-def test_an_active_owner_keeps_the_contact_and_hubspot_owner_id_is_never_sent(
+def test_an_active_owner_keeps_the_contact_and_nothing_is_written_to_hubspot(
     world: World,
 ) -> None:
     world.add_rep("ana@acme.test", "101")
@@ -50,27 +51,36 @@ def test_an_active_owner_keeps_the_contact_and_hubspot_owner_id_is_never_sent(
     world.run(S.EMAIL_CLICK)
 
     assert world.assignment(contact).outcome is AssignmentOutcome.KEPT_OWNER
-    [update] = [e.body for e in world.hubspot.log.entries("contacts_batch_update")]
-    assert update["inputs"][0]["properties"] == {"call_assigned_to": "102"}
+    # "Leave it alone": neither property is written, the call still goes to the owner's task.
+    assert world.hubspot.log.entries("contacts_batch_update") == []
+    assert world.hubspot_contact(contact)["properties"]["hubspot_owner_id"] == "102"
+    assert world.tasks(contact)[0].salesRepId == world.assignment(contact).salesRepId
 
 
+@pytest.mark.parametrize("unassigned_list", [UNASSIGNED_LIST, None], ids=["list", "no_list"])
 def test_no_rep_enrols_unassigned_with_a_warning_that_masks_the_email(
-    world: World, event_lines: EventLines
+    world: World, event_lines: EventLines, unassigned_list: str | None
 ) -> None:
+    """With or without an unassigned list configured: the task without a rep and the masked
+    warning are there either way; only the list enrolment needs the list."""
     contacts = {}
     for segment in (S.EMAIL_CLICK, S.SUPPLIER, S.NO_SHOW, S.LOST_DEAL):
         contacts[segment] = world.add_contact()
         world.add_member(segment, contacts[segment])
 
     for segment in contacts:
-        assert world.run(segment).outcomes == {"unassigned": 1}
+        run = world.assign(segment, unassigned_list_id=unassigned_list)
+        world.write_back()
+        assert run.outcomes == {"unassigned": 1}
 
     for segment, contact in contacts.items():
         [task] = world.tasks(contact)
         assert task.salesRepId is None, segment
         assert world.hubspot_contact(contact)["writes"] == 0  # no property written
-    assert sorted(world.list_members(UNASSIGNED_LIST)) == sorted(
-        world.contact(c).hubspotContactId for c in contacts.values()
+        assert world.assignment(contact).listId == unassigned_list
+    expected_members = [world.contact(c).hubspotContactId for c in contacts.values()]
+    assert sorted(world.list_members(UNASSIGNED_LIST)) == (
+        sorted(expected_members) if unassigned_list else []
     )
     no_rep = event_lines.events("reengagement_no_rep")
     assert len(no_rep) == 4 and all(w["level"] == "WARNING" for w in no_rep)
@@ -96,6 +106,40 @@ def test_no_rep_aborts_the_whole_campaign_target_batch_and_the_next_run_complete
     world.add_rep("ana@acme.test", "101")
     assert world.run(S.CAMPAIGN_TARGET).outcomes == {"reassigned": 3}
     assert len(world.list_members("L101")) == 3
+
+
+def test_an_aborted_campaign_batch_stops_that_batch_not_the_segment_run(
+    world: World, event_lines: EventLines
+) -> None:
+    """Nobody to assign: the batch that needs the rotation is rolled back, and the batches
+    after it in the same run still go (here contacts that already have live work, which
+    need no rep); the aborted members stay new for the next run."""
+    from datetime import UTC, datetime, timedelta
+
+    from morpheus_pipelines.crm.models import FollowUpTask
+
+    ownerless = [world.add_contact() for _ in range(2)]
+    busy = [world.add_contact() for _ in range(2)]
+    for contact in ownerless + busy:  # member order: the ownerless batch first
+        world.add_member(S.CAMPAIGN_TARGET, contact)
+    with world.sessions() as session:
+        for contact in busy:
+            session.add(
+                FollowUpTask(
+                    subscriptionId=world.subscription_id,
+                    contactId=contact,
+                    type="CALL",
+                    dueAt=datetime.now(UTC) + timedelta(days=1),
+                )
+            )
+
+    run = world.assign(S.CAMPAIGN_TARGET, batch_size=2)
+
+    assert run.aborted and run.aborted_batches == 1
+    assert run.outcomes == {"skipped_active_task": 2}
+    assert len(event_lines.events("reengagement_batch_aborted")) == 1
+    world.add_rep("ana@acme.test", "101")
+    assert world.assign(S.CAMPAIGN_TARGET, batch_size=2).outcomes == {"reassigned": 2}
 
 
 def test_dialer_call_ended_falls_back_to_the_ai_owner_and_records_the_ai_call(

@@ -59,8 +59,8 @@ def test_an_owner_a_person_set_in_hubspot_is_kept_by_the_next_run(
     staffed.run(S.EMAIL_CLICK)
 
     assert staffed.assignment(contact).outcome is AssignmentOutcome.KEPT_OWNER
-    [update] = [e.body for e in staffed.hubspot.log.entries("contacts_batch_update")]
-    assert update["inputs"][0]["properties"] == {"call_assigned_to": "102"}  # owner untouched
+    # Left alone: no property of the contact is written back.
+    assert staffed.hubspot.log.entries("contacts_batch_update") == []
     assert staffed.hubspot_contact(contact)["properties"]["hubspot_owner_id"] == "102"
     assert staffed.contact(contact).hubspotOwnerId == "102"
 
@@ -80,4 +80,4 @@ def test_when_hubspots_read_does_not_return_the_contact_the_webhooks_owner_decid
     assert staffed.assignment(control).outcome is AssignmentOutcome.REASSIGNED
     decided = staffed.assignment(contact)
     assert decided.outcome is AssignmentOutcome.KEPT_OWNER
-    assert decided.callAssignedTo == "102"
+    assert decided.hubspotOwnerId is None and decided.callAssignedTo is None  # left alone

@@ -107,10 +107,11 @@ def test_a_task_is_owned_by_its_rep_and_high_priority_once_escalated() -> None:
 
 
 def test_an_ai_call_is_owned_by_the_dialer_whoever_owns_the_contact() -> None:
-    call = {"occurred_at": NOW, "subject": None, "body": None, "direction": "OUTBOUND"}
+    call = {"occurred_at": NOW, "subject": None, "body": None, "direction": "outbound"}
     properties = call_properties(call)
     assert properties["hubspot_owner_id"] == DIALER_FALLBACK_HUBSPOT_OWNER_ID
     assert properties["hs_call_title"] == "AI call"
+    assert properties["hs_call_direction"] == "OUTBOUND"  # HubSpot's spelling, ours stored lower
 
 
 def test_the_rules_key_by_the_properties_the_client_creates() -> None:

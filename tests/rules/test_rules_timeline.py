@@ -82,6 +82,22 @@ def test_a_whatsapp_rule_that_cannot_fire_inside_the_window_is_refused() -> None
     )
 
 
+def test_only_a_free_form_whatsapp_rule_is_bound_to_the_window() -> None:
+    template = NudgeRule("whatsapp", timedelta(hours=12), kind="template")
+    leading = NudgeRule("whatsapp", timedelta(hours=12), timedelta(hours=2), kind="template")
+    free_form = NudgeRule("whatsapp", timedelta(hours=12), timedelta(hours=2))
+    # A lead who never wrote on WhatsApp: no window, yet a template may go.
+    assert nudge_due_at(template, at(0), None) == at(12)
+    assert nudge_due_at(leading, at(0), None) == at(12)
+    assert nudge_due_at(free_form, at(0), None) is None
+    # Quiet since 14 h, window closed at 25 h: the free-form nudge never goes, templates do.
+    assert nudge_due_at(leading, at(14), at(1)) == at(26)
+    assert nudge_due_at(free_form, at(14), at(1)) is None
+    assert "outside the window" in describe_rule(leading)
+    with pytest.raises(InvalidActivity, match="free_form message or a template"):
+        NudgeRule("whatsapp", timedelta(hours=12), kind="shout")
+
+
 # A lead who filled the form, was called by a rep two hours later, answered on WhatsApp after
 # five hours, then went quiet.
 HISTORY = [

@@ -77,7 +77,11 @@ def rule(
     channel: str,
     quiet_hours: float,
     window_lead_hours: float | None = None,
+    kind: str | None = None,
 ) -> int:
+    """A rule sending a template, or on WhatsApp by default a free-form message (the kind the
+    window binds)."""
+    kind = kind or ("free_form" if channel == "whatsapp" else "template")
     with get_session(url) as session:
         return add_rule(
             session,
@@ -87,6 +91,8 @@ def rule(
                 channel,
                 timedelta(hours=quiet_hours),
                 timedelta(hours=window_lead_hours) if window_lead_hours else None,
+                kind=kind,
             ),
-            template_name=f"{name}_template",
+            template_name=f"{name}_template" if kind == "template" else None,
+            body=f"{name} body" if kind == "free_form" else None,
         ).id

@@ -172,13 +172,17 @@ def test_transitions_in_all_three_directions_carry_tracking_fields(
     assert pipeline.query(
         "SELECT track_step, priority_override FROM apac_active_tenants WHERE tenant_id = 't-move'"
     ) == [("called", "P0")]
-    # 3. leaves the list again but keeps its Sales owner: back to Sales-owned; then loses the
-    #    owner: Sales-owned -> Active
+    # 3. leaves the list again but keeps its Sales owner: back to Sales-owned ...
     hubspot_emulator.remove_list_members("19544", ["501"])
     pipeline.snapshot()
+    pipeline.route("2026-11-29")
+    assert pipeline.bucket_of("t-move") == "sales_owned"
+    assert decisions(pipeline, "2026-11-29")["t-move"][6] == "active"
+    # ... then loses the owner: Sales-owned -> Active, the tracking fields carried across
     load_source(pipeline.database_url, [tenant("t-move", email="x@portalco.com.au")])
-    pipeline.route(PARTITION)
+    pipeline.route("2026-11-30")
     assert pipeline.bucket_of("t-move") == "active"
+    assert decisions(pipeline, "2026-11-30")["t-move"][6] == "sales_owned"
     assert pipeline.query(
         "SELECT track_step FROM apac_active_tenants WHERE tenant_id = 't-move'"
     ) == [("called",)]

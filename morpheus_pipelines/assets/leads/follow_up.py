@@ -55,12 +55,16 @@ def lead_scores(warehouse: WarehouseResource) -> dg.MaterializeResult:
 
 @dg.asset(
     group_name="leads",
-    metadata=tables_written("lead_duplicates"),
+    metadata=tables_written(
+        "lead_duplicates", "leads", "sales_reps", "activities", "hubspot_outbox"
+    ),
     tags={"domain": "leads"},
 )
 def lead_duplicates(warehouse: WarehouseResource) -> dg.MaterializeResult:
-    """New leads matched against the CRM's contacts (`ContactRepository.find_existing`:
-    email, then phone). The match is recorded for the rep; the owner never changes."""
+    """New leads matched against the subscription's earlier open leads (email, E.164 phone)
+    and the CRM's contacts (`ContactRepository.find_existing`: email, then phone). A duplicate
+    of an earlier open lead takes its owner and its form joins that lead's timeline; every
+    match is recorded and counted (`duplicate_of_open_lead`)."""
     counts = find_duplicates(warehouse.session)
     return dg.MaterializeResult(
         metadata=as_metadata(

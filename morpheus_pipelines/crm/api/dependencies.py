@@ -269,6 +269,24 @@ def idempotency_header(request: Request) -> str | None:
     return key
 
 
+def required_idempotency_header(request: Request) -> str:
+    """The ``Idempotency-Key`` header of a write that has no natural key of its own: a retry
+    without one could queue twice, so a request without it is refused before its body is
+    read."""
+    key = idempotency_header(request)
+    if key is None:
+        raise Refused(
+            400,
+            {
+                "error": "idempotency_key_required",
+                "message": "send an Idempotency-Key header (1 to "
+                f"{MAX_IDEMPOTENCY_KEY_LENGTH} characters); a retry with the same key is "
+                "answered without queueing twice",
+            },
+        )
+    return key
+
+
 def lead_id_of(request: Request) -> uuid.UUID:
     """The ``{lead_id}`` of the path; one that is not a UUID is answered as another
     subscription's lead."""

@@ -1,5 +1,7 @@
 """``POST /v1/messages``: an outbound message queued for a lead, a free-form WhatsApp message
-only inside the window the lead's last message opened (docs/leads.md, "The timeline")."""
+only inside the window the lead's last message opened, an email never to an address whose
+newsletter opt-out is set, and never twice for one ``Idempotency-Key`` (required)
+(docs/leads.md, "The timeline")."""
 
 from __future__ import annotations
 
@@ -16,9 +18,9 @@ from starlette.routing import Route
 from morpheus_pipelines.crm.api.dependencies import (
     FORBIDDEN,
     Answer,
-    idempotency_header,
     intake_of,
     parsed,
+    required_idempotency_header,
     respond,
 )
 from morpheus_pipelines.crm.api.leads import lead_is_callers
@@ -40,7 +42,7 @@ _messages = OutboundMessageRepository()
 async def post_message(request: Request) -> Response:
     intake = intake_of(request)
     _, subscription_id = await intake.authorised(request)
-    key = idempotency_header(request)
+    key = required_idempotency_header(request)
     raw = await intake.read_json(request)
     message = parsed(MessageIn, raw)
     now = intake.now()
@@ -56,6 +58,8 @@ async def post_message(request: Request) -> Response:
             lead_id=str(message.lead_id),
             closed_at=answer.body["closed_at"],
         )
+    if answer.status == 422 and answer.body["error"] == "opted_out":
+        log_event("email_to_opted_out_refused", lead_id=str(message.lead_id))
     return respond(answer)
 
 
@@ -69,10 +73,11 @@ def queue_message(
     subscription_id: uuid.UUID,
     now: datetime,
     *,
-    idempotency_key: str | None,
+    idempotency_key: str,
 ) -> Answer:
-    """``202`` queued (or, for a repeated ``Idempotency-Key``, the original answer), ``422
-    whatsapp_window_closed`` with nothing queued, ``403`` a lead that is not the caller's."""
+    """``202`` queued (or, for a repeated ``Idempotency-Key``, the original answer); ``422
+    whatsapp_window_closed`` or ``422 opted_out`` with nothing queued; ``403`` a lead that is
+    not the caller's."""
     if message.kind == "template" and message.template_name is None:
         raise InvalidActivity("template_name", "a template message needs template_name")
     if message.kind == "free_form" and message.body is None:
@@ -96,12 +101,21 @@ def queue_message(
     )
     if message_id is not None:
         return Answer(202, {"message_id": str(message_id), "status": MessageStatus.QUEUED.value})
-    earlier = (
-        _messages.get_by_key(session, subscription_id, idempotency_key) if idempotency_key else None
-    )
+    earlier = _messages.get_by_key(session, subscription_id, idempotency_key)
     if earlier is not None:
         return _replay(earlier, fingerprint)
+    if message.channel == "email":  # the window is WhatsApp's: only the opt-out refuses email
+        return OPTED_OUT
     return _window_closed(session, message.lead_id, now)
+
+
+OPTED_OUT = Answer(
+    422,
+    {
+        "error": "opted_out",
+        "message": "the lead's email address has opted out of the newsletter; nothing was queued",
+    },
+)
 
 
 def _replay(earlier: OutboundMessage, fingerprint: str) -> Answer:

@@ -83,6 +83,8 @@ _IDEMPOTENCY_KEY = {
     "required": False,
     "schema": {"type": "string", "minLength": 1, "maxLength": 200},
 }
+# Every message is a write a client may retry: its key is not optional.
+_REQUIRED_IDEMPOTENCY_KEY = _IDEMPOTENCY_KEY | {"required": True}
 
 
 _LIST_PARAMETERS = [
@@ -156,13 +158,18 @@ _TIMELINE_PATHS: dict[str, Any] = {
     },
     "/v1/messages": {
         "post": {
-            "summary": "Queue an outbound message; free-form WhatsApp only inside the window",
-            "parameters": [_IDEMPOTENCY_KEY],
+            "summary": "Queue an outbound message; free-form WhatsApp only inside the window, "
+            "email never to a newsletter-opted-out address",
+            "parameters": [_REQUIRED_IDEMPOTENCY_KEY],
             "requestBody": _body(MessageIn),
             "responses": {
                 "202": _json(MessageOut, "queued (or, for a repeated key, the original)"),
+                "400": _json(ErrorOut, "idempotency_key_required: no Idempotency-Key header"),
                 "413": _json(ErrorOut, "body larger than 64 KiB"),
-                "422": _json(ErrorOut, "invalid fields, whatsapp_window_closed, or a reused key"),
+                "422": _json(
+                    ErrorOut,
+                    "invalid fields, whatsapp_window_closed, opted_out, or a reused key",
+                ),
                 **_REFUSALS,
             },
         }

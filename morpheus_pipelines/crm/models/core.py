@@ -39,6 +39,10 @@ from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from morpheus_pipelines.platform.store.model_base import Base
 
+# An activity's direction, lower case: ``inbound`` (the customer wrote or called) or
+# ``outbound`` (we did); ``NULL`` for what has none (a note, a meeting).
+ACTIVITY_DIRECTION_CHECK = "direction IS NULL OR direction IN ('inbound', 'outbound')"
+
 
 class SellerPlatform(enum.StrEnum):
     AMAZON = "AMAZON"
@@ -218,6 +222,8 @@ class Activity(Base):
 
     __table_args__ = (
         UniqueConstraint("subscriptionId", "externalId"),
+        # One spelling: the engagement and WhatsApp predicates match the lower case only.
+        CheckConstraint(ACTIVITY_DIRECTION_CHECK, name="known_direction"),
         Index(None, "contactId", "occurredAt"),
         Index(None, "leadId", "occurredAt"),
         # The engagement sync's question: is this HubSpot engagement one we wrote?

@@ -229,7 +229,9 @@ class LeadScore(Base):
 
 
 class LeadDuplicate(Base):
-    """An older contact the lead matches; recorded, never merged and never re-owned."""
+    """An older contact, or an earlier open lead of the same subscription, the lead matches.
+    A match with an earlier open lead gives the lead that lead's owner and puts its form on
+    that lead's timeline (docs/leads.md, "Duplicates"); nothing is merged or deleted."""
 
     __tablename__ = "lead_duplicates"
 
@@ -237,5 +239,8 @@ class LeadDuplicate(Base):
         UUID(as_uuid=True), ForeignKey("leads.id"), primary_key=True
     )
     contactId: Mapped[int | None] = mapped_column(ForeignKey("contacts.id"))
+    duplicateOfLeadId: Mapped[uuid.UUID | None] = mapped_column(
+        UUID(as_uuid=True), ForeignKey("leads.id"), index=True
+    )
     matchedOn: Mapped[str] = mapped_column(Text, nullable=False)  # a DuplicateMatch
     checkedAt: Mapped[datetime] = _now()

@@ -102,6 +102,14 @@ class OutboundMessage(Base):
     )
 
 
+# Only WhatsApp rules name a window lead, and a free-form WhatsApp rule must (the window binds
+# it); a WhatsApp template may go at any time, with or without one.
+WINDOW_LEAD_CHECK = (
+    "(channel = 'WHATSAPP' OR \"windowLeadSeconds\" IS NULL) AND "
+    "(channel <> 'WHATSAPP' OR kind <> 'free_form' OR \"windowLeadSeconds\" IS NOT NULL)"
+)
+
+
 class AutomationRule(Base):
     """ "No inbound activity of any kind for ``quietSeconds`` → nudge on ``channel``".
 
@@ -136,10 +144,7 @@ class AutomationRule(Base):
             "(kind = 'free_form' AND body IS NOT NULL)",
             name="says_something",
         ),
-        CheckConstraint(
-            "(channel = 'WHATSAPP') = (\"windowLeadSeconds\" IS NOT NULL)",
-            name="window_lead_for_whatsapp_only",
-        ),
+        CheckConstraint(WINDOW_LEAD_CHECK, name="window_lead_for_whatsapp_only"),
         CheckConstraint(
             '"windowLeadSeconds" IS NULL OR ("windowLeadSeconds" > 0 AND '
             f'"quietSeconds" + "windowLeadSeconds" <= {WHATSAPP_WINDOW_SECONDS})',

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, delete, exists, func, insert, select, update
+from sqlalchemy import and_, exists, func, insert, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.orm import Session
 
@@ -176,9 +176,11 @@ class ReengagementSegmentMemberRepository(BaseRepository[ReengagementSegmentMemb
         segment: ReengagementSegment,
         *,
         limit: int,
+        after_member_id: int | None = None,
     ) -> list[ClaimedMember]:
-        """Up to ``limit`` new members of a segment, oldest first, locked until the caller's
-        transaction ends; members another transaction holds are skipped, not waited for."""
+        """Up to ``limit`` new members of a segment, oldest first (after ``after_member_id``,
+        when given), locked until the caller's transaction ends; members another transaction
+        holds are skipped, not waited for."""
         statement = (
             select(
                 ReengagementSegmentMember.id,
@@ -196,6 +198,7 @@ class ReengagementSegmentMemberRepository(BaseRepository[ReengagementSegmentMemb
                 ReengagementSegmentMember.segment == segment,
                 ~_processed(ReengagementSegmentMember.id),
                 ReengagementSegmentMember.leftListAt.is_(None),
+                ReengagementSegmentMember.id > (after_member_id or 0),
             )
             .order_by(ReengagementSegmentMember.id)
             .limit(limit)
@@ -349,23 +352,40 @@ class ReengagementAssignmentRepository(BaseRepository[ReengagementAssignment]):
 class SalesRepFairnessRepository(BaseRepository[SalesRepFairness]):
     model_class = SalesRepFairness
 
-    def replace_for_subscription(
+    def record_for_subscription(
         self, session: Session, subscription_id: uuid.UUID, rows: Sequence[Mapping[str, Any]]
     ) -> None:
-        """The subscription's report becomes exactly ``rows`` (one transaction with the
-        caller's: readers never see half a report)."""
+        """The subscription's latest report: each rep's row updated in place (one per rep,
+        ``(subscriptionId, salesRepId)`` UNIQUE), never deleted; a rep the report no longer
+        lists keeps the row of the last report that did, and :meth:`list_for_subscription`
+        reads the latest report only. One transaction with the caller's."""
+        if not rows:
+            return
+        statement = pg_insert(SalesRepFairness).values([dict(row) for row in rows])
+        columns = [name for name in rows[0] if name not in ("subscriptionId", "salesRepId")]
         session.execute(
-            delete(SalesRepFairness).where(SalesRepFairness.subscriptionId == subscription_id)
+            statement.on_conflict_do_update(
+                index_elements=["subscriptionId", "salesRepId"],
+                set_={name: statement.excluded[name] for name in columns}
+                | {"computedAt": func.now()},
+            )
         )
-        if rows:
-            session.execute(insert(SalesRepFairness), [dict(row) for row in rows])
 
     def list_for_subscription(
         self, session: Session, subscription_id: uuid.UUID
     ) -> list[SalesRepFairness]:
+        """The rows of the subscription's latest report (its ``windowEnd``)."""
+        latest = (
+            select(func.max(SalesRepFairness.windowEnd))
+            .where(SalesRepFairness.subscriptionId == subscription_id)
+            .scalar_subquery()
+        )
         statement = (
             select(SalesRepFairness)
-            .where(SalesRepFairness.subscriptionId == subscription_id)
+            .where(
+                SalesRepFairness.subscriptionId == subscription_id,
+                SalesRepFairness.windowEnd == latest,
+            )
             .order_by(SalesRepFairness.salesRepId)
         )
         return list(session.scalars(statement))

@@ -108,19 +108,29 @@ class TimelineRepository(ActivityRepository):
         ).scalar()
 
 
-# The window check and the enqueue in one statement: nothing is inserted unless, at ``:now``,
-# the message is not free-form WhatsApp or the lead wrote on WhatsApp in the last 24 hours.
+# An email to the lead's address while its newsletter opt-out is set (the same test as the
+# automations' evaluation below).
+OPTED_OUT_EMAIL_PREDICATE = """EXISTS (
+    SELECT 1 FROM leads l JOIN target_emails t
+      ON t."subscriptionId" = l."subscriptionId" AND lower(t.email) = lower(l.email)
+    WHERE l.id = :lead_id AND t."newsletterOptedOut" AND NOT t."isDeleted")"""
+
+# The checks and the enqueue in one statement: nothing is inserted unless, at ``:now``, the
+# message is not free-form WhatsApp or the lead wrote on WhatsApp in the last 24 hours, and it
+# is not an email to an opted-out address (an opt-out landing between a check and an insert
+# cannot leak a message).
 _ENQUEUE = f"""
 INSERT INTO outbound_messages ("subscriptionId", "leadId", channel, kind, "templateName",
                                body, "idempotencyKey", "requestFingerprint", "createdAt")
 SELECT :subscription_id, :lead_id, CAST(:channel AS activity_type), :kind, :template_name,
        :body, :idempotency_key, :fingerprint, :now
-WHERE :kind <> 'free_form' OR :channel <> 'WHATSAPP' OR EXISTS (
+WHERE (:kind <> 'free_form' OR :channel <> 'WHATSAPP' OR EXISTS (
     SELECT 1 FROM activities
     WHERE "leadId" = :lead_id AND {INBOUND_WHATSAPP_PREDICATE}
       AND "occurredAt" <= :now
       AND "occurredAt" > :now - make_interval(secs => {WHATSAPP_WINDOW_SECONDS})
-)
+))
+  AND NOT (:channel = 'EMAIL' AND {OPTED_OUT_EMAIL_PREDICATE})
 ON CONFLICT ("subscriptionId", "idempotencyKey") DO NOTHING
 RETURNING id
 """
@@ -132,9 +142,10 @@ class OutboundMessageRepository(BaseRepository[OutboundMessage]):
     def enqueue(
         self, session: Session, data: Mapping[str, Any], *, now: datetime
     ) -> uuid.UUID | None:
-        """Queue the message if the WhatsApp window allows it at ``now``: its id, or ``None``
-        when nothing was queued (the window was closed, or the idempotency key exists: the
-        caller tells which with :meth:`get_by_key`)."""
+        """Queue the message if the WhatsApp window and the newsletter opt-out allow it at
+        ``now``: its id, or ``None`` when nothing was queued (the window was closed, the address
+        opted out, or the idempotency key exists: the caller tells which with
+        :meth:`get_by_key` and the channel)."""
         params = {
             "subscription_id": data["subscriptionId"],
             "lead_id": data["leadId"],
@@ -160,8 +171,9 @@ class OutboundMessageRepository(BaseRepository[OutboundMessage]):
 
 # Every rule against every open lead of its subscription, in one statement: the lead's quiet
 # period starts at its last engagement (or its creation); a rule is due ``quietSeconds`` later,
-# a WhatsApp rule no earlier than ``windowLeadSeconds`` before the window closes and only while
-# it is open. Due and not yet fired for this quiet period → a firing and its queued message.
+# a WhatsApp rule no earlier than ``windowLeadSeconds`` before the window closes, and a
+# free-form one only while the window is open. Due and not yet fired for this quiet period → a
+# firing and its queued message.
 _WINDOW = f"make_interval(secs => {WHATSAPP_WINDOW_SECONDS})"
 EVALUATION_STATEMENT = f"""
 WITH rules AS (
@@ -196,7 +208,9 @@ WITH rules AS (
                               - make_interval(secs => r."windowLeadSeconds"))
            END AS due_at
     FROM state s JOIN rules r ON r."subscriptionId" = s."subscriptionId"
-    WHERE (r."windowLeadSeconds" IS NULL
+    -- Only a free-form WhatsApp nudge is bound to the window; a template may go at any time
+    -- (greatest() ignores a NULL window, so a template is due on its quiet period alone).
+    WHERE (r."windowLeadSeconds" IS NULL OR r.kind <> 'free_form'
            OR (s.last_whatsapp IS NOT NULL AND :now < s.last_whatsapp + {_WINDOW}))
       -- An email nudge never goes to an address whose newsletter opt-out is set.
       AND NOT (r.channel = 'EMAIL' AND EXISTS (

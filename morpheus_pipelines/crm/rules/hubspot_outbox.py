@@ -190,7 +190,8 @@ def call_properties(call: Mapping[str, Any]) -> dict[str, str]:
         "hs_timestamp": _millis(call["occurred_at"]),
         "hs_call_title": call.get("subject") or "AI call",
         "hs_call_body": call.get("body") or "",
-        "hs_call_direction": call.get("direction") or "OUTBOUND",
+        # Stored lower case; HubSpot's enumeration is upper case.
+        "hs_call_direction": str(call.get("direction") or "outbound").upper(),
         "hs_call_status": "COMPLETED",
         "hubspot_owner_id": DIALER_FALLBACK_HUBSPOT_OWNER_ID,
     }

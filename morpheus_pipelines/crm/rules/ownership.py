@@ -10,16 +10,17 @@ function of the contacts, the active reps behind their owners and the reps the r
    or deactivated rep, whose leads must not be stranded).
 2. **Deal-owner routing** (no-show, lost deal): a deal already has an accountable human. If
    the deal's owner passes the active-rep test, the call goes to them through
-   ``call_assigned_to``; the record stays with its owner when that owner is real, and goes
-   to the deal's owner when it is not (no rotation slot is used). A departed deal owner falls
-   through to the reassignment test.
+   ``call_assigned_to`` only; ``hubspot_owner_id`` is left untouched whoever holds it (no
+   rotation slot is used). A departed deal owner falls through to the reassignment test.
 3. **Round-robin** for the contacts that need an owner: one
    ``reserve_sales_rep_round_robin_batch`` per batch, never a loop of single picks.
    ``require_nooks`` is used only on the dialer path, which falls back to ``False`` and then
    to the AI owner.
 
-A reassignment writes both ``hubspot_owner_id`` and ``call_assigned_to``. Anything else writes
-**no** ``hubspot_owner_id``: that is the guard that stops automation taking a human's contact.
+A reassignment writes both ``hubspot_owner_id`` and ``call_assigned_to``; deal-owner routing
+writes ``call_assigned_to`` only; a kept owner ("leave it alone") writes neither property.
+Nothing but a reassignment writes ``hubspot_owner_id``: that is the guard that stops
+automation taking a human's contact.
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ class ReengagementSegment(enum.StrEnum):
 class AssignmentOutcome(enum.StrEnum):
     """What the ownership block decided for one segment member."""
 
-    KEPT_OWNER = "kept_owner"  # a real, active rep owns the contact: leave it alone
+    KEPT_OWNER = "kept_owner"  # a real, active rep owns the contact: leave it alone, write nothing
     REASSIGNED = "reassigned"  # round-robin: both properties written
     DEAL_OWNER = "deal_owner"  # the deal's active owner gets call_assigned_to only
     FALLBACK_OWNER = "fallback_owner"  # dialer: nobody free, owner of last resort 86817215
@@ -182,13 +183,11 @@ def plan_ownership(
                 request.contact_id,
                 AssignmentOutcome.DEAL_OWNER,
                 deal_rep,
-                # The record keeps a real owner; one it does not have (none, the AI, a
-                # departed rep) is the deal's owner, the human already accountable.
-                hubspot_owner_id=None if owner is not None else deal_rep.hubspotOwnerId,
+                hubspot_owner_id=None,  # the record's owner is never this routing's to move
                 call_assigned_to=deal_rep.hubspotOwnerId,
             )
         elif owner is not None:
-            plan.decided[position] = _call_only(request, AssignmentOutcome.KEPT_OWNER, owner)
+            plan.decided[position] = _left_alone(request, owner)
         else:
             plan.rotation.append((position, request))
     return plan
@@ -222,12 +221,15 @@ def _active(owner_id: str | None, active_reps: Mapping[str, Rep]) -> Rep | None:
     return active_reps.get(owner_id)
 
 
-def _call_only(
-    request: OwnershipRequest, outcome: AssignmentOutcome, rep: Rep
-) -> OwnershipDecision:
-    """The call goes to ``rep``; the record's owner is not written (the guard)."""
+def _left_alone(request: OwnershipRequest, rep: Rep) -> OwnershipDecision:
+    """The contact's own active rep keeps it and its call: neither property is written (the
+    follow-up task and the rep's list still carry the call)."""
     return OwnershipDecision(
-        request.contact_id, outcome, rep, hubspot_owner_id=None, call_assigned_to=rep.hubspotOwnerId
+        request.contact_id,
+        AssignmentOutcome.KEPT_OWNER,
+        rep,
+        hubspot_owner_id=None,
+        call_assigned_to=None,
     )
 
 

@@ -131,21 +131,29 @@ class Touch:
 
 @dataclass(frozen=True)
 class NudgeRule:
-    """ "No engagement for ``quiet`` → nudge on ``channel``"; a WhatsApp rule nudges
-    ``window_lead`` before the window closes."""
+    """ "No engagement for ``quiet`` → nudge on ``channel``". Only a free-form WhatsApp
+    message is bound to the 24-hour window: such a rule nudges ``window_lead`` before the
+    window closes, never outside it. An approved template may go at any time, so a WhatsApp
+    template rule may name ``window_lead`` (to land before the window closes when it is open)
+    and fires on its quiet period whether or not the window is open."""
 
     channel: str
     quiet: timedelta
     window_lead: timedelta | None = None
+    kind: str = "free_form"
 
     def __post_init__(self) -> None:
         if self.channel not in MESSAGE_CHANNELS:
             raise InvalidActivity("channel", f"a rule nudges on {MESSAGE_CHANNELS}")
+        if self.kind not in ("free_form", "template"):
+            raise InvalidActivity("kind", "a rule sends a free_form message or a template")
         if self.quiet <= timedelta(0):
             raise InvalidActivity("quiet", "the quiet period must be positive")
-        if (self.channel == "whatsapp") != (self.window_lead is not None):
+        if self.channel != "whatsapp" and self.window_lead is not None:
+            raise InvalidActivity("window_lead", "only a WhatsApp rule names window_lead")
+        if self.window_bound and self.window_lead is None:
             raise InvalidActivity(
-                "window_lead", "a WhatsApp rule, and only a WhatsApp rule, names window_lead"
+                "window_lead", "a free-form WhatsApp rule names window_lead (the window binds it)"
             )
         if self.window_lead is not None and (
             self.window_lead <= timedelta(0) or self.quiet + self.window_lead > WHATSAPP_WINDOW
@@ -154,6 +162,11 @@ class NudgeRule:
                 "window_lead",
                 "quiet + window_lead must fit in the 24-hour window, or the rule never fires",
             )
+
+    @property
+    def window_bound(self) -> bool:
+        """Whether the rule may only fire inside the WhatsApp window (free-form WhatsApp)."""
+        return self.channel == "whatsapp" and self.kind == "free_form"
 
 
 def _hours(delta: timedelta) -> str:
@@ -169,6 +182,12 @@ def describe_rule(rule: NudgeRule) -> str:
     )
     if rule.window_lead is None:
         return f"Nudge by {rule.channel} {quiet}; once per quiet period."
+    if not rule.window_bound:
+        return (
+            f"Nudge on WhatsApp with a template {quiet}, {_hours(rule.window_lead)} before "
+            "the 24-hour window closes when it is open; a template may go outside the window, "
+            "so the nudge is never held back by it; once per quiet period."
+        )
     return (
         f"Nudge on WhatsApp {_hours(rule.window_lead)} before the 24-hour window closes, "
         f"{quiet}; never outside the window, so never more than 24 h after the lead's last "
@@ -180,15 +199,16 @@ def nudge_due_at(
     rule: NudgeRule, quiet_since: datetime, last_inbound_whatsapp: datetime | None
 ) -> datetime | None:
     """When the rule nudges a lead quiet since ``quiet_since``; ``None`` if it cannot (a
-    WhatsApp rule with no window, or whose time falls after the window closes)."""
+    free-form WhatsApp rule with no window, or whose time falls after the window closes; a
+    template is never held back by the window)."""
     due = quiet_since + rule.quiet
     if rule.window_lead is None:
         return due
     if last_inbound_whatsapp is None:
-        return None
+        return None if rule.window_bound else due
     closes_at = last_inbound_whatsapp + WHATSAPP_WINDOW
     due = max(due, closes_at - rule.window_lead)
-    return due if due < closes_at else None
+    return due if due < closes_at or not rule.window_bound else None
 
 
 def replay_evidence_rule(

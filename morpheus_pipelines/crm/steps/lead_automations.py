@@ -8,6 +8,7 @@ thousand, and a rerun or a concurrent run fires nothing twice.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import uuid
 from collections import Counter
@@ -30,6 +31,7 @@ def nudge_rule(rule: AutomationRule) -> NudgeRule:
         channel=rule.channel.value.lower(),
         quiet=timedelta(seconds=rule.quietSeconds),
         window_lead=(timedelta(seconds=rule.windowLeadSeconds) if rule.windowLeadSeconds else None),
+        kind=rule.kind,
     )
 
 
@@ -92,6 +94,9 @@ def add_rule(
     name."""
     if (template_name is None) == (body is None):
         raise ValueError("a rule sends either a template (template_name) or a free-form body")
+    # What the rule sends decides its kind (and so whether the window binds it), checked
+    # again by the rule itself.
+    rule = dataclasses.replace(rule, kind="template" if template_name else "free_form")
     for label, span in (("quiet period", rule.quiet), ("window lead", rule.window_lead)):
         if span is not None and not 1 <= span.total_seconds() < 2**31:
             raise ValueError(f"the {label} must be between 1 second and 68 years")

@@ -1,6 +1,7 @@
 """The slow path after a lead is created (docs/leads.md, "After creation"): enrichment,
-scores and duplicates. Intake never waits for any of it, and none of it changes who owns the
-lead. Chunked: one transaction per chunk of ≤ 100 leads."""
+scores and duplicates. Intake never waits for any of it; only a duplicate of an earlier open
+lead changes who owns the lead (to that lead's owner). Chunked: one transaction per chunk of
+≤ 100 leads."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ from collections import Counter
 from datetime import UTC, datetime
 
 from morpheus_pipelines.crm.models import Contact
-from morpheus_pipelines.crm.repositories.lead_follow_up import LeadToFollow
+from morpheus_pipelines.crm.repositories.lead_follow_up import EarlierLead, LeadToFollow
+from morpheus_pipelines.crm.rules.hubspot_outbox import OutboxKind, lead_owner_intent
 from morpheus_pipelines.crm.rules.lead_intake import lead_score
 from morpheus_pipelines.crm.rules.lead_status import DuplicateMatch, EnrichmentStatus
 from morpheus_pipelines.crm.store import CrmStore
@@ -17,6 +19,7 @@ from morpheus_pipelines.platform.clients.domain_intelligence import (
     DomainIntelligenceClient,
     DomainIntelligenceError,
 )
+from morpheus_pipelines.platform.observability.events import log_event
 from morpheus_pipelines.platform.text.email_domain_class import is_personal_domain
 from morpheus_pipelines.platform.text.normalise import email_domain
 
@@ -115,9 +118,11 @@ def score_leads(session_factory: SessionFactory) -> Counter[str]:
 
 
 def find_duplicates(session_factory: SessionFactory) -> Counter[str]:
-    """Every lead not yet checked, matched against the CRM's contacts by
-    ``ContactRepository.find_existing`` (email, then phone). The match is recorded; the lead
-    and its owner are left alone."""
+    """Every lead not yet checked, matched against the subscription's earlier open leads
+    (normalised email or E.164 phone) and the CRM's contacts (``ContactRepository.
+    find_existing``: email, then phone). A duplicate of an earlier open lead takes that lead's
+    owner (through the outbox to HubSpot, the load charge moved between the reps) and its form
+    joins that lead's timeline; every match is recorded, none is dropped."""
     counts: Counter[str] = Counter()
     while True:
         with session_factory() as session:
@@ -130,16 +135,51 @@ def find_duplicates(session_factory: SessionFactory) -> Counter[str]:
                 contact = store.contacts.find_existing(
                     session, email=lead.email, phone=lead.phone, hubspot_contact_id=None
                 )
-                matched = _matched_on(lead, contact)
+                earlier = store.lead_follow_up.earlier_open_lead(session, lead.lead_id)
+                if earlier is not None:
+                    _join_earlier_lead(store, lead, earlier)
+                    counts["duplicate_of_open_lead"] += 1
+                matched = (
+                    DuplicateMatch(earlier.matched_on)
+                    if earlier is not None
+                    else _matched_on(lead, contact)
+                )
                 rows.append(
                     {
                         "leadId": lead.lead_id,
                         "contactId": contact.id if contact is not None else None,
+                        "duplicateOfLeadId": earlier.lead_id if earlier is not None else None,
                         "matchedOn": matched,
                     }
                 )
                 counts[matched.value] += 1
             store.lead_follow_up.save_duplicates(session, rows)
+
+
+def _join_earlier_lead(store: CrmStore, lead: LeadToFollow, earlier: EarlierLead) -> None:
+    """One owner and one timeline for one person: the duplicate takes the earlier lead's
+    owner (HubSpot told through the outbox, in this transaction) and its form is shown on the
+    earlier lead's timeline. An earlier lead still waiting for an owner gives none."""
+    session = store.session
+    if earlier.owner_hubspot_owner_id is not None:
+        handed = store.lead_follow_up.take_earlier_owner(session, lead.lead_id, earlier.lead_id)
+        if handed.changed:
+            store.outbox.enqueue(
+                session,
+                earlier.subscription_id,
+                OutboxKind.CONTACT_OWNER,
+                lead_owner_intent(lead.lead_id, earlier.owner_hubspot_owner_id),
+                {"hubspot_owner_id": earlier.owner_hubspot_owner_id},
+                lead_id=lead.lead_id,
+            )
+            log_event(
+                "lead_duplicate_owner_kept",
+                lead_id=str(lead.lead_id),
+                duplicate_of=str(earlier.lead_id),
+                previous_sales_rep_id=handed.previous_sales_rep_id,
+                sales_rep_id=earlier.owner_sales_rep_id,
+            )
+    store.lead_follow_up.show_form_on(session, lead.lead_id, earlier.lead_id)
 
 
 def _matched_on(lead: LeadToFollow, contact: Contact | None) -> DuplicateMatch:

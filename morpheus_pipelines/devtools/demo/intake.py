@@ -72,12 +72,23 @@ class _Clock:
         return self.now
 
 
-def _call(base: str, key: str, method: str, path: str, body: dict | None = None) -> Any:
+def _call(
+    base: str,
+    key: str,
+    method: str,
+    path: str,
+    body: dict | None = None,
+    *,
+    idempotency_key: str | None = None,
+) -> Any:
     """``(status, answer, replayed)`` of one request; a 4xx is an answer, not an error."""
+    headers = {"Authorization": f"Bearer {key}", "Content-Type": "application/json"}
+    if idempotency_key is not None:
+        headers["Idempotency-Key"] = idempotency_key
     request = urllib.request.Request(
         f"{base}{path}",
         data=json.dumps(body).encode() if body is not None else None,
-        headers={"Authorization": f"Bearer {key}", "Content-Type": "application/json"},
+        headers=headers,
         method=method,
     )
     try:
@@ -193,9 +204,13 @@ def _timeline_story(
     )
     _, window, _ = _call(base, key, "GET", f"/v1/leads/{kenji}/whatsapp-window")
     message = {"lead_id": kenji, "channel": "whatsapp", "kind": "free_form", "body": "Hi Kenji!"}
-    status, refused, _ = _call(base, key, "POST", "/v1/messages", message)
+    status, refused, _ = _call(
+        base, key, "POST", "/v1/messages", message, idempotency_key="demo-message-1"
+    )
     template = message | {"kind": "template", "template_name": "follow_up_1", "body": None}
-    template_status, _, _ = _call(base, key, "POST", "/v1/messages", template)
+    template_status, _, _ = _call(
+        base, key, "POST", "/v1/messages", template, idempotency_key="demo-message-2"
+    )
     _, timeline, _ = _call(base, key, "GET", f"/v1/leads/{kenji}/timeline")
     channels = ", ".join(item["channel"] for item in timeline["items"])
     return [

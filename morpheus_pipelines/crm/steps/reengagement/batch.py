@@ -28,6 +28,7 @@ from morpheus_pipelines.crm.rules.hubspot_outbox import OutboxKind, call_intent,
 from morpheus_pipelines.crm.rules.ownership import (
     DIALER_FALLBACK_HUBSPOT_OWNER_ID,
     SEGMENT_POLICIES,
+    NoRepAvailable,
     OwnershipDecision,
     OwnershipRequest,
     SegmentPolicy,
@@ -53,26 +54,41 @@ class SegmentSettings:
     run_id: str | None = None
 
 
+class BatchAborted(NoRepAvailable):
+    """A batch nobody could be assigned to, rolled back whole; ``last_member_id`` is where
+    the segment's next batch of the same run starts after."""
+
+    def __init__(self, reason: NoRepAvailable, last_member_id: int) -> None:
+        super().__init__(str(reason))
+        self.last_member_id = last_member_id
+
+
 def assign_batch(
     store: CrmStore,
     segment: ReengagementSegment,
     settings: SegmentSettings,
     client: HubSpotClient,
+    *,
+    after_member_id: int | None = None,
 ) -> Counter[str]:
-    """Claim, screen, decide and record one batch; its outcomes counted (empty: no new
-    member). Raises ``NoRepAvailable`` or ``HubSpotError`` for the caller to roll back."""
+    """Claim (members after ``after_member_id``, when given), screen, decide and record one
+    batch; its outcomes counted (empty: no new member). Raises :class:`BatchAborted` or
+    ``HubSpotError`` for the caller to roll back."""
     policy = SEGMENT_POLICIES[segment]
-    members = claim_members(store, segment, settings, client)
+    members = claim_members(store, segment, settings, client, after_member_id=after_member_id)
     if not members:
         return Counter()
     routed, skipped = screen_members(store, members, policy, settings.subscription_id)
-    decisions = decide_ownership(
-        store.session,
-        settings.subscription_id,
-        policy,
-        [OwnershipRequest(m.contact_id, m.hubspot_owner_id, m.deal_owner_id) for m in routed],
-        sales_rep_repo=store.sales_reps,
-    )
+    try:
+        decisions = decide_ownership(
+            store.session,
+            settings.subscription_id,
+            policy,
+            [OwnershipRequest(m.contact_id, m.hubspot_owner_id, m.deal_owner_id) for m in routed],
+            sales_rep_repo=store.sales_reps,
+        )
+    except NoRepAvailable as exc:
+        raise BatchAborted(exc, max(m.member_id for m in members)) from exc
     rows = [
         _skipped_row(m, skipped[m.member_id], settings) for m in members if m.member_id in skipped
     ]
@@ -90,12 +106,18 @@ def claim_members(
     segment: ReengagementSegment,
     settings: SegmentSettings,
     client: HubSpotClient,
+    *,
+    after_member_id: int | None = None,
 ) -> list[ClaimedMember]:
-    """Up to ``batch_size`` new members of the segment, under the subscription's rotation
-    lock, with the owners HubSpot has now."""
+    """Up to ``batch_size`` new members of the segment (after ``after_member_id``, when
+    given), under the subscription's rotation lock, with the owners HubSpot has now."""
     lock_rotation(store.session, settings.subscription_id)
     members = store.members.claim_new(
-        store.session, settings.subscription_id, segment, limit=settings.batch_size
+        store.session,
+        settings.subscription_id,
+        segment,
+        limit=settings.batch_size,
+        after_member_id=after_member_id,
     )
     if not members:
         return []
@@ -254,7 +276,7 @@ def _record_ai_call(store: CrmStore, member: ClaimedMember, subscription_id: uui
             "subscriptionId": subscription_id,
             "externalId": f"{DIALER_CALL_EXTERNAL_ID_PREFIX}{member.source_event_id}",
             "type": ActivityType.CALL,
-            "direction": "OUTBOUND",
+            "direction": "outbound",
             "contactId": member.contact_id,
             "hubspotContactId": member.hubspot_contact_id,
             "metadata": {"hubspot_owner_id": DIALER_FALLBACK_HUBSPOT_OWNER_ID, "ai_call": True},

@@ -22,7 +22,7 @@ def fairness_report(
     run_id: str | None = None,
 ) -> FairnessReport:
     """Round-robin assignments per rep over ``window``, against a perfect rotation; the
-    result also replaces the subscription's rows in ``sales_rep_fairness``."""
+    result is recorded in ``sales_rep_fairness`` (each rep's row updated, none deleted)."""
     window_end = datetime.now(UTC)
     window_start = window_end - window
     with session_factory() as session:
@@ -32,7 +32,7 @@ def fairness_report(
             [RepShare(c.sales_rep_id, c.email, c.eligible, c.assignments) for c in counts]
         )
         active = {c.sales_rep_id: c.is_active for c in counts}
-        store.fairness.replace_for_subscription(
+        store.fairness.record_for_subscription(
             session,
             subscription_id,
             [

@@ -10,7 +10,11 @@ from typing import Any
 
 from morpheus_pipelines.crm.models import ReengagementSegment
 from morpheus_pipelines.crm.rules.ownership import NoRepAvailable
-from morpheus_pipelines.crm.steps.reengagement.batch import SegmentSettings, assign_batch
+from morpheus_pipelines.crm.steps.reengagement.batch import (
+    BatchAborted,
+    SegmentSettings,
+    assign_batch,
+)
 from morpheus_pipelines.crm.store import CrmStore
 from morpheus_pipelines.db.session import SessionFactory
 from morpheus_pipelines.platform.clients.hubspot import (
@@ -29,6 +33,7 @@ class SegmentRun:
     batches: int = 0
     outcomes: Counter[str] = field(default_factory=Counter)
     aborted: str | None = None  # the reason, when a batch was aborted (campaign target)
+    aborted_batches: int = 0  # rolled back; the run went on with the batches after them
     error: str | None = None  # HubSpot could not say who owns the contacts: members wait
 
     @property
@@ -45,21 +50,26 @@ def assign_segment(
     log: Any | None = None,
 ) -> SegmentRun:
     """Process every new member of ``segment``, one transaction per batch. A campaign-target
-    batch with nobody to assign is rolled back whole and the segment stops (its members stay
-    new for the next run); so does a batch whose owners HubSpot could not be asked for."""
+    batch with nobody to assign is rolled back whole (its members stay new for the next run)
+    and the run goes on with the batches after it: members a real owner keeps are still
+    enrolled. A batch whose owners HubSpot could not be asked for stops the run."""
     if not 1 <= settings.batch_size <= BATCH_UPDATE_SIZE:
         raise ValueError(f"batch_size must be 1..{BATCH_UPDATE_SIZE}, got {settings.batch_size}")
     run = SegmentRun(segment)
+    after: int | None = None  # past the aborted batches of this run
     while True:
         try:
             with session_factory() as session:
-                outcomes = assign_batch(CrmStore(session), segment, settings, client)
+                outcomes = assign_batch(
+                    CrmStore(session), segment, settings, client, after_member_id=after
+                )
         except HubSpotError as exc:
             _owners_unreadable(run, settings, exc)
             return run
-        except NoRepAvailable as exc:
+        except BatchAborted as exc:
             _batch_aborted(run, settings, exc, log)
-            return run
+            after = exc.last_member_id
+            continue
         if not outcomes:
             return run
         run.batches += 1
@@ -91,6 +101,7 @@ def _batch_aborted(
 ) -> None:
     """The segment aborts its batch when nobody can be assigned (campaign target)."""
     run.aborted = str(exc)
+    run.aborted_batches += 1
     log_event(
         "reengagement_batch_aborted",
         level=logging.ERROR,
