@@ -9,6 +9,7 @@ from morpheus_pipelines.sensors.hubspot_outbox import hubspot_outbox_sensor
 from morpheus_pipelines.sensors.lead_automations import lead_automations
 from morpheus_pipelines.sensors.leads import new_leads
 from morpheus_pipelines.sensors.reengagement import new_segment_members
+from morpheus_pipelines.sensors.waiting_leads import waiting_lead_owners_sensor
 
 defs = dg.Definitions(
     sensors=[
@@ -19,5 +20,6 @@ defs = dg.Definitions(
         new_segment_members,
         pending_deal_events,
         hubspot_outbox_sensor,
+        waiting_lead_owners_sensor,
     ]
 )

@@ -28,6 +28,11 @@ from morpheus_pipelines.assets.leads.reconciliation import (
     hubspot_reconciliation_job,
     hubspot_reconciliation_schedule,
 )
+from morpheus_pipelines.assets.leads.waiting import (
+    no_lead_waits_for_an_owner,
+    waiting_lead_owners,
+    waiting_lead_owners_job,
+)
 
 lead_follow_up_job = dg.define_asset_job(
     name="lead_follow_up_job",
@@ -45,8 +50,9 @@ defs = dg.Definitions(
         AUTOMATION_FIRINGS,
         hubspot_deal_events,
         hubspot_reconciliation,
+        waiting_lead_owners,
     ],
-    asset_checks=[deal_events_not_stuck],
+    asset_checks=[deal_events_not_stuck, no_lead_waits_for_an_owner],
     jobs=[
         lead_follow_up_job,
         lead_attribution_job,
@@ -54,6 +60,7 @@ defs = dg.Definitions(
         hubspot_deal_events_job,
         deal_events_check_job,
         hubspot_reconciliation_job,
+        waiting_lead_owners_job,
     ],
     schedules=[
         lead_attribution_schedule,

@@ -303,13 +303,14 @@ class LeadRepository(BaseRepository[Lead]):
         ).first()
         return None if row is None else Candidate(row.id, row.hubspotOwnerId)
 
-    def waiting(self, session: Session, limit: int) -> list[Lead]:
+    def waiting(self, session: Session, subscription_id: uuid.UUID, limit: int) -> list[Lead]:
         """Open leads without an owner, oldest first, locked; rows another run holds are
         skipped, so two runs never give one lead two owners."""
         return list(
             session.scalars(
                 select(Lead)
                 .where(
+                    Lead.subscriptionId == subscription_id,
                     Lead.status == LeadStatus.OPEN,
                     Lead.ownerHubspotOwnerId.is_(None),
                 )
