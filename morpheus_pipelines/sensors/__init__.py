@@ -11,6 +11,7 @@ from morpheus_pipelines.sensors.hubspot_outbox import hubspot_outbox_sensor
 from morpheus_pipelines.sensors.lead_automations import lead_automations
 from morpheus_pipelines.sensors.leads import new_leads
 from morpheus_pipelines.sensors.reengagement import new_segment_members
+from morpheus_pipelines.sensors.waiting_leads import waiting_lead_owners_sensor
 
 defs = dg.Definitions(
     sensors=[
@@ -22,5 +23,6 @@ defs = dg.Definitions(
         pending_deal_events,
         hubspot_outbox_sensor,
         first_touch_due_leads,
+        waiting_lead_owners_sensor,
     ]
 )

@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 import psycopg
 from sqlalchemy import select, text
 
-from morpheus_pipelines.crm.models import Activity, ActivityType, Lead
+from morpheus_pipelines.crm.models import Activity, ActivityType, HubSpotOutboxRow, Lead
 from morpheus_pipelines.crm.repositories.leads import LeadRepository
 from morpheus_pipelines.crm.rules.ownership import DIALER_FALLBACK_HUBSPOT_OWNER_ID
 from morpheus_pipelines.db.session import get_session
@@ -28,6 +28,7 @@ def test_a_lead_gets_an_owner_before_the_answer(tenant: Tenant, service) -> None
     body = answer.json()
     assert body["owner"] == {"sales_rep_id": rep, "hubspot_owner_id": "101"}
     assert body["pool"] == "default" and body["owner_is_fallback"] is False
+    assert body["owner_state"] == "assigned"
     with get_session(tenant.url) as session:
         lead = session.get(Lead, uuid.UUID(body["lead_id"]))
         [form] = session.scalars(select(Activity).where(Activity.leadId == lead.id)).all()
@@ -74,27 +75,38 @@ def test_the_most_specific_rule_picks_the_pool(tenant: Tenant, service) -> None:
     assert pool(submission="3", source="ads", campaign_ids=["unknown"]) == "everyone"
 
 
-def test_a_pool_with_nobody_assignable_uses_its_fallback_then_the_ai_owner(
+def test_the_owner_ladder_pool_fallback_then_subscription_fallback_then_waiting(
     tenant: Tenant, service
 ) -> None:
     base, app = service
     gone = tenant.add_rep("gone@acme.test", "301", active=False)
     backup = tenant.add_rep("backup@acme.test", "302")
+    last = tenant.add_rep("last@acme.test", "303")
     tenant.add_pool("night", {gone: 1}, default=True, fallback=backup)
+    tenant.set_subscription_fallback(last)
     session = client(tenant.key)
 
     first = session.post(f"{base}/v1/leads", json=tenant.lead_body("n-1")).json()
-    assert first["owner"]["hubspot_owner_id"] == "302" and first["owner_is_fallback"] is True
+    assert first["owner"]["hubspot_owner_id"] == "302" and first["owner_state"] == "fallback"
 
     refreshes = freeze_owner_cache(app)  # what the cache holds no longer decides
     tenant.set_active(backup, False)
     second = session.post(f"{base}/v1/leads", json=tenant.lead_body("n-2")).json()
-    assert second["owner"] == {
-        "sales_rep_id": None,
-        "hubspot_owner_id": DIALER_FALLBACK_HUBSPOT_OWNER_ID,
-    }
-    assert second["owner_is_fallback"] is True
+    assert second["owner"] == {"sales_rep_id": last, "hubspot_owner_id": "303"}
+    assert second["owner_state"] == "fallback" and second["owner_is_fallback"] is True
+
+    tenant.set_active(last, False)
+    third = session.post(f"{base}/v1/leads", json=tenant.lead_body("n-3"))
+    assert third.status_code == 201
+    assert third.json()["owner"] is None and third.json()["owner_state"] == "waiting"
     assert app.state.directory.refreshes == refreshes
+    with get_session(tenant.url) as db:
+        lead = db.get(Lead, uuid.UUID(third.json()["lead_id"]))
+        queued = db.scalars(select(HubSpotOutboxRow.kind).where(HubSpotOutboxRow.leadId == lead.id))
+        assert (lead.ownerSalesRepId, lead.ownerHubspotOwnerId) == (None, None)
+        assert list(queued) == ["contact"]  # the contact is still created, without an owner
+    shown = session.get(f"{base}/v1/leads/{third.json()['lead_id']}").json()
+    assert shown["owner"] is None and shown["owner_state"] == "waiting"
 
 
 def test_closing_a_fallback_lead_gives_no_load_back(tenant: Tenant, service) -> None:
@@ -155,11 +167,18 @@ def test_a_new_member_is_seen_through_listen_notify(tenant: Tenant, service) -> 
     assert owner["sales_rep_id"] == ben != ana  # the newcomer has the least load
 
 
-def test_no_rep_at_all_still_gives_every_lead_an_owner(tenant: Tenant, service) -> None:
+def test_no_rep_at_all_leaves_the_lead_waiting_never_with_the_ai_owner(
+    tenant: Tenant, service
+) -> None:
     base, _ = service
     answer = client(tenant.key).post(f"{base}/v1/leads", json=tenant.lead_body())
     assert answer.status_code == 201
-    assert answer.json()["owner"]["hubspot_owner_id"] == DIALER_FALLBACK_HUBSPOT_OWNER_ID
+    assert answer.json()["owner"] is None and answer.json()["owner_state"] == "waiting"
+    with get_session(tenant.url) as db:
+        owners = db.scalars(
+            select(Lead.ownerHubspotOwnerId).where(Lead.subscriptionId == tenant.subscription_id)
+        )
+        assert DIALER_FALLBACK_HUBSPOT_OWNER_ID not in list(owners)
 
 
 def test_an_acknowledged_lead_is_flushed_to_the_wal_before_the_answer(

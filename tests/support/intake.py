@@ -88,6 +88,10 @@ class Tenant:
                 )
             return pool.id
 
+    def set_subscription_fallback(self, rep_id: int | None) -> None:
+        with get_session(self.url) as session:
+            session.get(Subscription, self.subscription_id).fallbackSalesRepId = rep_id
+
     def set_active(self, rep_id: int, active: bool) -> None:
         with get_session(self.url) as session:
             session.get(SalesRep, rep_id).isActive = active

@@ -34,6 +34,11 @@ from morpheus_pipelines.assets.leads.reconciliation import (
     hubspot_reconciliation_job,
     hubspot_reconciliation_schedule,
 )
+from morpheus_pipelines.assets.leads.waiting import (
+    no_lead_waits_for_an_owner,
+    waiting_lead_owners,
+    waiting_lead_owners_job,
+)
 
 lead_follow_up_job = dg.define_asset_job(
     name="lead_follow_up_job",
@@ -53,8 +58,9 @@ defs = dg.Definitions(
         hubspot_reconciliation,
         first_touch_sla,
         stale_lead_load,
+        waiting_lead_owners,
     ],
-    asset_checks=[deal_events_not_stuck],
+    asset_checks=[deal_events_not_stuck, no_lead_waits_for_an_owner],
     jobs=[
         lead_follow_up_job,
         lead_attribution_job,
@@ -64,6 +70,7 @@ defs = dg.Definitions(
         hubspot_reconciliation_job,
         first_touch_sla_job,
         stale_lead_load_job,
+        waiting_lead_owners_job,
     ],
     schedules=[
         lead_attribution_schedule,

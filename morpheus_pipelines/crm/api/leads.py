@@ -5,8 +5,9 @@ by hand ("PATCH /v1/leads/{lead_id}").
 
 1. resolve the routing pool from the source and the campaign ids (most specific rule wins,
    else the default pool);
-2. charge the least-loaded assignable member of the pool (one ``UPDATE``; the pool's fallback,
-   else the AI owner, when nobody is assignable);
+2. charge the least-loaded assignable member of the pool (one ``UPDATE``); when nobody is
+   assignable, the owner ladder: the pool's fallback rep, the subscription's, else the lead
+   waits without an owner (never the AI dialer's owner);
 3. insert the lead with its owner and its answer, ``ON CONFLICT DO NOTHING`` on the
    idempotency key; a conflict rolls the charge back and replays the stored answer (or refuses
    a different body under the same key);
@@ -52,8 +53,7 @@ from morpheus_pipelines.crm.rules.lead_intake import (
     normalise_phone,
     request_fingerprint,
 )
-from morpheus_pipelines.crm.rules.lead_status import LeadStatus
-from morpheus_pipelines.crm.rules.ownership import DIALER_FALLBACK_HUBSPOT_OWNER_ID
+from morpheus_pipelines.crm.rules.lead_status import LeadStatus, OwnerState
 from morpheus_pipelines.crm.rules.timeline import FORM_EXTERNAL_ID_PREFIX
 from morpheus_pipelines.platform.observability.events import log_event
 
@@ -159,20 +159,20 @@ def create_lead(
         "activity_metadata": {"source": lead.source, "campaign_ids": list(lead.campaign_ids)},
     }
     candidates = directory.candidates(session, subscription_id, pool_id)
-    owner, fallback, stored = _store(session, row, candidates, pool_id, pool_name, activity)
+    owner, state, stored = _store(session, row, candidates, pool_id, pool_name, activity)
     if stored is None:
         session.rollback()  # the owner's load charge belongs to the first delivery only
         return _replay(session, subscription_id, key, fingerprint)
 
     log_event(
         "lead_created",
-        level=logging.WARNING if fallback else logging.INFO,
+        level=logging.INFO if state is OwnerState.ASSIGNED else logging.WARNING,
         lead_id=str(row["id"]),
         subscription_id=str(subscription_id),
         source=lead.source,
         pool=pool_name,
-        hubspot_owner_id=owner.hubspot_owner_id,
-        owner_is_fallback=fallback,
+        hubspot_owner_id=None if owner is None else owner.hubspot_owner_id,
+        owner_state=state.value,
         contact_email=email,
         has_phone=phone is not None,
     )
@@ -216,38 +216,35 @@ def _store(
     pool_id: int | None,
     pool_name: str,
     activity: Mapping[str, Any],
-) -> tuple[Candidate, bool, Mapping[str, Any] | None]:
-    """Charge the owner and insert the lead: ``(owner, whether the owner is a fallback, the
-    stored answer)``, the answer ``None`` when an earlier delivery holds the key."""
+) -> tuple[Candidate | None, OwnerState, Mapping[str, Any] | None]:
+    """Charge the owner and insert the lead: ``(owner, owner state, the stored answer)``, the
+    owner ``None`` while the lead waits, the answer ``None`` when an earlier delivery holds
+    the key."""
     if candidates:  # the usual case: owner, lead and activity in one round trip
         owner, stored = _leads.claim_and_insert(
             session, row, candidates, pool_name=pool_name, **activity
         )
         if owner is not None:
-            return owner, False, stored
-    # Every candidate busy (wait for one) or none at all (fall back).
-    owner = _leads.claim_owner(session, candidates)
-    fallback = owner is None
-    if owner is None:  # the pool's fallback rep if assignable now, else the AI owner
-        ai_owner = Candidate(None, DIALER_FALLBACK_HUBSPOT_OWNER_ID)
-        owner = _leads.fallback_owner(session, pool_id) or ai_owner
+            return owner, OwnerState.ASSIGNED, stored
+    # Every candidate busy (wait for one) or none at all: the rest of the ladder.
+    owner, state = _leads.ladder_owner(session, row["subscriptionId"], candidates, pool_id)
     answer = {
         "lead_id": str(row["id"]),
-        "owner": {
-            "sales_rep_id": owner.sales_rep_id,
-            "hubspot_owner_id": owner.hubspot_owner_id,
-        },
+        "owner": None
+        if owner is None
+        else {"sales_rep_id": owner.sales_rep_id, "hubspot_owner_id": owner.hubspot_owner_id},
         "pool": pool_name,
-        "owner_is_fallback": fallback,
+        "owner_is_fallback": state is not OwnerState.ASSIGNED,
+        "owner_state": state.value,
         "created_at": row["createdAt"].isoformat(),
     }
     row |= {
-        "ownerSalesRepId": owner.sales_rep_id,
-        "ownerHubspotOwnerId": owner.hubspot_owner_id,
-        "ownerIsFallback": fallback,
+        "ownerSalesRepId": None if owner is None else owner.sales_rep_id,
+        "ownerHubspotOwnerId": None if owner is None else owner.hubspot_owner_id,
+        "ownerIsFallback": state is not OwnerState.ASSIGNED,
         "response": answer,
     }
-    return owner, fallback, _leads.insert_once(session, row, **activity)
+    return owner, state, _leads.insert_once(session, row, **activity)
 
 
 def _replay(session: Session, subscription_id: uuid.UUID, key: str, fingerprint: str) -> Answer:

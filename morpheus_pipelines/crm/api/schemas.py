@@ -109,9 +109,10 @@ class LeadOut(BaseModel):
     """The answer to a new lead (201) and, verbatim, to its duplicates (200)."""
 
     lead_id: uuid.UUID
-    owner: OwnerOut
+    owner: OwnerOut | None = Field(description="null while the lead waits for an owner")
     pool: str
     owner_is_fallback: bool
+    owner_state: str = Field(description="assigned, fallback or waiting")
     created_at: str
 
 

@@ -26,7 +26,7 @@ from sqlalchemy import TextClause, select, text, tuple_, update
 from sqlalchemy.dialects.postgresql.psycopg import PGDialect_psycopg
 from sqlalchemy.orm import Session
 
-from morpheus_pipelines.crm.models import Lead, RoutingPool, SalesRep
+from morpheus_pipelines.crm.models import Lead, RoutingPool, SalesRep, Subscription
 from morpheus_pipelines.crm.repositories.hubspot_outbox import HubSpotOutboxRepository
 from morpheus_pipelines.crm.repositories.routing_directory import (
     ASSIGNABLE,
@@ -38,7 +38,7 @@ from morpheus_pipelines.crm.rules.hubspot_outbox import (
     lead_contact_intent,
     lead_owner_intent,
 )
-from morpheus_pipelines.crm.rules.lead_status import LeadStatus
+from morpheus_pipelines.crm.rules.lead_status import LeadStatus, OwnerState
 from morpheus_pipelines.platform.store.base import BaseRepository
 
 __all__ = [
@@ -160,6 +160,7 @@ WITH owner AS (
                    'sales_rep_id', owner.id, 'hubspot_owner_id', owner."hubspotOwnerId"),
                'pool', CAST(:pool_name AS text),
                'owner_is_fallback', false,
+               'owner_state', 'assigned',
                'created_at', CAST(:created_at_text AS text)),
            {_FIRST_TOUCH_DUE.format(owned="true")}
     FROM owner
@@ -423,6 +424,74 @@ class LeadRepository(BaseRepository[Lead]):
             .with_for_update(read=True, of=SalesRep)
         ).first()
         return None if row is None else Candidate(row.id, row.hubspotOwnerId)
+
+    def ladder_owner(
+        self,
+        session: Session,
+        subscription_id: uuid.UUID,
+        candidates: Sequence[Candidate],
+        pool_id: int | None,
+    ) -> tuple[Candidate | None, OwnerState]:
+        """The owner ladder (docs/leads.md, "Who owns a lead"): the least-loaded assignable
+        pool member (charged), else the pool's fallback rep, else the subscription's fallback
+        rep (neither charged), else nobody: ``(None, WAITING)``."""
+        owner = self.claim_owner(session, candidates)
+        if owner is not None:
+            return owner, OwnerState.ASSIGNED
+        fallback = self.fallback_owner(session, pool_id) or self.subscription_fallback_owner(
+            session, subscription_id
+        )
+        if fallback is not None:
+            return fallback, OwnerState.FALLBACK
+        return None, OwnerState.WAITING
+
+    def subscription_fallback_owner(
+        self, session: Session, subscription_id: uuid.UUID
+    ) -> Candidate | None:
+        """The subscription's fallback rep, if assignable now (the ladder's last rung before
+        waiting), share-locked until commit like the pool's fallback."""
+        row = session.execute(
+            select(SalesRep.id, SalesRep.hubspotOwnerId)
+            .join(Subscription, Subscription.fallbackSalesRepId == SalesRep.id)
+            .where(Subscription.id == subscription_id, *ASSIGNABLE)
+            .with_for_update(read=True, of=SalesRep)
+        ).first()
+        return None if row is None else Candidate(row.id, row.hubspotOwnerId)
+
+    def waiting(self, session: Session, subscription_id: uuid.UUID, limit: int) -> list[Lead]:
+        """Open leads without an owner, oldest first, locked; rows another run holds are
+        skipped, so two runs never give one lead two owners."""
+        return list(
+            session.scalars(
+                select(Lead)
+                .where(
+                    Lead.subscriptionId == subscription_id,
+                    Lead.status == LeadStatus.OPEN,
+                    Lead.ownerHubspotOwnerId.is_(None),
+                )
+                .order_by(Lead.createdAt, Lead.id)
+                .limit(limit)
+                .with_for_update(skip_locked=True)
+            )
+        )
+
+    def give_owner(
+        self, session: Session, lead: Lead, owner: Candidate, *, charged: bool, state: str
+    ) -> None:
+        """Record a waiting lead's owner, in its row and in its stored answer."""
+        lead.ownerSalesRepId = owner.sales_rep_id
+        lead.ownerHubspotOwnerId = owner.hubspot_owner_id
+        lead.ownerIsFallback = not charged
+        lead.response = {
+            **dict(lead.response),
+            "owner": {
+                "sales_rep_id": owner.sales_rep_id,
+                "hubspot_owner_id": owner.hubspot_owner_id,
+            },
+            "owner_is_fallback": not charged,
+            "owner_state": state,
+        }
+        session.flush()
 
 
 def claim_statement(*, skip_locked: bool) -> TextClause:

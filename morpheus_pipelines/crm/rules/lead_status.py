@@ -19,6 +19,16 @@ class LeadStatus(enum.StrEnum):
     CLOSED = "closed"
 
 
+class OwnerState(enum.StrEnum):
+    """Who owns a lead, by the owner ladder: a pool member, a fallback rep (the pool's, else
+    the subscription's), or nobody yet (waiting for someone to become assignable). Never the
+    AI dialer's owner: that owner is not a human."""
+
+    ASSIGNED = "assigned"
+    FALLBACK = "fallback"
+    WAITING = "waiting"
+
+
 class EnrichmentStatus(enum.StrEnum):
     """What Domain Intelligence said about a lead's email domain."""
 
