@@ -8,6 +8,7 @@ from __future__ import annotations
 from functools import partial
 
 from morpheus_pipelines.crm.steps.hubspot_outbox import drain_outbox
+from morpheus_pipelines.crm.steps.sales_rep_mirror import mirror_owners
 from morpheus_pipelines.db.session import get_session
 from morpheus_pipelines.devtools.demo.hubspot_loop import (
     DEMO_CLIENT_SECRET,
@@ -36,6 +37,11 @@ def test_the_demo_leads_reach_hubspot_and_an_unsubscribe_stops_their_automation(
     seen: dict[str, list[str]] = {}
 
     with HubSpotEmulator(portal) as hubspot:
+        with HubSpotClient(hubspot.base_url, TOKEN, retry_count=1) as client:
+            # The demo's reps become assignable once the mirror has seen their owners.
+            assert mirror_owners(
+                client, partial(get_session, database_url), DEMO_SUBSCRIPTION_ID
+            ).succeeded
 
         def crm_loop(base: str, lead_ids: dict[str, str]) -> tuple[list[str], set[str]]:
             with HubSpotClient(hubspot.base_url, TOKEN, retry_count=1) as client:

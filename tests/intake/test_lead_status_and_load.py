@@ -234,6 +234,8 @@ def test_the_list_pages_newest_first_every_lead_once_and_filters(
         ({"status": "maybe"}, "status"),
         ({"owner_state": "lost"}, "owner_state"),
         ({"colour": "red"}, "colour"),
+        ({"source": "web\x00form"}, "source"),  # PostgreSQL text cannot hold NUL
+        ({"source_submission_id": "\x00"}, "source_submission_id"),
     ):
         refused = http.get(f"{base}/v1/leads", params=params)
         assert refused.status_code == 422, params

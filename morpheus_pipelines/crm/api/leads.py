@@ -338,9 +338,18 @@ def _list_query(request: Request) -> dict[str, Any]:
         "before": _decode_cursor(cursor) if cursor else None,
         "status": status,
         "owner_state": state,
-        "source": params.get("source"),
-        "source_submission_id": params.get("source_submission_id"),
+        "source": _text_filter(params, "source"),
+        "source_submission_id": _text_filter(params, "source_submission_id"),
     }
+
+
+def _text_filter(params: Any, name: str) -> str | None:
+    """A free-text filter as given, refused when PostgreSQL text could not hold it (NUL):
+    a 422 naming it rather than a database error."""
+    value = params.get(name)
+    if value is not None and "\x00" in value:
+        raise Refused(422, invalid(name, f"{name} may not contain NUL (%00)"))
+    return value
 
 
 def _cursor(lead: Lead) -> str:

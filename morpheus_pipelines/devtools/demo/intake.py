@@ -142,7 +142,8 @@ def post_demo_leads(
             started = time.perf_counter()
             status, answer, replayed = _call(base, key, "POST", "/v1/leads", body)
             took = (time.perf_counter() - started) * 1000
-            owner = answer["owner"]["hubspot_owner_id"]
+            # A lead nobody can take yet is answered with no owner: it waits, visibly.
+            owner = (answer.get("owner") or {}).get("hubspot_owner_id") or answer["owner_state"]
             lead_ids[submission] = answer["lead_id"]
             lines.append(
                 f"  {submission:<12} {status} {'replayed' if replayed else 'created ':<8} "
