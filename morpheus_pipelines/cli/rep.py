@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 @click.group(cls=Group)
 def rep() -> None:
-    """List the sales reps or set their list and dialer ids."""
+    """List the sales reps, set their lists, dialer ids and availability, or mark one as left."""
 
 
 @rep.command(name="list")
@@ -130,6 +130,68 @@ def set_(
                 nooks_user_id=nooks,
                 **availability,
             )
+            line = _rep_line(shown)
+        print(f"{line} {outcome}")
+        return 0
+
+    return run(body)
+
+
+@rep.command(name="deactivate")
+@click.argument("rep_id", metavar="REP_ID")
+def deactivate(rep_id: str) -> int:
+    """The rep has left: give them no more leads, empty their call list, and hand over what
+    they hold, in this run (docs/ownership.md, "When a rep leaves"): each open lead routed
+    again in its pool, each live follow-up task to the new owner. Prints the rep, then
+    `updated` or `unchanged`, then what moved:
+
+    \b
+    handed over: N open lead(s) (R re-routed, F to a fallback rep, W waiting), T live
+        task(s) (U with nobody to take them)
+
+    The mirror keeps the rep inactive whatever HubSpot says, until `morpheus rep reactivate`.
+    Repeating it hands over anything left and moves nothing twice."""
+    from functools import partial
+
+    from morpheus_pipelines.crm.steps.portal_setup import mark_rep_left
+    from morpheus_pipelines.crm.steps.rep_hand_over import hand_over_rep
+    from morpheus_pipelines.crm.store import CrmStore
+    from morpheus_pipelines.db.session import get_session
+
+    def body() -> int:
+        rep_number = whole_number("REP_ID", rep_id)
+        url = migrated_warehouse_url()
+        with get_session(url) as session:
+            outcome, shown = mark_rep_left(CrmStore(session), rep_number)
+            line, subscription = _rep_line(shown), shown.subscriptionId
+        print(f"{line} {outcome}")
+        hand_over = hand_over_rep(partial(get_session, url), subscription, rep_number)
+        t = hand_over.tally if hand_over is not None else None
+        if t is not None:
+            print(
+                f"handed over: {t.leads} open lead(s) ({t.leads_rerouted} re-routed, "
+                f"{t.leads_to_fallback} to a fallback rep, {t.leads_waiting} waiting), "
+                f"{t.tasks} live task(s) ({t.tasks_unowned} with nobody to take them)"
+            )
+        return 0
+
+    return run(body)
+
+
+@rep.command(name="reactivate")
+@click.argument("rep_id", metavar="REP_ID")
+def reactivate(rep_id: str) -> int:
+    """Undo `deactivate`: the rep takes leads again (when HubSpot still lists them as an
+    owner; the next mirror run has the last word). What was handed over stays with its new
+    owners. Prints the rep, then `updated` or `unchanged`."""
+    from morpheus_pipelines.crm.steps.portal_setup import mark_rep_back
+    from morpheus_pipelines.crm.store import CrmStore
+    from morpheus_pipelines.db.session import get_session
+
+    def body() -> int:
+        rep_number = whole_number("REP_ID", rep_id)
+        with get_session(migrated_warehouse_url()) as session:
+            outcome, shown = mark_rep_back(CrmStore(session), rep_number)
             line = _rep_line(shown)
         print(f"{line} {outcome}")
         return 0

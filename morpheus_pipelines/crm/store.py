@@ -34,6 +34,7 @@ from morpheus_pipelines.crm.repositories.reengagement import (
     ReengagementSegmentMemberRepository,
     SalesRepFairnessRepository,
 )
+from morpheus_pipelines.crm.repositories.rep_hand_overs import RepHandOverRepository
 from morpheus_pipelines.crm.repositories.routing_config import RoutingConfigRepository
 from morpheus_pipelines.crm.repositories.routing_directory import RoutingDirectoryRepository
 from morpheus_pipelines.crm.repositories.sales_rep import SalesRepRepository
@@ -74,6 +75,7 @@ class CrmStore:
     fairness: ClassVar[SalesRepFairnessRepository] = SalesRepFairnessRepository()
     escalations: ClassVar[FollowUpEscalationRepository] = FollowUpEscalationRepository()
     leads: ClassVar[LeadRepository] = LeadRepository()
+    hand_overs: ClassVar[RepHandOverRepository] = RepHandOverRepository()
     routing: ClassVar[RoutingDirectoryRepository] = RoutingDirectoryRepository()
     intake_keys: ClassVar[IntakeApiKeyRepository] = IntakeApiKeyRepository()
     lead_follow_up: ClassVar[LeadFollowUpRepository] = LeadFollowUpRepository()

@@ -86,6 +86,7 @@ def test_the_slice_mirrors_reps_assigns_segments_and_reports_fairness(
     checks = {e.check_name: e.passed for e in result.get_asset_check_evaluations()}
     assert checks == {
         "owners_mirror_refreshed": True,
+        "departed_reps_hold_no_work": True,
         "every_segment_list_read": True,  # no segment list configured: nothing to read
         "every_batch_assigned": True,
         "hubspot_write_back_complete": True,

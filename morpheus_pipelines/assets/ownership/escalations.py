@@ -40,6 +40,7 @@ def follow_up_escalations(
                 "escalated": run.escalated,
                 "escalated_by_stage": {str(k): v for k, v in sorted(run.by_stage.items())},
                 "already_escalated_today": run.not_yet_due,
+                "awaiting_hand_over": run.awaiting_hand_over,
                 "undelivered": run.undelivered,
             }
         )

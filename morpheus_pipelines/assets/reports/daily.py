@@ -9,6 +9,7 @@ import dagster as dg
 
 from morpheus_pipelines.assets.metadata import as_metadata, tables_written
 from morpheus_pipelines.crm.steps.hubspot_outbox import outbox_operations_note
+from morpheus_pipelines.crm.steps.rep_hand_over import hand_over_operations_note
 from morpheus_pipelines.crm.steps.waiting_leads import waiting_operations_note
 from morpheus_pipelines.db.session import SessionFactory
 from morpheus_pipelines.platform.partitions import daily_partitions
@@ -32,7 +33,11 @@ TENANT_SCORES = dg.AssetKey("tenant_scores")
 NoteSource = Callable[[SessionFactory, uuid.UUID, datetime], OperationsNote]
 
 # The CRM side's notes: the HubSpot outbox, leads waiting for an owner.
-CRM_NOTE_SOURCES: tuple[NoteSource, ...] = (outbox_operations_note, waiting_operations_note)
+CRM_NOTE_SOURCES: tuple[NoteSource, ...] = (
+    outbox_operations_note,
+    waiting_operations_note,
+    hand_over_operations_note,
+)
 
 
 def operations_notes(

@@ -25,6 +25,7 @@ from morpheus_pipelines.crm.models.core import (
     TargetEmails,
     TargetPhoneNumber,
 )
+from morpheus_pipelines.crm.models.hand_overs import RepHandOver
 from morpheus_pipelines.crm.models.leads import (
     IntakeApiKey,
     Lead,
@@ -89,6 +90,7 @@ __all__ = [
     "ReengagementSegment",
     "ReengagementSegmentList",
     "ReengagementSegmentMember",
+    "RepHandOver",
     "RoutingPool",
     "RoutingPoolMember",
     "RoutingPoolRule",

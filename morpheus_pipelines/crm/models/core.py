@@ -257,6 +257,9 @@ class SalesRep(Base):
     awayUntil: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     maxOpenLeads: Mapped[int | None] = mapped_column(Integer)
     lastLeadAssignedAt: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    # Set by `morpheus rep deactivate`: the rep has left though HubSpot may still list them,
+    # so the mirror keeps them inactive until `morpheus rep reactivate` clears it.
+    leftAt: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     createdAt: Mapped[datetime] = _created()
     updatedAt: Mapped[datetime] = _updated()
 
@@ -377,7 +380,15 @@ class FollowUpTask(Base):
     salesRep: Mapped[SalesRep | None] = relationship(lazy="raise")
     contact: Mapped[Contact] = relationship(lazy="raise")
 
-    __table_args__ = (Index(None, "subscriptionId", "status", "dueAt"),)
+    __table_args__ = (
+        Index(None, "subscriptionId", "status", "dueAt"),
+        # A departing rep's live tasks, found at hand-over.
+        Index(
+            "ix_follow_up_tasks_live_by_rep",
+            "salesRepId",
+            postgresql_where=text("status IN ('PENDING', 'IN_PROGRESS')"),
+        ),
+    )
 
 
 class Email(Base):

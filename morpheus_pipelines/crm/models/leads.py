@@ -170,6 +170,12 @@ class Lead(Base):
             "createdAt",
             postgresql_where=text("\"ownerHubspotOwnerId\" IS NULL AND status = 'open'"),
         ),
+        # A departing rep's open leads, found at hand-over.
+        Index(
+            "ix_leads_open_by_owner",
+            "ownerSalesRepId",
+            postgresql_where=text("status = 'open'"),
+        ),
         Index(
             "ix_leads_first_touch_due",
             "firstTouchDueAt",

@@ -16,7 +16,7 @@ from __future__ import annotations
 import uuid
 from datetime import datetime, timedelta
 
-from sqlalchemy import case, exists, func, select, update
+from sqlalchemy import case, exists, func, or_, select, update
 from sqlalchemy.orm import Session, joinedload
 
 from morpheus_pipelines.crm.models import (
@@ -101,7 +101,8 @@ class FollowUpTaskRepository(BaseRepository[FollowUpTask]):
         this subscription that is not past due (``dueAt >= now()``; a task due exactly now
         still counts). A past-due task does not block new work: it is what escalation is
         for, and a fresh task is the way back onto the rep's list. COMPLETED, FAILED and
-        CANCELLED tasks never block.
+        CANCELLED tasks never block, nor does a task of a rep who is no longer active (it is
+        being handed over; the contact is free to be assigned again).
         """
         statement = select(
             exists().where(
@@ -110,6 +111,11 @@ class FollowUpTaskRepository(BaseRepository[FollowUpTask]):
                 FollowUpTask.type == task_type,
                 FollowUpTask.status.in_(_ACTIVE),
                 FollowUpTask.dueAt >= func.now(),
+                # A departed rep's task never holds the contact: it is handed over.
+                or_(
+                    FollowUpTask.salesRepId.is_(None),
+                    FollowUpTask.salesRepId.in_(select(SalesRep.id).where(SalesRep.isActive)),
+                ),
             )
         )
         return bool(session.scalar(statement))

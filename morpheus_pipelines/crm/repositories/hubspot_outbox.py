@@ -122,6 +122,35 @@ class HubSpotOutboxRepository(BaseRepository[HubSpotOutboxRow]):
         )
         return session.execute(statement).scalar() is not None
 
+    def enqueue_many(
+        self, session: Session, subscription_id: uuid.UUID, rows: Sequence[Mapping[str, Any]]
+    ) -> int:
+        """Queue many intents in one statement (``kind``, ``intentKey``, ``payload`` and the
+        subject's id column each), in the caller's transaction; how many were new. As
+        :meth:`enqueue`, an intent already queued is kept as it is."""
+        if not rows:
+            return 0
+        values = [
+            {
+                "subscriptionId": subscription_id,
+                "kind": OutboxKind(row["kind"]).value,
+                "intentKey": row["intentKey"],
+                "payload": dict(row.get("payload") or {}),
+                "leadId": row.get("leadId"),
+                "followUpTaskId": row.get("followUpTaskId"),
+                "activityId": row.get("activityId"),
+                "salesRepId": row.get("salesRepId"),
+            }
+            for row in rows
+        ]
+        statement = (
+            insert(HubSpotOutboxRow)
+            .values(values)
+            .on_conflict_do_nothing(index_elements=["subscriptionId", "intentKey"])
+            .returning(HubSpotOutboxRow.id)
+        )
+        return len(session.execute(statement).scalars().all())
+
     def claim_due(
         self,
         session: Session,
@@ -304,7 +333,14 @@ class HubSpotOutboxRepository(BaseRepository[HubSpotOutboxRow]):
         self, session: Session, kind: OutboxKind, entries: Sequence[OutboxEntry]
     ) -> dict[int, dict[str, Any]]:
         """The current state of each entry's subject, by outbox row id."""
-        if kind in (OutboxKind.CONTACT, OutboxKind.CONTACT_OWNER):
+        if kind is OutboxKind.CONTACT_OWNER:
+            # A new owner of a lead's contact, or of a task's contact (a hand-over).
+            leads = self._leads(session, [e.lead_id for e in entries if e.lead_id])
+            tasks = self._tasks(session, [e.follow_up_task_id for e in entries if not e.lead_id])
+            return {
+                e.id: leads[e.lead_id] if e.lead_id else tasks[e.follow_up_task_id] for e in entries
+            }
+        if kind is OutboxKind.CONTACT:
             by_subject = self._leads(session, [e.lead_id for e in entries])
             return {e.id: by_subject[e.lead_id] for e in entries}
         if kind is OutboxKind.TASK:

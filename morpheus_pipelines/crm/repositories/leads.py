@@ -493,6 +493,20 @@ class LeadRepository(BaseRepository[Lead]):
         }
         session.flush()
 
+    def drop_owner(self, session: Session, lead: Lead) -> None:
+        """The lead waits for an owner (its owner left and nobody can take it): no rep, no
+        HubSpot owner, in its row and its stored answer."""
+        lead.ownerSalesRepId = None
+        lead.ownerHubspotOwnerId = None
+        lead.ownerIsFallback = False
+        lead.response = {
+            **dict(lead.response),
+            "owner": None,
+            "owner_is_fallback": False,
+            "owner_state": OwnerState.WAITING.value,
+        }
+        session.flush()
+
 
 def claim_statement(*, skip_locked: bool) -> TextClause:
     """The claim statement (``:ids``, ``:weights``): charge the least-loaded assignable

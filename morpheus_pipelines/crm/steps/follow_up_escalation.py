@@ -5,6 +5,9 @@ contact, then its ``escalationStage`` advances. Escalation *k* (the move to stag
 once the task is *k* days overdue, so an hourly schedule sends each escalation once, a day
 apart, three in all (stage 3 is final). A task found late catches up one stage per run.
 
+A task whose rep has left is not escalated until the hand-over has given it a new owner: an
+escalation never names an inactive rep.
+
 Each task is escalated in its own transaction: the stage advance is committed only after the
 notifier accepted the message, so a failed delivery is retried on the next run, and two runs
 escalate a task once.
@@ -32,6 +35,7 @@ class EscalationRun:
     stale: int = 0  # PENDING, a day overdue, below the last stage
     escalated: int = 0
     not_yet_due: int = 0  # escalated today already
+    awaiting_hand_over: int = 0  # its rep has left: escalated once it has its new owner
     undelivered: int = 0
     by_stage: dict[int, int] = field(default_factory=dict)  # stage reached -> tasks
 
@@ -72,6 +76,11 @@ def escalate_stale_tasks(
     for task in stale:
         if not is_due_for_stage(task, now):
             run.not_yet_due += 1
+            continue
+        if task.salesRep is not None and not task.salesRep.isActive:
+            # Never name a rep who left: the hand-over gives the task its new owner, and the
+            # next run escalates it to them.
+            run.awaiting_hand_over += 1
             continue
         with session_factory() as session:
             if not CrmStore(session).escalations.advance_stage(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any, Final
 
 from morpheus_pipelines.crm.models import (
@@ -501,3 +502,37 @@ def set_rep(
             outcome = UPDATED
     store.session.flush()
     return outcome, rep
+
+
+def mark_rep_left(store: CrmStore, rep_id: int) -> tuple[str, SalesRep]:
+    """The rep has left (though HubSpot may still list them): inactive from now, kept
+    inactive by the mirror (``leftAt``), their call list emptied. The caller commits, then
+    hands over (:func:`..rep_hand_over.hand_over_rep`). ``unchanged`` when already left."""
+    from morpheus_pipelines.crm.steps.rep_hand_over import empty_call_list
+
+    rep = store.session.get(SalesRep, rep_id, with_for_update=True)
+    if rep is None:
+        raise SetupRefused("REP_ID", f"no sales rep {rep_id}")
+    if rep.leftAt is not None and not rep.isActive:
+        return UNCHANGED, rep
+    was_active = rep.isActive
+    rep.leftAt = datetime.now(UTC)
+    rep.isActive = False
+    if was_active:
+        empty_call_list(store, rep.subscriptionId, rep)
+    store.session.flush()
+    return UPDATED, rep
+
+
+def mark_rep_back(store: CrmStore, rep_id: int) -> tuple[str, SalesRep]:
+    """Undo :func:`mark_rep_left`: active again when HubSpot knows them as an owner (the next
+    mirror run has the last word). ``unchanged`` when they had not left."""
+    rep = store.session.get(SalesRep, rep_id, with_for_update=True)
+    if rep is None:
+        raise SetupRefused("REP_ID", f"no sales rep {rep_id}")
+    if rep.leftAt is None:
+        return UNCHANGED, rep
+    rep.leftAt = None
+    rep.isActive = bool(rep.hubspotOwnerId)
+    store.session.flush()
+    return UPDATED, rep

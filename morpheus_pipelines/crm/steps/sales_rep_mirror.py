@@ -5,8 +5,10 @@ written, and the write is one transaction. A failed page leaves ``sales_reps`` e
 was. Reps are matched on ``(subscriptionId, email)`` (case-insensitively); ``hubspotOwnerId``,
 names and ``isActive`` follow HubSpot, while ``nooksUserId``, ``activeListId`` and ``profileId``
 are ours and never touched. A rep whose owner disappeared or was archived is deactivated,
-never deleted. The AI dialer's owner (``86817215``) is in HubSpot's owner list but is never
-mirrored as a rep: it stands for "not a human".
+never deleted, and hands over in the same run (:mod:`.rep_hand_over`); a rep a person marked
+as left (``leftAt``) stays inactive whatever HubSpot says. The AI dialer's owner
+(``86817215``) is in HubSpot's owner list but is never mirrored as a rep: it stands for
+"not a human".
 """
 
 from __future__ import annotations
@@ -14,19 +16,20 @@ from __future__ import annotations
 import time
 import uuid
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from morpheus_pipelines.crm.models import SalesRep, Subscription
-from morpheus_pipelines.crm.rules.hubspot_outbox import (
-    OutboxKind,
-    call_list_intent,
-    rep_list_intent,
-)
+from morpheus_pipelines.crm.rules.hubspot_outbox import OutboxKind, rep_list_intent
 from morpheus_pipelines.crm.rules.owner_mirror import MirroredOwner, owner_list
 from morpheus_pipelines.crm.rules.ownership import DIALER_FALLBACK_HUBSPOT_OWNER_ID
+from morpheus_pipelines.crm.steps.rep_hand_over import (
+    HandOver,
+    departed_with_work,
+    empty_call_list,
+    hand_over_departed_reps,
+)
 from morpheus_pipelines.crm.store import CrmStore
 from morpheus_pipelines.db.session import SessionFactory
 from morpheus_pipelines.platform.clients.hubspot import HubSpotClient, HubSpotError
@@ -50,6 +53,9 @@ class MirrorOutcome:
     requests: int = 0
     retries: int = 0
     duration_seconds: float = 0.0
+    hand_overs: list[HandOver] = field(default_factory=list)
+    # Inactive reps still holding an open lead or a live task after the run (0 when well).
+    departed_with_work: int = 0
 
 
 def require_subscription(session: Session, subscription_id: uuid.UUID) -> None:
@@ -81,10 +87,15 @@ def mirror_owners(
             requests=client.stats.requests,
             retries=client.stats.retries,
             duration_seconds=time.perf_counter() - started,
+            # Reps deactivated before (or by a command) still hand over: that needs no read.
+            hand_overs=hand_over_departed_reps(session_factory, subscription_id),
+            departed_with_work=departed_with_work(session_factory, subscription_id),
         )
     owners = owner_list(active, archived, not_human=frozenset({DIALER_FALLBACK_HUBSPOT_OWNER_ID}))
     with session_factory() as session:
         counts = _apply(CrmStore(session), subscription_id, owners.owners)
+    # Committed: no new lead reaches a deactivated rep, so what they hold can move now.
+    hand_overs = hand_over_departed_reps(session_factory, subscription_id)
     outcome = MirrorOutcome(
         succeeded=True,
         owners_active=len(active),
@@ -96,6 +107,8 @@ def mirror_owners(
         requests=client.stats.requests,
         retries=client.stats.retries,
         duration_seconds=time.perf_counter() - started,
+        hand_overs=hand_overs,
+        departed_with_work=departed_with_work(session_factory, subscription_id),
     )
     log_event("sales_rep_mirror_completed", subscription_id=str(subscription_id), **counts)
     return outcome
@@ -120,7 +133,8 @@ def _apply(
             "hubspotOwnerId": owner.hubspot_owner_id,
             "firstName": owner.first_name,
             "lastName": owner.last_name,
-            "isActive": owner.active,
+            # A rep a person marked as left stays inactive.
+            "isActive": owner.active and (rep is None or rep.leftAt is None),
         }
         if rep is None:
             rep = store.sales_reps.insert(
@@ -141,12 +155,12 @@ def _apply(
             counts["updated"] += 1
         store.sales_reps.update(store.session, rep, changed)
         if changed.get("isActive") is False:
-            _queue_empty_call_list(store, subscription_id, rep)
+            empty_call_list(store, subscription_id, rep)
     for email, rep in existing.items():
         if email not in owners and rep.isActive:
             store.sales_reps.update(store.session, rep, {"isActive": False})
             counts["deactivated"] += 1
-            _queue_empty_call_list(store, subscription_id, rep)
+            empty_call_list(store, subscription_id, rep)
     return counts
 
 
@@ -159,19 +173,5 @@ def _queue_rep_list(store: CrmStore, subscription_id: uuid.UUID, rep: SalesRep) 
             subscription_id,
             OutboxKind.REP_LIST,
             rep_list_intent(rep.id),
-            sales_rep_id=rep.id,
-        )
-
-
-def _queue_empty_call_list(store: CrmStore, subscription_id: uuid.UUID, rep: SalesRep) -> None:
-    """A rep who left stops receiving a call list: theirs is emptied at once, not at the
-    next daily refresh."""
-    if rep.hubspotCallSegmentId:
-        store.outbox.enqueue(
-            store.session,
-            subscription_id,
-            OutboxKind.CALL_LIST,
-            call_list_intent(rep.id, f"deactivated-{datetime.now(UTC).isoformat()}"),
-            {"contact_ids": []},
             sales_rep_id=rep.id,
         )
