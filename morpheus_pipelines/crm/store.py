@@ -40,6 +40,7 @@ from morpheus_pipelines.crm.repositories.routing_directory import RoutingDirecto
 from morpheus_pipelines.crm.repositories.sales_rep import SalesRepRepository
 from morpheus_pipelines.crm.repositories.segment_lists import ReengagementSegmentListRepository
 from morpheus_pipelines.crm.repositories.seller import SellerRepository
+from morpheus_pipelines.crm.repositories.subscriptions import SubscriptionRepository
 from morpheus_pipelines.crm.repositories.target_emails import TargetEmailsRepository
 from morpheus_pipelines.crm.repositories.target_phone_number import TargetPhoneNumberRepository
 from morpheus_pipelines.crm.repositories.timeline import (
@@ -78,6 +79,7 @@ class CrmStore:
     hand_overs: ClassVar[RepHandOverRepository] = RepHandOverRepository()
     routing: ClassVar[RoutingDirectoryRepository] = RoutingDirectoryRepository()
     intake_keys: ClassVar[IntakeApiKeyRepository] = IntakeApiKeyRepository()
+    subscriptions: ClassVar[SubscriptionRepository] = SubscriptionRepository()
     lead_follow_up: ClassVar[LeadFollowUpRepository] = LeadFollowUpRepository()
     timeline: ClassVar[TimelineRepository] = TimelineRepository()
     messages: ClassVar[OutboundMessageRepository] = OutboundMessageRepository()

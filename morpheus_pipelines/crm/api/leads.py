@@ -45,10 +45,13 @@ from morpheus_pipelines.crm.api.directory import OwnerDirectory
 from morpheus_pipelines.crm.api.schemas import LeadIn, LeadPatchIn
 from morpheus_pipelines.crm.models import Lead, SalesRep
 from morpheus_pipelines.crm.repositories.leads import Candidate, LeadRepository
+from morpheus_pipelines.crm.repositories.subscriptions import SubscriptionRepository
 from morpheus_pipelines.crm.rules.lead_intake import (
+    Phone,
     PoolRule,
     choose_pool,
     idempotency_key,
+    needs_region,
     normalise_email,
     normalise_phone,
     request_fingerprint,
@@ -58,6 +61,7 @@ from morpheus_pipelines.crm.rules.timeline import FORM_EXTERNAL_ID_PREFIX
 from morpheus_pipelines.platform.observability.events import log_event
 
 _leads = LeadRepository()
+_subscriptions = SubscriptionRepository()
 DEFAULT_LEADS_PAGE = 50
 MAX_LEADS_PAGE = 200
 OWNER_STATES = ("assigned", "fallback", "waiting")
@@ -139,7 +143,12 @@ def create_lead(
     :class:`~morpheus_pipelines.crm.rules.lead_intake.InvalidContact` for an unusable email or
     phone (before anything is written)."""
     email = normalise_email(lead.contact.email)
-    phone = normalise_phone(lead.contact.phone)
+    region = (
+        _subscriptions.default_region(session, lead.subscription_id)
+        if needs_region(lead.contact.phone)
+        else None
+    )
+    phone = normalise_phone(lead.contact.phone, region)
     key = idempotency_key(lead.source, lead.source_submission_id, idempotency_header)
     fingerprint = request_fingerprint(raw_body)
     subscription_id = lead.subscription_id
@@ -184,7 +193,7 @@ def _lead_row(
     key: str,
     fingerprint: str,
     email: str | None,
-    phone: str | None,
+    phone: Phone | None,
     pool_id: int | None,
     rule_id: int | None,
     created_at: datetime,
@@ -199,7 +208,8 @@ def _lead_row(
         "sourceSubmissionId": lead.source_submission_id,
         "campaignIds": list(lead.campaign_ids),
         "email": email,
-        "phone": phone,
+        "phone": None if phone is None else phone.e164,
+        "phoneExtension": None if phone is None else phone.extension,
         "firstName": lead.contact.first_name,
         "lastName": lead.contact.last_name,
         "payload": lead.payload,
@@ -300,6 +310,7 @@ def lead_json(lead: Lead, pool: str | None) -> dict[str, Any]:
         "contact": {
             "email": lead.email,
             "phone": lead.phone,
+            "phone_extension": lead.phoneExtension,
             "first_name": lead.firstName,
             "last_name": lead.lastName,
         },

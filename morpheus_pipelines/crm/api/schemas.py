@@ -133,8 +133,9 @@ class LeadPatchIn(BaseModel):
 
 
 class ContactOut(BaseModel):
-    email: str | None
-    phone: str | None
+    email: str | None = Field(description="as email-validator normalises it, domain in IDNA")
+    phone: str | None = Field(description="E.164")
+    phone_extension: str | None
     first_name: str | None
     last_name: str | None
 

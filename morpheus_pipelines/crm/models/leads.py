@@ -122,7 +122,8 @@ class Lead(Base):
     sourceSubmissionId: Mapped[str] = mapped_column(Text, nullable=False)
     campaignIds: Mapped[list[str]] = mapped_column(ARRAY(Text), nullable=False, server_default="{}")
     email: Mapped[str | None] = mapped_column(Text)
-    phone: Mapped[str | None] = mapped_column(Text)
+    phone: Mapped[str | None] = mapped_column(Text)  # E.164
+    phoneExtension: Mapped[str | None] = mapped_column(Text)
     firstName: Mapped[str | None] = mapped_column(Text)
     lastName: Mapped[str | None] = mapped_column(Text)
     payload: Mapped[dict[str, Any] | None] = mapped_column(JSONB)

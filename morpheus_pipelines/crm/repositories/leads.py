@@ -79,6 +79,7 @@ _LEAD_COLUMNS = (
     "campaignIds",
     "email",
     "phone",
+    "phoneExtension",
     "firstName",
     "lastName",
     "payload",

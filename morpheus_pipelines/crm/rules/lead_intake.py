@@ -5,16 +5,17 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from morpheus_pipelines.crm.rules.lead_status import EnrichmentStatus
-
-_EMAIL = re.compile(r"^[^@\s]{1,64}@[^@\s]+\.[^@\s]{2,}$")
-_PHONE_NOISE = re.compile(r"[\s\-().]")
-_E164 = re.compile(r"^\+[1-9][0-9]{6,14}$")
+from morpheus_pipelines.platform.text.contact_data import (
+    InvalidContactData,
+    Phone,
+    normalise_email_address,
+    normalise_phone_number,
+)
 
 
 class InvalidContact(ValueError):
@@ -37,34 +38,32 @@ def request_fingerprint(body: Mapping[str, Any]) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
-def normalise_email(value: str | None) -> str | None:
-    """Trimmed and lower-cased; ``None`` for empty; :class:`InvalidContact` when it is not an
-    address (``Ana@Example.COM `` → ``ana@example.com``)."""
-    if value is None or not value.strip():
-        return None
-    email = value.strip().lower()
-    if email.startswith("mailto:"):
-        email = email[len("mailto:") :]
-    if not _EMAIL.match(email):
-        raise InvalidContact("contact.email", "contact.email is not an email address")
-    return email
+def normalise_email(value: str | None, field: str = "contact.email") -> str | None:
+    """The stored form of an address (:mod:`~morpheus_pipelines.platform.text.contact_data`),
+    ``None`` for empty; :class:`InvalidContact` naming ``field`` when it is not one."""
+    try:
+        return normalise_email_address(value)
+    except InvalidContactData as refused:
+        raise InvalidContact(field, f"{field}: {refused}") from None
 
 
-def normalise_phone(value: str | None) -> str | None:
-    """E.164: spaces, dashes, dots and brackets dropped, a leading ``00`` read as ``+``
-    (``(+65) 9123-4567`` → ``+6591234567``); a number without a country code is refused
-    rather than guessed."""
-    if value is None or not value.strip():
-        return None
-    phone = _PHONE_NOISE.sub("", value.strip())
-    if phone.startswith("00"):
-        phone = "+" + phone[2:]
-    if not _E164.match(phone):
-        raise InvalidContact(
-            "contact.phone",
-            "contact.phone must be an international number with its country code (+65...)",
-        )
-    return phone
+def normalise_phone(
+    value: str | None, default_region: str | None = None, field: str = "contact.phone"
+) -> Phone | None:
+    """The number in E.164 with its extension apart, ``None`` for empty; a national number is
+    read in ``default_region`` (the subscription's); :class:`InvalidContact` naming ``field``
+    when it cannot be read or is not a valid number."""
+    try:
+        return normalise_phone_number(value, default_region)
+    except InvalidContactData as refused:
+        raise InvalidContact(field, f"{field}: {refused}") from None
+
+
+def needs_region(value: str | None) -> bool:
+    """Whether reading ``value`` depends on a default region: a number written without its
+    country code. Lets a caller look the region up only for those."""
+    text = (value or "").strip()
+    return bool(text) and not text.startswith(("+", "00"))
 
 
 @dataclass(frozen=True)

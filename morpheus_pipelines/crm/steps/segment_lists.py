@@ -34,6 +34,8 @@ from morpheus_pipelines.platform.clients.hubspot import (
     HubSpotError,
 )
 from morpheus_pipelines.platform.observability.events import log_event
+from morpheus_pipelines.platform.text.contact_data import phone_as_recorded
+from morpheus_pipelines.platform.text.normalise import normalise_email
 
 CONTACT_LIST_OBJECT_TYPE = "0-1"
 SOURCE_PREFIX = "hubspot-contact:"
@@ -159,10 +161,12 @@ def _read_list(
     return members, contacts
 
 
-def _contact_values(properties: dict[str, str | None]) -> dict[str, Any]:
+def _contact_values(properties: dict[str, str | None], region: str | None) -> dict[str, Any]:
+    """The contact's columns, its email and phone in the forms intake stores, so a lead and
+    the HubSpot contact it became are one person."""
     return {
-        "email": properties.get("email"),
-        "phone": properties.get("phone"),
+        "email": normalise_email(properties.get("email")),
+        "phone": phone_as_recorded(properties.get("phone"), region),
         "hubspotOwnerId": properties.get("hubspot_owner_id"),
         "callAssignedTo": properties.get("call_assigned_to"),
     }
@@ -189,6 +193,7 @@ def _apply(
     result.read = len(members)
     with session_factory() as session:
         store = CrmStore(session)
+        region = store.subscriptions.default_region(session, subscription_id)
         known = store.members.list_members(session, subscription_id, segment)
         rows: list[dict[str, Any]] = []
         back: list[int] = []
@@ -199,7 +204,7 @@ def _apply(
                 result.unknown_contacts += 1
                 continue
             contact, written = store.contacts.upsert_from_hubspot(
-                session, subscription_id, hubspot_id, _contact_values(properties)
+                session, subscription_id, hubspot_id, _contact_values(properties, region)
             )
             result.contacts_upserted += int(written)
             source = SOURCE_PREFIX + hubspot_id

@@ -37,6 +37,11 @@ from functools import cache, lru_cache
 import idna
 import tldextract
 
+from morpheus_pipelines.platform.text.contact_data import (
+    InvalidContactData,
+    normalise_email_address,
+)
+
 __all__ = [
     "CONTROL_CHARACTERS",
     "additional_domain_roots",
@@ -336,11 +341,19 @@ def normalise_identifier(value: object) -> str | None:
 
 
 def normalise_email(value: object) -> str | None:
-    """Trim and lower-case an email address; ``None`` for empty text or a non-text value.
+    """Trim and lower-case an email address, its internationalised domain in the IDNA form the
+    intake API stores (:func:`~.contact_data.normalise_email_address`), so both sides of a match
+    agree; ``None`` for empty text or a non-text value.
 
     No other validation happens: this is the form compared *exactly* against the configured
     APAC Sales list (docs/pipeline.md), where a near-miss must simply not match.
     """
     if not isinstance(value, str):
         return None
-    return value.strip().lower() or None
+    email = value.strip().lower()
+    if email.isascii():  # nearly every address: nothing to encode
+        return email or None
+    try:
+        return normalise_email_address(email)
+    except InvalidContactData:
+        return email
