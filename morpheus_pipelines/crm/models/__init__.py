@@ -29,6 +29,7 @@ from morpheus_pipelines.crm.models.hand_overs import RepHandOver
 from morpheus_pipelines.crm.models.leads import (
     IntakeApiKey,
     Lead,
+    LeadContactRetrieval,
     LeadDuplicate,
     LeadEnrichment,
     LeadScore,
@@ -81,6 +82,7 @@ __all__ = [
     "HubSpotWebhookEvent",
     "IntakeApiKey",
     "Lead",
+    "LeadContactRetrieval",
     "LeadDuplicate",
     "LeadEnrichment",
     "LeadScore",

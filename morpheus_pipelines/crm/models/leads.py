@@ -153,6 +153,8 @@ class Lead(Base):
     )
     # When the lead was won, lost or closed: the end of the touches attribution credits.
     closedAt: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    # A sender's test delivery (a Google Ads "send test data"): stored, closed, never routed.
+    isTest: Mapped[bool] = mapped_column(Boolean, nullable=False, server_default="false")
     # The 201 answer, replayed verbatim to a duplicate delivery.
     response: Mapped[dict[str, Any]] = mapped_column(JSONB, nullable=False)
     createdAt: Mapped[datetime] = _now()
@@ -184,6 +186,35 @@ class Lead(Base):
                 '"firstTouchDueAt" IS NOT NULL AND "firstTouchAt" IS NULL '
                 'AND "firstTouchMissedAt" IS NULL'
             ),
+        ),
+    )
+
+
+class LeadContactRetrieval(Base):
+    """A lead whose contact fields its sender keeps (a Meta Lead Ads lead: the webhook names
+    the lead, the Graph API has its answers): fetched after the lead was created with its owner,
+    retried with back-off, ``completedAt`` once read, ``failedAt`` after the last attempt."""
+
+    __tablename__ = "lead_contact_retrievals"
+
+    leadId: Mapped[uuid.UUID] = mapped_column(ForeignKey("leads.id"), primary_key=True)
+    subscriptionId: Mapped[uuid.UUID] = _subscription()
+    provider: Mapped[str] = mapped_column(Text, nullable=False)
+    externalId: Mapped[str] = mapped_column(Text, nullable=False)
+    attempts: Mapped[int] = mapped_column(Integer, nullable=False, server_default="0")
+    nextAttemptAt: Mapped[datetime] = mapped_column(
+        DateTime(timezone=True), nullable=False, server_default=func.now()
+    )
+    completedAt: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    failedAt: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    lastError: Mapped[str | None] = mapped_column(Text)
+    createdAt: Mapped[datetime] = _now()
+
+    __table_args__ = (
+        Index(
+            "ix_lead_contact_retrievals_due",
+            "nextAttemptAt",
+            postgresql_where=text('"completedAt" IS NULL AND "failedAt" IS NULL'),
         ),
     )
 

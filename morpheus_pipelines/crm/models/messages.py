@@ -88,9 +88,30 @@ class OutboundMessage(Base):
     requestFingerprint: Mapped[str | None] = mapped_column(Text)
     automationFiringId: Mapped[int | None] = mapped_column(ForeignKey("automation_firings.id"))
     createdAt: Mapped[datetime] = _now()
+    # Sending (docs/messages.md): attempts so far and when the next may start; the provider's
+    # id once it accepted the message (a WhatsApp ``wamid``, an email's Message-ID), which its
+    # status webhooks name; when each status arrived; why it failed.
+    attempts: Mapped[int] = mapped_column(Integer, nullable=False, server_default="0")
+    nextAttemptAt: Mapped[datetime | None] = mapped_column(
+        DateTime(timezone=True), server_default=func.now()
+    )
+    providerMessageId: Mapped[str | None] = mapped_column(Text, unique=True)
+    sendingAt: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    sentAt: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    deliveredAt: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    readAt: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    failedAt: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    failureReason: Mapped[str | None] = mapped_column(Text)
+    failureCode: Mapped[str | None] = mapped_column(Text)
 
     __table_args__ = (
         UniqueConstraint("subscriptionId", "idempotencyKey"),
+        # The sender's question: which queued messages are due?
+        Index(
+            "ix_outbound_messages_due",
+            "nextAttemptAt",
+            postgresql_where=text("status = 'queued'"),
+        ),
         CheckConstraint(_MESSAGE_CHANNEL_CHECK, name="message_channel"),
         CheckConstraint("kind IN ('free_form', 'template')", name="known_kind"),
         CheckConstraint(

@@ -51,7 +51,12 @@ class MessageStatus(enum.StrEnum):
     """Where an outbound message is."""
 
     QUEUED = "queued"
+    # Handed to the sender: recorded before the provider is called, so a crash between the
+    # call and its answer can never send the message a second time.
+    SENDING = "sending"
     SENT = "sent"
+    DELIVERED = "delivered"
+    READ = "read"
     FAILED = "failed"
     CANCELLED = "cancelled"
 
