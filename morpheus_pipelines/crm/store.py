@@ -26,6 +26,9 @@ from morpheus_pipelines.crm.repositories.follow_up_task import FollowUpTaskRepos
 from morpheus_pipelines.crm.repositories.hubspot_outbox import HubSpotOutboxRepository
 from morpheus_pipelines.crm.repositories.hubspot_webhooks import HubSpotWebhookRepository
 from morpheus_pipelines.crm.repositories.intake_keys import IntakeApiKeyRepository
+from morpheus_pipelines.crm.repositories.lead_contact_retrievals import (
+    LeadContactRetrievalRepository,
+)
 from morpheus_pipelines.crm.repositories.lead_follow_up import LeadFollowUpRepository
 from morpheus_pipelines.crm.repositories.leads import LeadRepository
 from morpheus_pipelines.crm.repositories.reengagement import (
@@ -80,6 +83,7 @@ class CrmStore:
     routing: ClassVar[RoutingDirectoryRepository] = RoutingDirectoryRepository()
     intake_keys: ClassVar[IntakeApiKeyRepository] = IntakeApiKeyRepository()
     subscriptions: ClassVar[SubscriptionRepository] = SubscriptionRepository()
+    contact_retrievals: ClassVar[LeadContactRetrievalRepository] = LeadContactRetrievalRepository()
     lead_follow_up: ClassVar[LeadFollowUpRepository] = LeadFollowUpRepository()
     timeline: ClassVar[TimelineRepository] = TimelineRepository()
     messages: ClassVar[OutboundMessageRepository] = OutboundMessageRepository()

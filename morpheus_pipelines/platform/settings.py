@@ -38,11 +38,23 @@ DEFAULTS: dict[str, str] = {
     "HUBSPOT_CLIENT_SECRET": "",
     "MORPHEUS_PUBLIC_URL": "",
     "MORPHEUS_LEAD_STALE_DAYS": "30",
+    "META_APP_SECRET": "",
+    "META_VERIFY_TOKEN": "",
+    "META_GRAPH_BASE_URL": "https://graph.facebook.com",
+    "META_GRAPH_API_VERSION": "v21.0",
+    "META_ACCESS_TOKEN": "",
 }
 
 # Values that must never be printed: repr() and logs show only whether they are set.
 SECRET_VARIABLES = frozenset(
-    {"HUBSPOT_PRIVATE_APP_TOKEN", "HUBSPOT_CLIENT_SECRET", "APAC_SALES_EMAILS"}
+    {
+        "HUBSPOT_PRIVATE_APP_TOKEN",
+        "HUBSPOT_CLIENT_SECRET",
+        "APAC_SALES_EMAILS",
+        "META_APP_SECRET",
+        "META_VERIFY_TOKEN",
+        "META_ACCESS_TOKEN",
+    }
 )
 
 
@@ -85,18 +97,21 @@ class Settings:
     intake_auth_failures_per_minute: int
     public_url: str = ""
     lead_stale_days: int = 30
+    meta_graph_base_url: str = "https://graph.facebook.com"
+    meta_graph_api_version: str = "v21.0"
     hubspot_private_app_token: str = _secret()
     hubspot_client_secret: str = _secret()
     apac_sales_emails: str = _secret()
+    meta_app_secret: str = _secret()
+    meta_verify_token: str = _secret()
+    meta_access_token: str = _secret()
 
     def __repr__(self) -> str:
         shown = ", ".join(f"{f.name}={getattr(self, f.name)!r}" for f in fields(self) if f.repr)
-        return (
-            f"Settings({shown}, hubspot_private_app_token="
-            f"{mask_secret(self.hubspot_private_app_token)}, hubspot_client_secret="
-            f"{mask_secret(self.hubspot_client_secret)}, apac_sales_emails="
-            f"{mask_secret(self.apac_sales_emails)})"
+        hidden = ", ".join(
+            f"{f.name}={mask_secret(getattr(self, f.name))}" for f in fields(self) if not f.repr
         )
+        return f"Settings({shown}, {hidden})"
 
     __str__ = __repr__
 
@@ -152,4 +167,9 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         hubspot_private_app_token=env("HUBSPOT_PRIVATE_APP_TOKEN", environ),
         hubspot_client_secret=env("HUBSPOT_CLIENT_SECRET", environ),
         apac_sales_emails=env("APAC_SALES_EMAILS", environ),
+        meta_app_secret=env("META_APP_SECRET", environ),
+        meta_verify_token=env("META_VERIFY_TOKEN", environ),
+        meta_graph_base_url=env("META_GRAPH_BASE_URL", environ).rstrip("/"),
+        meta_graph_api_version=env("META_GRAPH_API_VERSION", environ),
+        meta_access_token=env("META_ACCESS_TOKEN", environ),
     )

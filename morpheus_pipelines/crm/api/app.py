@@ -15,7 +15,16 @@ from __future__ import annotations
 
 from starlette.applications import Starlette
 
-from morpheus_pipelines.crm.api import activities, health, leads, messages, timeline, webhooks
+from morpheus_pipelines.crm.api import (
+    activities,
+    google_ads,
+    health,
+    leads,
+    messages,
+    meta,
+    timeline,
+    webhooks,
+)
 from morpheus_pipelines.crm.api.dependencies import Intake, Refused, invalid_field, refusal
 from morpheus_pipelines.crm.api.guard import RequestGuard
 from morpheus_pipelines.crm.api.settings import IntakeSettings
@@ -32,6 +41,8 @@ def create_app(settings: IntakeSettings) -> Starlette:
             *activities.ROUTES,
             *messages.ROUTES,
             *webhooks.ROUTES,
+            *meta.ROUTES,
+            *google_ads.ROUTES,
             *health.ROUTES,
         ],
         exception_handlers={

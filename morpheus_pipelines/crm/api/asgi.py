@@ -29,6 +29,8 @@ def app_from_environment() -> Starlette:
             owner_cache=os.environ.get(OWNER_CACHE_VARIABLE, "1") == "1",
             listen_url=libpq_url(url),
             hubspot_client_secret=settings.hubspot_client_secret,
+            meta_app_secret=settings.meta_app_secret,
+            meta_verify_token=settings.meta_verify_token,
             public_url=settings.public_url or None,
         )
     )

@@ -90,7 +90,12 @@ class Intake:
 
     def __init__(self, settings: IntakeSettings) -> None:
         self.settings = settings
-        register_secret(settings.hubspot_client_secret)
+        for secret in (
+            settings.hubspot_client_secret,
+            settings.meta_app_secret,
+            settings.meta_verify_token,
+        ):
+            register_secret(secret)
         self.engine = create_engine(
             settings.database_url,
             pool_size=settings.pool_size,

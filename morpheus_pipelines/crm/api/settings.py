@@ -24,5 +24,9 @@ class IntakeSettings:
     # and the public URL HubSpot was given, which the signature covers (None: the request's).
     hubspot_client_secret: str = field(default="", repr=False)
     public_url: str | None = None
+    # Meta's webhooks: the app secret that signs every delivery and the token of the
+    # verification handshake (empty refuses them all).
+    meta_app_secret: str = field(default="", repr=False)
+    meta_verify_token: str = field(default="", repr=False)
     # What "now" is for the WhatsApp window and the future-timestamp check: a test moves it.
     clock: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))

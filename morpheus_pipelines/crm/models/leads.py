@@ -167,6 +167,8 @@ class Lead(Base):
         CheckConstraint("\"ownerHubspotOwnerId\" <> ''", name="owner_not_empty"),
         CheckConstraint(f"status IN ({sql_values(LeadStatus)})", name="known_status"),
         Index(None, "subscriptionId", "createdAt"),
+        # Whose timeline an inbound WhatsApp message joins: the lead with that number.
+        Index(None, "subscriptionId", "phone"),
         Index(
             "ix_leads_waiting",
             "subscriptionId",

@@ -26,6 +26,7 @@ from morpheus_pipelines.crm.models import (
     FollowUpTask,
     HubSpotOutboxRow,
     Lead,
+    LeadContactRetrieval,
     SalesRep,
 )
 from morpheus_pipelines.crm.repositories.contact import ContactRepository
@@ -363,7 +364,14 @@ class HubSpotOutboxRepository(BaseRepository[HubSpotOutboxRow]):
                 Lead.lastName,
                 Lead.ownerHubspotOwnerId,
                 Lead.hubspotContactId,
-            ).where(Lead.id.in_(ids))
+                (
+                    LeadContactRetrieval.leadId.is_not(None)
+                    & LeadContactRetrieval.completedAt.is_(None)
+                    & LeadContactRetrieval.failedAt.is_(None)
+                ).label("contact_pending"),
+            )
+            .outerjoin(LeadContactRetrieval, LeadContactRetrieval.leadId == Lead.id)
+            .where(Lead.id.in_(ids))
         )
         return {
             row.id: {
@@ -374,6 +382,7 @@ class HubSpotOutboxRepository(BaseRepository[HubSpotOutboxRow]):
                 "last_name": row.lastName,
                 "owner_id": row.ownerHubspotOwnerId,
                 "hubspot_contact_id": row.hubspotContactId,
+                "contact_pending": bool(row.contact_pending),
             }
             for row in rows
         }

@@ -23,6 +23,7 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import TextClause, select, text, tuple_, update
+from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.postgresql.psycopg import PGDialect_psycopg
 from sqlalchemy.orm import Session
 
@@ -224,8 +225,53 @@ def _params(
     return params
 
 
+_CONTACT_FIELDS = ("email", "phone", "phoneExtension", "firstName", "lastName")
+_COMPLETE_CONTACT_STATEMENT = text(
+    "UPDATE leads SET "
+    + ", ".join(f'"{name}" = coalesce("{name}", :{name})' for name in _CONTACT_FIELDS)
+    + """, payload = CASE WHEN CAST(:answers AS jsonb) IS NULL THEN payload
+          ELSE coalesce(payload, '{}'::jsonb)
+               || jsonb_build_object('answers', CAST(:answers AS jsonb)) END,
+       "updatedAt" = now()
+    WHERE id = :id"""
+)
+
+
 class LeadRepository(BaseRepository[Lead]):
     model_class = Lead
+
+    def insert_test_lead(self, session: Session, row: Mapping[str, Any]) -> dict[str, Any] | None:
+        """A sender's test delivery: stored closed, without an owner, a timeline or a HubSpot
+        write, so it reaches no rep and no count of open leads; the stored answer, or ``None``
+        when the key exists."""
+        values = {c: row.get(c) for c in _LEAD_COLUMNS if c not in _OWNER_COLUMNS}
+        values |= {
+            "isTest": True,
+            "status": LeadStatus.CLOSED.value,
+            "closedAt": row["createdAt"],
+            "loadReleasedAt": row["createdAt"],
+            "response": row["response"],
+        }
+        statement = (
+            pg_insert(Lead)
+            .values(values)
+            .on_conflict_do_nothing(index_elements=["subscriptionId", "idempotencyKey"])
+            .returning(Lead.response)
+        )
+        return session.execute(statement).scalar()
+
+    def complete_contact(
+        self, session: Session, lead_id: uuid.UUID, contact: Mapping[str, Any]
+    ) -> bool:
+        """Fill the lead's empty contact fields from its sender's answers (``email``,
+        ``phone``, ``phoneExtension``, ``firstName``, ``lastName``; what the lead already has
+        stays) and add the other answers to its payload. Never its owner."""
+        params = {name: contact.get(name) for name in _CONTACT_FIELDS} | {
+            "id": lead_id,
+            "answers": json.dumps(contact["answers"]) if contact.get("answers") else None,
+        }
+        changed = session.execute(_COMPLETE_CONTACT_STATEMENT, params)
+        return bool(changed.rowcount)
 
     def insert_once(
         self,

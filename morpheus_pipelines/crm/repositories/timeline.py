@@ -95,6 +95,19 @@ class TimelineRepository(ActivityRepository):
         )
         return {email: lead_id for email, lead_id in rows}
 
+    def latest_lead_by_phone(
+        self, session: Session, subscription_id: uuid.UUID, phone: str
+    ) -> uuid.UUID | None:
+        """The subscription's lead with this E.164 number, its open one before any closed one,
+        newest first: whose timeline a WhatsApp message from that number joins."""
+        return session.scalar(
+            text(
+                'SELECT id FROM leads WHERE "subscriptionId" = :sub AND phone = :phone '
+                'AND NOT "isTest" ORDER BY status = \'open\' DESC, "createdAt" DESC LIMIT 1'
+            ),
+            {"sub": subscription_id, "phone": phone},
+        )
+
     def last_inbound_whatsapp(
         self, session: Session, lead_id: uuid.UUID, *, at: datetime
     ) -> datetime | None:

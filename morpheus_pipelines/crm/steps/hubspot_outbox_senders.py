@@ -104,6 +104,16 @@ class OutboxSenders:
         return senders[kind](entries, subjects)
 
     def contacts(self, entries: Sequence[OutboxEntry], subjects: Subjects) -> Sent:
+        # A lead whose sender keeps its answers (Meta Lead Ads) is written once they are read,
+        # so HubSpot's first contact has the person's email and phone.
+        waiting = {
+            entry.id: "waiting for the lead's contact from its sender"
+            for entry in entries
+            if subjects[entry.id].get("contact_pending")
+        }
+        entries = [entry for entry in entries if entry.id not in waiting]
+        if not entries:
+            return Sent(waiting=waiting)
         keys: dict[int, str] = {}
         inputs: dict[str, ObjectUpsert] = {}
         for entry in entries:
@@ -119,8 +129,8 @@ class OutboxSenders:
         try:
             result = call(self.client.batch_upsert_contacts, list(inputs.values()))
         except HubSpotError as exc:
-            return refused(entries, exc)
-        return settle(entries, keys, result, {})
+            return Sent(failed=refused(entries, exc).failed, waiting=waiting)
+        return settle(entries, keys, result, waiting)
 
     def contact_owners(self, entries: Sequence[OutboxEntry], subjects: Subjects) -> Sent:
         waiting = {

@@ -54,6 +54,7 @@ def upgrade() -> None:
     op.add_column(
         "leads", sa.Column("isTest", sa.Boolean(), server_default="false", nullable=False)
     )
+    op.create_index(op.f("ix_leads_subscriptionId_phone"), "leads", ["subscriptionId", "phone"])
     op.create_table(
         "lead_contact_retrievals",
         sa.Column("leadId", sa.UUID(), nullable=False),
@@ -102,6 +103,7 @@ def downgrade() -> None:
         op.f("ix_lead_contact_retrievals_subscriptionId"), table_name="lead_contact_retrievals"
     )
     op.drop_table("lead_contact_retrievals")
+    op.drop_index(op.f("ix_leads_subscriptionId_phone"), table_name="leads")
     op.drop_column("leads", "isTest")
     op.drop_constraint(op.f("ck_outbound_messages_known_status"), "outbound_messages")
     op.execute(
