@@ -10,6 +10,7 @@ from morpheus_pipelines.platform.settings import load_settings
 from morpheus_pipelines.resources.domain_intelligence import DomainIntelligenceResource
 from morpheus_pipelines.resources.env import env_int_or_default, env_or_default
 from morpheus_pipelines.resources.hubspot import HubSpotResource, TargetListResource
+from morpheus_pipelines.resources.meta import MetaGraphResource
 from morpheus_pipelines.resources.notifier import NotifierResource
 from morpheus_pipelines.resources.ownership import OwnershipResource
 from morpheus_pipelines.resources.pipeline import PipelineSettingsResource
@@ -48,6 +49,12 @@ def build_resources() -> dict[str, Any]:
         "pipeline": PipelineSettingsResource(),
         "scoring": ScoringModelResource(),
         "notifier": NotifierResource(webhook_url=env_or_default("MORPHEUS_ALERT_WEBHOOK_URL")),
+        # The token: given only to the assets that call the Graph API.
+        "meta_graph": MetaGraphResource(
+            base_url=env_or_default("META_GRAPH_BASE_URL"),
+            api_version=env_or_default("META_GRAPH_API_VERSION"),
+            access_token=env_or_default("META_ACCESS_TOKEN"),
+        ),
         "ownership": OwnershipResource(
             subscription_id=env_or_default("MORPHEUS_SUBSCRIPTION_ID"),
             unassigned_list_id=env_or_default("HUBSPOT_UNASSIGNED_LIST_ID"),

@@ -1,10 +1,11 @@
 """Sensors: run failures and snapshot health, new leads and segment members waiting, the
 lead automations, pending HubSpot deal events, the HubSpot outbox and leads whose first touch
-is due."""
+is due, and Lead Ads leads whose answers are due."""
 
 import dagster as dg
 
 from morpheus_pipelines.sensors.alerts import hubspot_snapshot_health, run_failure_alert
+from morpheus_pipelines.sensors.contact_retrieval import lead_contact_retrieval_sensor
 from morpheus_pipelines.sensors.deal_events import pending_deal_events
 from morpheus_pipelines.sensors.first_touch import first_touch_due_leads
 from morpheus_pipelines.sensors.hubspot_outbox import hubspot_outbox_sensor
@@ -24,5 +25,6 @@ defs = dg.Definitions(
         hubspot_outbox_sensor,
         first_touch_due_leads,
         waiting_lead_owners_sensor,
+        lead_contact_retrieval_sensor,
     ]
 )

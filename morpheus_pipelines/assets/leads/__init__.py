@@ -10,6 +10,10 @@ from morpheus_pipelines.assets.leads.attribution import (
     lead_attribution_schedule,
 )
 from morpheus_pipelines.assets.leads.automations import AUTOMATION_FIRINGS
+from morpheus_pipelines.assets.leads.contact_retrieval import (
+    lead_contact_retrieval,
+    lead_contact_retrieval_job,
+)
 from morpheus_pipelines.assets.leads.deal_events import (
     deal_events_check_job,
     deal_events_check_schedule,
@@ -59,6 +63,7 @@ defs = dg.Definitions(
         first_touch_sla,
         stale_lead_load,
         waiting_lead_owners,
+        lead_contact_retrieval,
     ],
     asset_checks=[deal_events_not_stuck, no_lead_waits_for_an_owner],
     jobs=[
@@ -71,6 +76,7 @@ defs = dg.Definitions(
         first_touch_sla_job,
         stale_lead_load_job,
         waiting_lead_owners_job,
+        lead_contact_retrieval_job,
     ],
     schedules=[
         lead_attribution_schedule,

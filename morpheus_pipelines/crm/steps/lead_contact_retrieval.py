@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
+from morpheus_pipelines.crm.repositories.lead_contact_retrievals import RetrievalBacklog
 from morpheus_pipelines.crm.rules.contact_retrieval import contact_columns, next_attempt_at
 from morpheus_pipelines.crm.rules.meta_webhooks import lead_answers
 from morpheus_pipelines.crm.store import CrmStore
@@ -115,3 +116,13 @@ def _retrieve(
         contact_email=columns["email"],
         has_phone=columns["phone"] is not None,
     )
+
+
+def retrieval_backlog(
+    session_factory: SessionFactory, subscription_id: uuid.UUID, *, now: datetime | None = None
+) -> RetrievalBacklog:
+    """How many retrievals wait, are due, and failed for good."""
+    with session_factory() as session:
+        return CrmStore.contact_retrievals.backlog(
+            session, subscription_id, now=now or datetime.now(UTC)
+        )

@@ -19,7 +19,7 @@ from morpheus_pipelines.platform.clients.http import TRANSIENT_TRANSPORT_ERRORS
 
 DEFAULT_BASE_URL = "https://graph.facebook.com"
 DEFAULT_API_VERSION = "v21.0"
-LEAD_FIELDS = "id,created_time,ad_id,adset_id,form_id,field_data,is_organic"
+LEAD_FIELDS = "id,created_time,ad_id,form_id,field_data,is_organic"
 
 
 class GraphError(RuntimeError):
