@@ -21,17 +21,49 @@ def api_key() -> None:
     "--subscription", type=click.UUID, required=True, help="The subscription the key is for."
 )
 @click.option("--label", help="A note to tell the key from the subscription's others.")
-def create(subscription: uuid.UUID, label: str | None) -> int:
-    """Create a key and print it, once, on the last line."""
+@click.option(
+    "--publishable",
+    is_flag=True,
+    help="A key for a web page: it may only create leads, only from the --origin given.",
+)
+@click.option(
+    "--origin",
+    "origins",
+    multiple=True,
+    help="An origin (https://forms.example.com) a publishable key may be used from; repeat "
+    "for several.",
+)
+def create(
+    subscription: uuid.UUID, label: str | None, publishable: bool, origins: tuple[str, ...]
+) -> int:
+    """Create a key and print it, once, on the last line.
+
+    A secret key (the default) is for your server and may do everything; a publishable key
+    (--publishable --origin https://…) is for a browser form and may only create leads, only
+    from its origins."""
     from morpheus_pipelines.crm.api.server import create_api_key
+    from morpheus_pipelines.crm.rules.browser_origins import OriginRefused, normalise_origin
     from morpheus_pipelines.crm.steps.subscriptions import subscription_exists
 
+    if publishable != bool(origins):
+        print(
+            "error: a publishable key needs at least one --origin, and --origin is only for "
+            "--publishable keys",
+            file=sys.stderr,
+        )
+        return 2
+    try:
+        allowed = tuple(dict.fromkeys(normalise_origin(origin) for origin in origins))
+    except OriginRefused as refused:
+        print(f"error: --origin {refused}", file=sys.stderr)
+        return 2
     url = migrated_warehouse_url()
     if not subscription_exists(url, subscription):
         print(f"error: subscription {subscription} does not exist", file=sys.stderr)
         return 2
-    key_id, key = create_api_key(url, subscription, label)
-    print(f"API key {key_id} for subscription {subscription}; it is shown only once:")
+    key_id, key = create_api_key(url, subscription, label, origins=allowed)
+    kind = f"publishable key for {', '.join(allowed)}" if allowed else "API key"
+    print(f"{kind} {key_id} for subscription {subscription}; it is shown only once:")
     print(key)
     return 0
 

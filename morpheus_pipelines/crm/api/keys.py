@@ -1,7 +1,8 @@
 """Per-subscription API keys: made once, shown once, stored as a SHA-256 (docs/leads.md).
 
-A key is ``mk_<key id>_<secret>``: the id finds the row, then the whole key's hash is
-compared with the stored one in constant time, so neither an index lookup on a
+A secret key is ``mk_<key id>_<secret>``, a publishable one ``mpk_<key id>_<secret>`` (the
+prefix says at a glance which may be put in a web page): the id finds the row, then the whole
+key's hash is compared with the stored one in constant time, so neither an index lookup on a
 secret-derived value nor an early-exit comparison tells a caller how close a guess was."""
 
 from __future__ import annotations
@@ -13,20 +14,27 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
+from typing import NamedTuple
 
 KEY_PREFIX = "mk_"
+PUBLISHABLE_KEY_PREFIX = "mpk_"
 
 
-def new_key(key_id: uuid.UUID) -> str:
-    """A fresh key for ``key_id``: ``mk_``, the id, and 43 URL-safe characters (256 bits)."""
-    return f"{KEY_PREFIX}{key_id.hex}_{secrets.token_urlsafe(32)}"
+def new_key(key_id: uuid.UUID, *, publishable: bool = False) -> str:
+    """A fresh key for ``key_id``: ``mk_`` (``mpk_`` for a publishable key), the id, and 43
+    URL-safe characters (256 bits)."""
+    prefix = PUBLISHABLE_KEY_PREFIX if publishable else KEY_PREFIX
+    return f"{prefix}{key_id.hex}_{secrets.token_urlsafe(32)}"
 
 
 def key_id_of(presented: str) -> uuid.UUID | None:
     """The key id a presented key names, or ``None`` when it is not shaped like a key."""
-    if not presented.startswith(KEY_PREFIX):
+    prefix = next(
+        (p for p in (KEY_PREFIX, PUBLISHABLE_KEY_PREFIX) if presented.startswith(p)), None
+    )
+    if prefix is None:
         return None
-    key_id, separator, secret = presented[len(KEY_PREFIX) :].partition("_")
+    key_id, separator, secret = presented[len(prefix) :].partition("_")
     if not separator or not secret or len(key_id) != 32:
         return None
     try:
@@ -45,7 +53,17 @@ def same_hash(stored: str, presented: str) -> bool:
     return hmac.compare_digest(stored.encode(), presented.encode())
 
 
-Found = tuple[uuid.UUID, str]  # (subscription id, stored hash) of an active key
+class KeyEntry(NamedTuple):
+    """An active key as the directory holds it. A publishable key may only create leads, and
+    only from its origins (docs/leads.md, "Browser forms")."""
+
+    subscription_id: uuid.UUID
+    key_hash: str
+    publishable: bool = False
+    origins: frozenset[str] = frozenset()
+
+
+Found = KeyEntry | tuple[uuid.UUID, str]
 
 # What a presented key is compared with when its id names no active key: the same hash and
 # the same comparison as for a known key, so the answer takes the same time either way.
@@ -69,7 +87,8 @@ class KeyDirectory:
         self._load = load
         self._ttl = ttl_seconds
         self._clock = clock
-        self._entries: dict[uuid.UUID, Found] | None = None
+        self._entries: dict[uuid.UUID, KeyEntry] | None = None
+        self._origins: frozenset[str] = frozenset()
         self._attempted_at = float("-inf")  # the last load, whether or not it succeeded
         self._lock = threading.Lock()
 
@@ -100,7 +119,11 @@ class KeyDirectory:
         try:
             if self._attempt_is_old():
                 self._attempted_at = self._clock()
-                self._entries = self._load()
+                entries = {key_id: KeyEntry(*found) for key_id, found in self._load().items()}
+                self._entries = entries
+                self._origins = frozenset(
+                    origin for entry in entries.values() for origin in entry.origins
+                )
         finally:
             self._lock.release()
 
@@ -113,3 +136,12 @@ class KeyDirectory:
             return None
         assert key_id is not None
         return key_id, entry[0]
+
+    def entry(self, key_id: uuid.UUID) -> KeyEntry | None:
+        """What the directory holds of an active key (publishable? its origins?)."""
+        return (self._entries or {}).get(key_id)
+
+    def serves_origin(self, origin: str) -> bool:
+        """Whether some active publishable key names ``origin``: a browser's preflight from it
+        is answered (the preflight carries no key, so this is all it can be judged by)."""
+        return origin in self._origins

@@ -232,8 +232,20 @@ class IntakeApiKey(Base):
     subscriptionId: Mapped[uuid.UUID] = _subscription()
     keyHash: Mapped[str] = mapped_column(Text, nullable=False, unique=True)
     label: Mapped[str | None] = mapped_column(Text)
+    # A publishable key goes in a web page: it may only create leads, and only from these
+    # origins (docs/leads.md, "Browser forms"). A secret key has none.
+    publishable: Mapped[bool] = mapped_column(Boolean, nullable=False, server_default="false")
+    allowedOrigins: Mapped[list[str]] = mapped_column(
+        ARRAY(Text), nullable=False, server_default="{}"
+    )
     createdAt: Mapped[datetime] = _now()
     revokedAt: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+    __table_args__ = (
+        CheckConstraint(
+            'publishable = (cardinality("allowedOrigins") > 0)', name="origins_of_publishable"
+        ),
+    )
 
 
 # -- The slow path after creation: enrichment, scores, duplicates (docs/leads.md) -----------

@@ -24,9 +24,19 @@ class IntakeApiKeyRepository(BaseRepository[IntakeApiKey]):
         subscription_id: uuid.UUID,
         key_hash: str,
         label: str | None,
+        *,
+        origins: tuple[str, ...] = (),
     ) -> None:
+        """A secret key, or with ``origins`` a publishable one usable only from them."""
         session.add(
-            IntakeApiKey(id=key_id, subscriptionId=subscription_id, keyHash=key_hash, label=label)
+            IntakeApiKey(
+                id=key_id,
+                subscriptionId=subscription_id,
+                keyHash=key_hash,
+                label=label,
+                publishable=bool(origins),
+                allowedOrigins=list(origins),
+            )
         )
         session.flush()
 
@@ -39,11 +49,26 @@ class IntakeApiKeyRepository(BaseRepository[IntakeApiKey]):
         )
         return bool(result.rowcount)
 
-    def active_keys(self, session: Session) -> dict[uuid.UUID, tuple[uuid.UUID, str]]:
-        """``{key id: (subscription id, stored hash)}`` of every key not revoked."""
+    def active_keys(
+        self, session: Session
+    ) -> dict[uuid.UUID, tuple[uuid.UUID, str, bool, frozenset[str]]]:
+        """``{key id: (subscription id, stored hash, publishable, origins)}`` of every key not
+        revoked."""
         rows = session.execute(
-            select(IntakeApiKey.id, IntakeApiKey.subscriptionId, IntakeApiKey.keyHash).where(
-                IntakeApiKey.revokedAt.is_(None)
-            )
+            select(
+                IntakeApiKey.id,
+                IntakeApiKey.subscriptionId,
+                IntakeApiKey.keyHash,
+                IntakeApiKey.publishable,
+                IntakeApiKey.allowedOrigins,
+            ).where(IntakeApiKey.revokedAt.is_(None))
         )
-        return {key_id: (subscription_id, stored) for key_id, subscription_id, stored in rows}
+        return {
+            row.id: (
+                row.subscriptionId,
+                row.keyHash,
+                row.publishable,
+                frozenset(row.allowedOrigins),
+            )
+            for row in rows
+        }
