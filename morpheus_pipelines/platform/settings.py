@@ -38,11 +38,24 @@ DEFAULTS: dict[str, str] = {
     "HUBSPOT_CLIENT_SECRET": "",
     "MORPHEUS_PUBLIC_URL": "",
     "MORPHEUS_LEAD_STALE_DAYS": "30",
+    "META_GRAPH_BASE_URL": "https://graph.facebook.com",
+    "META_GRAPH_API_VERSION": "v21.0",
+    "META_ACCESS_TOKEN": "",
+    "META_WHATSAPP_TEMPLATE_LANGUAGE": "en_US",
+    "MORPHEUS_SMTP_URL": "",
+    "MORPHEUS_EMAIL_FROM": "",
 }
 
 # Values that must never be printed: repr() and logs show only whether they are set.
 SECRET_VARIABLES = frozenset(
-    {"HUBSPOT_PRIVATE_APP_TOKEN", "HUBSPOT_CLIENT_SECRET", "APAC_SALES_EMAILS"}
+    {
+        "HUBSPOT_PRIVATE_APP_TOKEN",
+        "HUBSPOT_CLIENT_SECRET",
+        "APAC_SALES_EMAILS",
+        "META_ACCESS_TOKEN",
+        # It may carry the mail server's password.
+        "MORPHEUS_SMTP_URL",
+    }
 )
 
 
@@ -85,9 +98,15 @@ class Settings:
     intake_auth_failures_per_minute: int
     public_url: str = ""
     lead_stale_days: int = 30
+    meta_graph_base_url: str = DEFAULTS["META_GRAPH_BASE_URL"]
+    meta_graph_api_version: str = DEFAULTS["META_GRAPH_API_VERSION"]
+    whatsapp_template_language: str = DEFAULTS["META_WHATSAPP_TEMPLATE_LANGUAGE"]
+    email_from: str = ""
     hubspot_private_app_token: str = _secret()
     hubspot_client_secret: str = _secret()
     apac_sales_emails: str = _secret()
+    meta_access_token: str = _secret()
+    smtp_url: str = _secret()
 
     def __repr__(self) -> str:
         shown = ", ".join(f"{f.name}={getattr(self, f.name)!r}" for f in fields(self) if f.repr)
@@ -95,7 +114,8 @@ class Settings:
             f"Settings({shown}, hubspot_private_app_token="
             f"{mask_secret(self.hubspot_private_app_token)}, hubspot_client_secret="
             f"{mask_secret(self.hubspot_client_secret)}, apac_sales_emails="
-            f"{mask_secret(self.apac_sales_emails)})"
+            f"{mask_secret(self.apac_sales_emails)}, meta_access_token="
+            f"{mask_secret(self.meta_access_token)}, smtp_url={mask_secret(self.smtp_url)})"
         )
 
     __str__ = __repr__
@@ -149,6 +169,12 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         ),
         public_url=env("MORPHEUS_PUBLIC_URL", environ).rstrip("/"),
         lead_stale_days=_days("MORPHEUS_LEAD_STALE_DAYS", environ),
+        meta_graph_base_url=env("META_GRAPH_BASE_URL", environ).rstrip("/"),
+        meta_graph_api_version=env("META_GRAPH_API_VERSION", environ).strip("/"),
+        whatsapp_template_language=env("META_WHATSAPP_TEMPLATE_LANGUAGE", environ),
+        email_from=env("MORPHEUS_EMAIL_FROM", environ),
+        meta_access_token=env("META_ACCESS_TOKEN", environ),
+        smtp_url=env("MORPHEUS_SMTP_URL", environ),
         hubspot_private_app_token=env("HUBSPOT_PRIVATE_APP_TOKEN", environ),
         hubspot_client_secret=env("HUBSPOT_CLIENT_SECRET", environ),
         apac_sales_emails=env("APAC_SALES_EMAILS", environ),
