@@ -8,7 +8,7 @@ import os
 from collections.abc import Callable, Iterator
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 import requests
@@ -17,8 +17,18 @@ from openapi_schema_validator import OAS30Validator, oas30_format_checker
 from morpheus_pipelines.devtools.emulators import (
     DomainIntelEmulator,
     HubSpotEmulator,
+    MetaGraphEmulator,
     build_hubspot_data,
 )
+from tests.support.meta_graph import (
+    META_APP_SECRET,
+    META_TOKEN,
+    DateClock,
+    WebhookReceiver,
+    start_receiver,
+)
+
+Emulator = TypeVar("Emulator", HubSpotEmulator, MetaGraphEmulator)
 
 TOKEN = "pat-na1-test-token"
 LIST_ID = "19544"
@@ -87,13 +97,13 @@ def dataset() -> Callable[..., dict[str, Any]]:
     return hubspot_data
 
 
-@pytest.fixture
-def make_hubspot() -> Iterator[Callable[..., HubSpotEmulator]]:
-    """``make_hubspot(data=None, **kwargs)``: a started emulator, stopped after the test."""
-    started: list[HubSpotEmulator] = []
+def _started(build: Callable[..., Emulator]) -> Iterator[Callable[..., Emulator]]:
+    """Yield a factory of started emulators; stop them after the test, expecting no emulator
+    errors."""
+    started: list[Emulator] = []
 
-    def _make(data: dict[str, Any] | None = None, **kwargs: Any) -> HubSpotEmulator:
-        emu = HubSpotEmulator(hubspot_data() if data is None else data, **kwargs).start()
+    def _make(*args: Any, **kwargs: Any) -> Emulator:
+        emu = build(*args, **kwargs).start()
         started.append(emu)
         return emu
 
@@ -101,6 +111,22 @@ def make_hubspot() -> Iterator[Callable[..., HubSpotEmulator]]:
     for emu in started:
         emu.stop()
         assert emu.errors == []
+
+
+def _bearer_session(token: str) -> Iterator[requests.Session]:
+    with requests.Session() as s:
+        s.headers["Authorization"] = f"Bearer {token}"
+        yield s
+
+
+@pytest.fixture
+def make_hubspot() -> Iterator[Callable[..., HubSpotEmulator]]:
+    """``make_hubspot(data=None, **kwargs)``: a started emulator, stopped after the test."""
+
+    def build(data: dict[str, Any] | None = None, **kwargs: Any) -> HubSpotEmulator:
+        return HubSpotEmulator(hubspot_data() if data is None else data, **kwargs)
+
+    yield from _started(build)
 
 
 @pytest.fixture
@@ -112,9 +138,7 @@ def hubspot(make_hubspot: Callable[..., HubSpotEmulator]) -> HubSpotEmulator:
 @pytest.fixture
 def session() -> Iterator[requests.Session]:
     """A session sending the right bearer token."""
-    with requests.Session() as s:
-        s.headers["Authorization"] = f"Bearer {TOKEN}"
-        yield s
+    yield from _bearer_session(TOKEN)
 
 
 DOMAIN_INTEL_DATA: dict[str, Any] = {
@@ -207,3 +231,52 @@ class FakeClock:
 
     def advance(self, seconds: float) -> None:
         self.now += seconds
+
+
+# --- Meta Graph -----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def receiver() -> Iterator[WebhookReceiver]:
+    """Our webhook endpoint, independent of the emulator, on a free loopback port."""
+    found, server = start_receiver()
+    yield found
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture
+def date_clock() -> DateClock:
+    """The Meta emulator's clock, advanced by hand."""
+    return DateClock()
+
+
+@pytest.fixture
+def make_meta(
+    receiver: WebhookReceiver, date_clock: DateClock
+) -> Iterator[Callable[..., MetaGraphEmulator]]:
+    """``make_meta(**kwargs)``: a started Meta emulator with the test token, secret, receiver
+    URL and clock (each overridable), stopped after the test."""
+
+    def build(data: dict[str, Any] | None = None, **kwargs: Any) -> MetaGraphEmulator:
+        options = {
+            "token": META_TOKEN,
+            "app_secret": META_APP_SECRET,
+            "webhook_url": receiver.url,
+            "now": date_clock,
+        } | kwargs
+        return MetaGraphEmulator(data, **options)
+
+    yield from _started(build)
+
+
+@pytest.fixture
+def meta(make_meta: Callable[..., MetaGraphEmulator]) -> MetaGraphEmulator:
+    """A running Meta emulator: token ``META_TOKEN``, webhooks to ``receiver``."""
+    return make_meta()
+
+
+@pytest.fixture
+def meta_session() -> Iterator[requests.Session]:
+    """A session sending the right bearer token."""
+    yield from _bearer_session(META_TOKEN)

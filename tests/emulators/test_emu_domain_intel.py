@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import signal
-import subprocess
 import sys
 from pathlib import Path
 
@@ -12,6 +10,7 @@ import pytest
 import requests
 
 from morpheus_pipelines.devtools.emulators import DomainIntelEmulator
+from tests.support.emulator_process import serving
 
 ENRICH = "/v1/enrich/batch"
 FIELDS = {"tenant_id", "official_website", "company_name", "industry", "employee_count", "country"}
@@ -136,14 +135,6 @@ def test_main_serves_until_sigterm(tmp_path: Path, domain_intel_data: dict) -> N
     path.write_text(json.dumps(domain_intel_data), encoding="utf-8")
     module = "morpheus_pipelines.devtools.emulators.domain_intel"
     cmd = [sys.executable, "-m", module, "--port", "0", "--data", str(path)]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
-    try:
-        base_url = proc.stdout.readline().strip()
+    with serving(cmd) as base_url:
         resp = requests.post(f"{base_url}{ENRICH}", json=_inputs(("t-1", None)), timeout=5)
         assert resp.json()["results"][0]["country"] == "SG"
-        proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=10) == 0
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        proc.stdout.close()

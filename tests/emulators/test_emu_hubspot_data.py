@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import signal
-import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -13,6 +11,7 @@ import pytest
 import requests
 
 from morpheus_pipelines.devtools.emulators import HubSpotEmulator, build_hubspot_data
+from tests.support.emulator_process import serving
 
 LIST_ID = "19544"
 MEMBERS_PATH = f"/crm/v3/lists/{LIST_ID}/memberships"
@@ -169,16 +168,8 @@ def test_main_serves_until_sigterm(tmp_path: Path, dataset) -> None:
     data_file.write_text(json.dumps(dataset(3)), encoding="utf-8")
     module = "morpheus_pipelines.devtools.emulators.hubspot"
     cmd = [sys.executable, "-m", module, "--port", "0", "--data", str(data_file)]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
-    try:
-        base_url = proc.stdout.readline().strip()
+    with serving(cmd) as base_url:
         assert base_url.startswith("http://127.0.0.1:")
         headers = {"Authorization": f"Bearer {dataset(1)['token']}"}
         resp = requests.get(f"{base_url}/crm/v3/lists/{LIST_ID}", headers=headers, timeout=5)
         assert resp.json()["list"]["size"] == 3
-        proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=10) == 0
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        proc.stdout.close()

@@ -22,7 +22,7 @@ class RequestRecord:
     ``status`` is None while the request is pending and when no response was sent
     (``outcome`` ``"reset"``, ``"aborted"`` or ``"answer_lost"``: applied, then dropped).
     ``seq`` is the 1-based ordinal over all requests, ``nth`` the ordinal within ``endpoint``.
-    Authorization headers are not kept.
+    Authorization headers are not kept, nor the value of an ``access_token`` query parameter.
     """
 
     seq: int

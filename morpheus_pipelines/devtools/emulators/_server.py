@@ -48,6 +48,15 @@ def _parse_log_body(raw: bytes) -> Any:
         return raw.decode("utf-8", "replace")
 
 
+# Query parameters that carry a credential (Graph's access_token): the request log keeps their
+# name, never their value.
+_SECRET_QUERY_PARAMETERS = frozenset({"access_token"})
+
+
+def _loggable_query(query: dict[str, str]) -> dict[str, str]:
+    return {k: ("<redacted>" if k in _SECRET_QUERY_PARAMETERS else v) for k, v in query.items()}
+
+
 class _Handler(BaseHTTPRequestHandler):
     # HTTP/1.1 keeps connections alive, as real APIs do, so pooled-connection bugs show up.
     protocol_version = "HTTP/1.1"
@@ -84,7 +93,9 @@ class _Handler(BaseHTTPRequestHandler):
         query = {k: v[-1] for k, v in parse_qs(split.query, keep_blank_values=True).items()}
         routed = emu.route(self.command, split.path)
         endpoint, params = routed if routed is not None else ("unknown", {})
-        record = emu.log._open(self.command, split.path, query, endpoint, _parse_log_body(raw))
+        record = emu.log._open(
+            self.command, split.path, _loggable_query(query), endpoint, _parse_log_body(raw)
+        )
         request = Request(
             method=self.command,
             path=split.path,
