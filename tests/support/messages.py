@@ -37,9 +37,12 @@ from morpheus_pipelines.crm.steps.message_sending import (
 )
 from morpheus_pipelines.db.session import get_session
 from morpheus_pipelines.platform.clients.smtp import SmtpSender, SmtpServer
+from morpheus_pipelines.platform.clients.whatsapp import WhatsAppClient
 
 SENDER_NUMBER = "100000000000101"  # the emulator's default business number
 FROM = "Acme Sales <sales@acme.example>"
+META_TOKEN = "EAAG-meta-sending-test-token"
+PHONE = "+6591234567"
 
 _messages = OutboundMessageRepository()
 _timeline = TimelineRepository()
@@ -220,6 +223,13 @@ def email_senders(server: SmtpTestServer, *, timeout: float = 5.0) -> MessageSen
         whatsapp=NotConfigured("META_ACCESS_TOKEN"),
         email=SmtpSender(SmtpServer.from_url(server.url), FROM, timeout=timeout),
     )
+
+
+def whatsapp_senders(base_url: str, *, read_timeout: float = 5.0) -> MessageSenders:
+    client = WhatsAppClient(
+        META_TOKEN, base_url=base_url, api_version="v21.0", read_timeout=read_timeout
+    )
+    return MessageSenders(whatsapp=client, email=NotConfigured("MORPHEUS_SMTP_URL"))
 
 
 def drain(
