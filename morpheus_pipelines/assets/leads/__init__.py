@@ -1,6 +1,6 @@
 """The lead slice: what happens after `morpheus serve` created a lead (docs/leads.md), and the
 HubSpot deal events and reconciliation that close leads and keep contacts in step
-(docs/hubspot-webhooks.md)."""
+(docs/hubspot-webhooks.md); the queued messages sent (docs/messages.md)."""
 
 import dagster as dg
 
@@ -28,6 +28,10 @@ from morpheus_pipelines.assets.leads.lead_load import (
     stale_lead_load,
     stale_lead_load_job,
     stale_lead_load_schedule,
+)
+from morpheus_pipelines.assets.leads.messages import (
+    outbound_message_delivery,
+    outbound_messages_job,
 )
 from morpheus_pipelines.assets.leads.reconciliation import (
     hubspot_reconciliation,
@@ -59,6 +63,7 @@ defs = dg.Definitions(
         first_touch_sla,
         stale_lead_load,
         waiting_lead_owners,
+        outbound_message_delivery,
     ],
     asset_checks=[deal_events_not_stuck, no_lead_waits_for_an_owner],
     jobs=[
@@ -71,6 +76,7 @@ defs = dg.Definitions(
         first_touch_sla_job,
         stale_lead_load_job,
         waiting_lead_owners_job,
+        outbound_messages_job,
     ],
     schedules=[
         lead_attribution_schedule,

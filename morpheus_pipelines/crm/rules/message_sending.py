@@ -327,3 +327,34 @@ def template_parts(template_name: str, default_language: str) -> tuple[str, str]
     ``name:pt_BR`` names its own language."""
     name, _, language = template_name.partition(":")
     return name.strip(), (language.strip() or default_language)
+
+
+# -- health -------------------------------------------------------------------------------------
+
+# A message still waiting this long after it was queued: the drain is not keeping up, a
+# provider has been down for an hour, or a channel is not configured.
+WAITING_TOO_LONG = timedelta(hours=1)
+
+
+def delivery_health(
+    failures: Mapping[str, Mapping[str, int]],
+    oldest_waiting_at: datetime | None,
+    now: datetime,
+) -> tuple[bool, dict[str, Any]]:
+    """Whether sending is healthy: no message failed (in ``failures``, by channel and reason)
+    for a reason other than the lead's own (a closed window, an opt-out: expected, counted
+    apart), and none has waited more than ``WAITING_TOO_LONG``. With the figures to show."""
+    expected: dict[str, int] = {}
+    unexpected: dict[str, int] = {}
+    for channel, reasons in failures.items():
+        for reason, count in reasons.items():
+            bucket = expected if reason in LEADS_OWN_REASONS else unexpected
+            key = f"{channel}:{reason}"
+            bucket[key] = bucket.get(key, 0) + count
+    waited = now - oldest_waiting_at if oldest_waiting_at is not None else timedelta(0)
+    passed = not unexpected and waited <= WAITING_TOO_LONG
+    return passed, {
+        "failed_for_our_reasons": unexpected,
+        "failed_for_the_leads_reasons": expected,
+        "oldest_waiting_minutes": round(max(waited.total_seconds(), 0) / 60, 1),
+    }
