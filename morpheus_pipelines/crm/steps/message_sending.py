@@ -125,7 +125,7 @@ class DeliveryReport:
     not_configured: dict[str, str] = field(default_factory=dict)
 
     def count_failure(self, channel: str, reason: str) -> None:
-        self.failed.setdefault(channel.lower(), Counter())[reason] += 1
+        self.failed.setdefault(channel.lower(), Counter())[str(reason)] += 1
 
     @property
     def attempts(self) -> int:
