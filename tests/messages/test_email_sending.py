@@ -265,3 +265,20 @@ def test_timeline_and_backlog_leave_no_time_unset(
     assert row.sendingAt == row.sentAt == clock() and row.createdAt == clock() - timedelta(
         seconds=1
     )
+
+
+def test_the_senders_secrets_are_masked_in_the_settings() -> None:
+    from morpheus_pipelines.platform.settings import load_settings
+
+    settings = load_settings(
+        {
+            "META_ACCESS_TOKEN": "EAAG-secret-token",
+            "MORPHEUS_SMTP_URL": "smtps://u:hunter22@mail.example",
+            "MORPHEUS_EMAIL_FROM": "sales@acme.example",
+        }
+    )
+    shown = repr(settings)
+    assert "EAAG-secret-token" not in shown and "hunter22" not in shown
+    assert "meta_access_token=<set>" in shown and "smtp_url=<set>" in shown
+    assert settings.meta_graph_base_url == "https://graph.facebook.com"
+    assert settings.meta_graph_api_version == "v21.0"
