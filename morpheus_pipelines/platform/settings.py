@@ -43,6 +43,9 @@ DEFAULTS: dict[str, str] = {
     "META_GRAPH_BASE_URL": "https://graph.facebook.com",
     "META_GRAPH_API_VERSION": "v21.0",
     "META_ACCESS_TOKEN": "",
+    "META_WHATSAPP_TEMPLATE_LANGUAGE": "en_US",
+    "MORPHEUS_SMTP_URL": "",
+    "MORPHEUS_EMAIL_FROM": "",
 }
 
 # Values that must never be printed: repr() and logs show only whether they are set.
@@ -54,6 +57,8 @@ SECRET_VARIABLES = frozenset(
         "META_APP_SECRET",
         "META_VERIFY_TOKEN",
         "META_ACCESS_TOKEN",
+        # It may carry the mail server's password.
+        "MORPHEUS_SMTP_URL",
     }
 )
 
@@ -97,14 +102,17 @@ class Settings:
     intake_auth_failures_per_minute: int
     public_url: str = ""
     lead_stale_days: int = 30
-    meta_graph_base_url: str = "https://graph.facebook.com"
-    meta_graph_api_version: str = "v21.0"
+    meta_graph_base_url: str = DEFAULTS["META_GRAPH_BASE_URL"]
+    meta_graph_api_version: str = DEFAULTS["META_GRAPH_API_VERSION"]
+    whatsapp_template_language: str = DEFAULTS["META_WHATSAPP_TEMPLATE_LANGUAGE"]
+    email_from: str = ""
     hubspot_private_app_token: str = _secret()
     hubspot_client_secret: str = _secret()
     apac_sales_emails: str = _secret()
     meta_app_secret: str = _secret()
     meta_verify_token: str = _secret()
     meta_access_token: str = _secret()
+    smtp_url: str = _secret()
 
     def __repr__(self) -> str:
         shown = ", ".join(f"{f.name}={getattr(self, f.name)!r}" for f in fields(self) if f.repr)
@@ -164,12 +172,15 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         ),
         public_url=env("MORPHEUS_PUBLIC_URL", environ).rstrip("/"),
         lead_stale_days=_days("MORPHEUS_LEAD_STALE_DAYS", environ),
+        meta_graph_base_url=env("META_GRAPH_BASE_URL", environ).rstrip("/"),
+        meta_graph_api_version=env("META_GRAPH_API_VERSION", environ).strip("/"),
+        whatsapp_template_language=env("META_WHATSAPP_TEMPLATE_LANGUAGE", environ),
+        email_from=env("MORPHEUS_EMAIL_FROM", environ),
+        meta_access_token=env("META_ACCESS_TOKEN", environ),
+        smtp_url=env("MORPHEUS_SMTP_URL", environ),
         hubspot_private_app_token=env("HUBSPOT_PRIVATE_APP_TOKEN", environ),
         hubspot_client_secret=env("HUBSPOT_CLIENT_SECRET", environ),
         apac_sales_emails=env("APAC_SALES_EMAILS", environ),
         meta_app_secret=env("META_APP_SECRET", environ),
         meta_verify_token=env("META_VERIFY_TOKEN", environ),
-        meta_graph_base_url=env("META_GRAPH_BASE_URL", environ).rstrip("/"),
-        meta_graph_api_version=env("META_GRAPH_API_VERSION", environ),
-        meta_access_token=env("META_ACCESS_TOKEN", environ),
     )

@@ -10,6 +10,7 @@ from morpheus_pipelines.platform.settings import load_settings
 from morpheus_pipelines.resources.domain_intelligence import DomainIntelligenceResource
 from morpheus_pipelines.resources.env import env_int_or_default, env_or_default
 from morpheus_pipelines.resources.hubspot import HubSpotResource, TargetListResource
+from morpheus_pipelines.resources.messaging import MessageSendersResource
 from morpheus_pipelines.resources.meta import MetaGraphResource
 from morpheus_pipelines.resources.notifier import NotifierResource
 from morpheus_pipelines.resources.ownership import OwnershipResource
@@ -54,6 +55,15 @@ def build_resources() -> dict[str, Any]:
             base_url=env_or_default("META_GRAPH_BASE_URL"),
             api_version=env_or_default("META_GRAPH_API_VERSION"),
             access_token=env_or_default("META_ACCESS_TOKEN"),
+        ),
+        # The senders' credentials: given only to the delivery of messages.
+        "message_senders": MessageSendersResource(
+            graph_base_url=env_or_default("META_GRAPH_BASE_URL"),
+            graph_api_version=env_or_default("META_GRAPH_API_VERSION"),
+            access_token=env_or_default("META_ACCESS_TOKEN"),
+            template_language=env_or_default("META_WHATSAPP_TEMPLATE_LANGUAGE"),
+            smtp_url=env_or_default("MORPHEUS_SMTP_URL"),
+            email_from=env_or_default("MORPHEUS_EMAIL_FROM"),
         ),
         "ownership": OwnershipResource(
             subscription_id=env_or_default("MORPHEUS_SUBSCRIPTION_ID"),

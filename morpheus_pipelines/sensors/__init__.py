@@ -1,6 +1,6 @@
 """Sensors: run failures and snapshot health, new leads and segment members waiting, the
-lead automations, pending HubSpot deal events, the HubSpot outbox and leads whose first touch
-is due, and Lead Ads leads whose answers are due."""
+lead automations, pending HubSpot deal events, the HubSpot outbox, leads whose first touch
+is due, Lead Ads leads whose answers are due and queued messages to send."""
 
 import dagster as dg
 
@@ -11,6 +11,7 @@ from morpheus_pipelines.sensors.first_touch import first_touch_due_leads
 from morpheus_pipelines.sensors.hubspot_outbox import hubspot_outbox_sensor
 from morpheus_pipelines.sensors.lead_automations import lead_automations
 from morpheus_pipelines.sensors.leads import new_leads
+from morpheus_pipelines.sensors.outbound_messages import outbound_messages_sensor
 from morpheus_pipelines.sensors.reengagement import new_segment_members
 from morpheus_pipelines.sensors.waiting_leads import waiting_lead_owners_sensor
 
@@ -26,5 +27,6 @@ defs = dg.Definitions(
         first_touch_due_leads,
         waiting_lead_owners_sensor,
         lead_contact_retrieval_sensor,
+        outbound_messages_sensor,
     ]
 )

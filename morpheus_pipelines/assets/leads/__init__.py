@@ -1,6 +1,6 @@
 """The lead slice: what happens after `morpheus serve` created a lead (docs/leads.md), and the
 HubSpot deal events and reconciliation that close leads and keep contacts in step
-(docs/hubspot-webhooks.md)."""
+(docs/hubspot-webhooks.md); the queued messages sent (docs/messages.md)."""
 
 import dagster as dg
 
@@ -33,6 +33,10 @@ from morpheus_pipelines.assets.leads.lead_load import (
     stale_lead_load_job,
     stale_lead_load_schedule,
 )
+from morpheus_pipelines.assets.leads.messages import (
+    outbound_message_delivery,
+    outbound_messages_job,
+)
 from morpheus_pipelines.assets.leads.reconciliation import (
     hubspot_reconciliation,
     hubspot_reconciliation_job,
@@ -64,6 +68,7 @@ defs = dg.Definitions(
         stale_lead_load,
         waiting_lead_owners,
         lead_contact_retrieval,
+        outbound_message_delivery,
     ],
     asset_checks=[deal_events_not_stuck, no_lead_waits_for_an_owner],
     jobs=[
@@ -77,6 +82,7 @@ defs = dg.Definitions(
         stale_lead_load_job,
         waiting_lead_owners_job,
         lead_contact_retrieval_job,
+        outbound_messages_job,
     ],
     schedules=[
         lead_attribution_schedule,

@@ -32,6 +32,7 @@ from morpheus_pipelines.crm.models import (
     OutboundMessage,
 )
 from morpheus_pipelines.crm.repositories.activity import ActivityRepository
+from morpheus_pipelines.crm.repositories.message_sending import MessageSendingQueries
 from morpheus_pipelines.crm.rules.lead_status import LeadStatus
 from morpheus_pipelines.platform.store.base import BaseRepository
 
@@ -134,9 +135,10 @@ OPTED_OUT_EMAIL_PREDICATE = """EXISTS (
 # cannot leak a message).
 _ENQUEUE = f"""
 INSERT INTO outbound_messages ("subscriptionId", "leadId", channel, kind, "templateName",
-                               body, "idempotencyKey", "requestFingerprint", "createdAt")
+                               body, "idempotencyKey", "requestFingerprint", "createdAt",
+                               "nextAttemptAt")
 SELECT :subscription_id, :lead_id, CAST(:channel AS activity_type), :kind, :template_name,
-       :body, :idempotency_key, :fingerprint, :now
+       :body, :idempotency_key, :fingerprint, :now, :now
 WHERE (:kind <> 'free_form' OR :channel <> 'WHATSAPP' OR EXISTS (
     SELECT 1 FROM activities
     WHERE "leadId" = :lead_id AND {INBOUND_WHATSAPP_PREDICATE}
@@ -149,7 +151,10 @@ RETURNING id
 """
 
 
-class OutboundMessageRepository(BaseRepository[OutboundMessage]):
+class OutboundMessageRepository(MessageSendingQueries, BaseRepository[OutboundMessage]):
+    """Queueing a message (:meth:`enqueue`) and, from :class:`MessageSendingQueries`,
+    sending it and following its statuses (docs/messages.md)."""
+
     model_class = OutboundMessage
 
     def enqueue(
@@ -247,9 +252,9 @@ WITH rules AS (
     RETURNING id, "subscriptionId", "ruleId", "leadId", "quietSince", "dueAt"
 ), queued AS (
     INSERT INTO outbound_messages ("subscriptionId", "leadId", channel, kind, "templateName",
-                                   body, "automationFiringId", "createdAt")
+                                   body, "automationFiringId", "createdAt", "nextAttemptAt")
     SELECT f."subscriptionId", f."leadId", r.channel, r.kind, r."templateName", r.body, f.id,
-           :now
+           :now, :now
     FROM fired f JOIN rules r ON r.id = f."ruleId"
     RETURNING id, "automationFiringId"
 )

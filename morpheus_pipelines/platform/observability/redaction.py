@@ -3,7 +3,8 @@
 * every value registered with :func:`register_secret` (the HubSpot token) is replaced by
   ``***`` wherever it appears;
 * :func:`mask_email` masks one address (``j***@acme.com``) and :func:`mask_emails` any
-  email-shaped text the same way: the one rule used by event lines and reports alike.
+  email-shaped text the same way: the one rule used by event lines and reports alike;
+  :func:`mask_phone` masks a phone number (``+65******67``).
 """
 
 from __future__ import annotations
@@ -65,6 +66,18 @@ def mask_email(value: object) -> str:
     if domain is None or not local_part:
         return "***"
     return f"{local_part[0]}***@{domain}"
+
+
+def mask_phone(value: object) -> str:
+    """A phone number fit for logs: its country code's first digits and its last two
+    (``"+6591234567"`` → ``"+65******67"``); ``"<none>"`` when missing, ``"***"`` when too
+    short to mask."""
+    if value is None:
+        return "<none>"
+    digits = "".join(ch for ch in str(value) if ch.isdigit())
+    if len(digits) < 7:
+        return "***"
+    return f"+{digits[:2]}{'*' * (len(digits) - 4)}{digits[-2:]}"
 
 
 def mask_emails(value: object) -> str:
