@@ -42,8 +42,8 @@ def create(
     (--publishable --origin https://…) is for a browser form and may only create leads, only
     from its origins."""
     from morpheus_pipelines.crm.api.server import create_api_key
-    from morpheus_pipelines.crm.rules.browser_origins import OriginRefused, normalise_origin
     from morpheus_pipelines.crm.steps.subscriptions import subscription_exists
+    from morpheus_pipelines.platform.text.origins import OriginRefused, normalise_origin
 
     if publishable != bool(origins):
         print(

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from morpheus_pipelines.crm.rules.browser_origins import origin_header
+from morpheus_pipelines.platform.text.origins import origin_header
 
 LEADS_PATH = "/v1/leads"
 ALLOWED_HEADERS = "Authorization, Content-Type, Idempotency-Key, X-Request-Id"

@@ -55,7 +55,7 @@ def create_api_key(
     url: str, subscription_id: uuid.UUID, label: str | None, *, origins: tuple[str, ...] = ()
 ) -> tuple[uuid.UUID, str]:
     """A new key for the subscription: ``(key id, key)``; only the hash is stored. With
-    ``origins`` (normalised: :func:`~morpheus_pipelines.crm.rules.browser_origins.normalise_origin`)
+    ``origins`` (normalised: :func:`~morpheus_pipelines.platform.text.origins.normalise_origin`)
     a publishable key, which may only create leads and only from those origins."""
     key_id = uuid.uuid4()
     key = new_key(key_id, publishable=bool(origins))
