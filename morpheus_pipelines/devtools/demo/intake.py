@@ -30,6 +30,14 @@ from morpheus_pipelines.crm.rules.timeline import NudgeRule
 from morpheus_pipelines.crm.steps.lead_automations import add_rule, fire_due_nudges
 from morpheus_pipelines.db.session import get_session
 from morpheus_pipelines.db.urls import libpq_url
+from morpheus_pipelines.devtools.demo.messages import (
+    DEMO_META_APP_SECRET,
+    DEMO_WHATSAPP_RULE,
+    add_whatsapp_rule,
+    messages_leave,
+    meta_emulator,
+)
+from morpheus_pipelines.devtools.emulators.meta_graph import DEFAULT_PHONE_NUMBER_ID
 
 DEMO_RULE = "demo_quiet_day_email"
 _automations = AutomationRepository()
@@ -123,6 +131,7 @@ def post_demo_leads(
             pool_size=2,
             clock=clock,
             hubspot_client_secret=hubspot_client_secret,
+            meta_app_secret=DEMO_META_APP_SECRET,
         )
     )
     lead_ids: dict[str, str] = {}
@@ -155,7 +164,10 @@ def post_demo_leads(
         if crm_loop is not None:
             loop_lines, unsubscribed = crm_loop(base, lead_ids)
             lines += loop_lines
-    lines += _automation_story(url, subscription_id, lead_ids, now, unsubscribed)
+        with meta_emulator(base) as meta:
+            add_whatsapp_rule(url, subscription_id, DEFAULT_PHONE_NUMBER_ID)
+            lines += _automation_story(url, subscription_id, lead_ids, now, unsubscribed)
+            lines += messages_leave(url, meta, lead_ids)
     return lines
 
 
@@ -241,7 +253,16 @@ def _automation_story(
                 template_name="still_interested",
             )
     evaluation = fire_due_nudges(lambda: get_session(url), now)
-    nudged = {str(firing.lead_id) for firing in evaluation.firings}
+    nudged = {
+        str(firing.lead_id)
+        for firing in evaluation.firings
+        if evaluation.rules.get(firing.rule_id, {}).get("name") == DEMO_RULE
+    }
+    texted = {
+        str(firing.lead_id)
+        for firing in evaluation.firings
+        if evaluation.rules.get(firing.rule_id, {}).get("name") == DEMO_WHATSAPP_RULE
+    }
     why = {
         "demo-lead-1": "no inbound activity since the form, 30 h ago",
         "demo-lead-2": "quiet since their WhatsApp message, 29 h ago",
@@ -254,4 +275,8 @@ def _automation_story(
         if submission in unsubscribed and lead_id not in nudged:
             reason += "; but unsubscribed in HubSpot: no email goes to them"
         lines.append(f"    {submission:<12} {verdict} ({reason})")
+    lines.append(
+        "  and the WhatsApp rule (an approved template after 24 h with no engagement) nudged: "
+        + (", ".join(s for s, lead_id in lead_ids.items() if lead_id in texted) or "nobody")
+    )
     return lines
