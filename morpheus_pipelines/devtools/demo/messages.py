@@ -87,8 +87,7 @@ def messages_leave(url: str, emulator: MetaGraphEmulator, lead_ids: dict[str, st
         if message.channel.value == "EMAIL" and status == "queued":
             status = "queued (waits: MORPHEUS_SMTP_URL is not set)"
         elif message.deliveredAt is not None:
-            late = (message.deliveredAt - message.sentAt).total_seconds() if message.sentAt else 0
-            status += f" (sent, then delivered {max(late, 0):.1f} s later by Meta's webhook)"
+            status += f" (sent {message.sentAt:%H:%M:%S}; delivered told by Meta's webhook)"
         lines.append(
             f"    {by_lead[str(lead_id)]:<12} {message.channel.value.lower():<8} "
             f"{what:<17} {status}"
