@@ -13,7 +13,8 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from morpheus_pipelines.crm.api.dependencies import FORBIDDEN, Answer, intake_of, parsed, respond
-from morpheus_pipelines.crm.api.leads import lead_is_callers
+from morpheus_pipelines.crm.api.leads import lead_is_callers, lead_location
+from morpheus_pipelines.crm.api.problems import problem
 from morpheus_pipelines.crm.api.schemas import ActivityIn
 from morpheus_pipelines.crm.models import Activity, ActivityType
 from morpheus_pipelines.crm.repositories.timeline import TimelineRepository
@@ -78,17 +79,25 @@ def record_activity(
         },
     )
     if created:
-        return Answer(201, activity_view(stored))
+        # No single activity has a URL of its own: the 201 points at the timeline that
+        # lists it (GET /v1/leads/{lead_id}/timeline).
+        return Answer(201, activity_view(stored), {"Location": timeline_location(stored.leadId)})
     if stored.requestFingerprint != fingerprint:
         return Answer(
             422,
-            {
-                "error": "external_id_reused",
-                "message": "this external_id was recorded with a different body",
-                "activity_id": stored.id,
-            },
+            problem(
+                422,
+                "external_id_reused",
+                "this external_id was recorded with a different body",
+                activity_id=stored.id,
+            ),
         )
     return Answer(200, activity_view(stored), {"Idempotent-Replayed": "true"})
+
+
+def timeline_location(lead_id: uuid.UUID) -> str:
+    """Where a recorded activity is listed (``Location`` of its 201)."""
+    return f"{lead_location(lead_id)}/timeline"
 
 
 def parse_occurred_at(value: str, now: datetime) -> datetime:

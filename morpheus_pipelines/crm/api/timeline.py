@@ -73,9 +73,7 @@ def _page_limit(request: Request) -> int:
     if not (
         limit_text.isascii() and limit_text.isdigit() and 1 <= int(limit_text) <= MAX_TIMELINE_PAGE
     ):
-        raise Refused(
-            422, invalid("limit", f"limit must be an integer from 1 to {MAX_TIMELINE_PAGE}")
-        )
+        raise Refused(invalid("limit", f"limit must be an integer from 1 to {MAX_TIMELINE_PAGE}"))
     return int(limit_text)
 
 
