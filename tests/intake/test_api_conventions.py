@@ -12,6 +12,7 @@ import requests
 from starlette.applications import Starlette
 
 from morpheus_pipelines.crm.api import leads
+from morpheus_pipelines.crm.api.openapi import openapi_document
 from morpheus_pipelines.devtools.demo.intake import serving_in_thread
 from tests.support.events import EventLines
 from tests.support.intake import Tenant, client, intake_settings, problem_of, serving
@@ -181,3 +182,51 @@ def test_refusals_say_the_budget_that_counted_them(tenant: Tenant, service) -> N
     wrong_method = http.post(f"{base}/v1/leads/{uuid.uuid4()}")
     problem_of(wrong_method, 405, "method_not_allowed")
     assert "auth-failures" in structured_items(wrong_method.headers["RateLimit"])
+
+
+# -- the document and its page -----------------------------------------------------------------
+
+
+def test_every_operation_is_named_and_every_answer_has_its_schema() -> None:
+    document = openapi_document()
+    ids = []
+    for path, methods in document["paths"].items():
+        for method, operation in methods.items():
+            ids.append(operation["operationId"])
+            for status, answer in operation["responses"].items():
+                content = answer.get("content", {})
+                assert content, (path, method, status)
+                if int(status) >= 400:
+                    assert set(content) == {"application/problem+json"}, (path, method, status)
+                if path.startswith("/v1/"):
+                    assert {"RateLimit-Policy", "RateLimit", "X-Request-Id"} <= set(
+                        answer["headers"]
+                    ), (path, method, status)
+            if path.startswith("/v1/") and operation.get("security") != []:
+                assert "429" in operation["responses"] and "401" in operation["responses"]
+    assert len(ids) == len(set(ids))
+    created = document["paths"]["/v1/leads"]["post"]["responses"]["201"]
+    assert {link["operationId"] for link in created["links"].values()} == {
+        "getLead",
+        "updateLead",
+        "getLeadTimeline",
+        "getWhatsAppWindow",
+        "queueMessage",
+        "recordActivity",
+    }
+    assert "Location" in created["headers"]
+    lead = document["paths"]["/v1/leads/{lead_id}"]["get"]["responses"]["200"]
+    assert lead["content"]["application/json"]["schema"] == {
+        "$ref": "#/components/schemas/LeadViewOut"
+    }
+
+
+def test_the_reference_page_is_the_document_and_needs_nothing_from_elsewhere(service) -> None:
+    base, _ = service
+    page = requests.get(f"{base}/docs", timeout=5)
+    assert page.status_code == 200 and page.headers["Content-Type"].startswith("text/html")
+    for methods in openapi_document()["paths"].values():
+        for operation in methods.values():
+            assert f'id="{operation["operationId"]}"' in page.text
+    assert 'id="problem-rate_limited"' in page.text  # what a 429's type points at
+    assert "<script" not in page.text and "src=" not in page.text

@@ -3,6 +3,7 @@ per external id (docs/leads.md, "The timeline")."""
 
 from __future__ import annotations
 
+import re
 import uuid
 from datetime import datetime
 from typing import Any
@@ -100,12 +101,24 @@ def timeline_location(lead_id: uuid.UUID) -> str:
     return f"{lead_location(lead_id)}/timeline"
 
 
+# RFC 3339's date-time (what the document's ``format: date-time`` says); Python would also
+# read ISO 8601's other forms (a week date, no seconds, a space for the T).
+_RFC_3339 = re.compile(
+    r"^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?([Zz]|[+-][0-9]{2}:[0-9]{2})$"
+)
+
+
 def parse_occurred_at(value: str, now: datetime) -> datetime:
     try:
         parsed_at = datetime.fromisoformat(value)
     except ValueError:
         raise InvalidActivity("occurred_at", "occurred_at is not an ISO 8601 date-time") from None
-    return check_occurred_at(parsed_at, now)
+    instant = check_occurred_at(parsed_at, now)
+    if not _RFC_3339.match(value):
+        raise InvalidActivity(
+            "occurred_at", "occurred_at must be RFC 3339, e.g. 2026-12-01T09:30:00+08:00"
+        )
+    return instant
 
 
 def activity_view(activity: Activity) -> dict[str, Any]:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import re
 import uuid
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
@@ -53,6 +54,8 @@ from morpheus_pipelines.platform.observability.redaction import register_secret
 
 MAX_BODY_BYTES = 64 * 1024
 MAX_IDEMPOTENCY_KEY_LENGTH = 200
+IDEMPOTENCY_KEY_PATTERN = r"^[!-~]([ -~]*[!-~])?$"
+IDEMPOTENCY_KEY = re.compile(IDEMPOTENCY_KEY_PATTERN)
 _keys = IntakeApiKeyRepository()
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
@@ -351,10 +354,15 @@ def parsed(model: type[ModelT], raw: Any) -> ModelT:
 
 def idempotency_header(request: Request) -> str | None:
     """The ``Idempotency-Key`` header: absent, or 1 to 200 characters (a longer one could not
-    be indexed, and no sender needs one)."""
+    be indexed, and no sender needs one) of visible ASCII (a field value is ASCII), spaces
+    only between them (:data:`IDEMPOTENCY_KEY`, the document's pattern)."""
     key = request.headers.get("idempotency-key")
-    if key is not None and not 1 <= len(key.strip()) <= MAX_IDEMPOTENCY_KEY_LENGTH:
+    if key is None:
+        return None
+    if not 1 <= len(key.strip()) <= MAX_IDEMPOTENCY_KEY_LENGTH:
         raise Refused(invalid("Idempotency-Key", f"1 to {MAX_IDEMPOTENCY_KEY_LENGTH} characters"))
+    if not IDEMPOTENCY_KEY.match(key):
+        raise Refused(invalid("Idempotency-Key", "visible ASCII, spaces only between"))
     return key
 
 

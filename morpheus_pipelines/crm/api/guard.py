@@ -39,7 +39,8 @@ from morpheus_pipelines.platform.observability.redaction import redacted_traceba
 REQUEST_ID_HEADER = "x-request-id"
 CLIENT_CLOSED_REQUEST = 499
 BUDGETED_PREFIX = "/v1/"
-_CALLER_REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,64}$")
+CALLER_REQUEST_ID = r"^[A-Za-z0-9._:-]{1,64}$"
+_CALLER_REQUEST_ID = re.compile(CALLER_REQUEST_ID)
 
 
 def request_id_of(scope: dict[str, Any]) -> str:

@@ -17,8 +17,6 @@ by hand ("PATCH /v1/leads/{lead_id}").
 
 from __future__ import annotations
 
-import base64
-import binascii
 import logging
 import uuid
 from collections.abc import Mapping, Sequence
@@ -30,6 +28,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from morpheus_pipelines.crm.api import cursors
 from morpheus_pipelines.crm.api.dependencies import (
     FORBIDDEN,
     Answer,
@@ -342,7 +341,7 @@ def _list_query(request: Request) -> dict[str, Any]:
     cursor = params.get("cursor")
     return {
         "limit": int(limit_text),
-        "before": _decode_cursor(cursor) if cursor else None,
+        "before": _decode_cursor(cursor) if cursor is not None else None,
         "status": status,
         "owner_state": state,
         "source": _text_filter(params, "source"),
@@ -360,20 +359,14 @@ def _text_filter(params: Any, name: str) -> str | None:
 
 
 def _cursor(lead: Lead) -> str:
-    raw = f"{lead.createdAt.isoformat()}|{lead.id}".encode()
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+    return cursors.encode(lead.createdAt, lead.id.hex)
 
 
 def _decode_cursor(cursor: str) -> tuple[datetime, uuid.UUID]:
-    try:
-        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
-        created_at, _, lead_id = raw.rpartition("|")
-        moment, position = datetime.fromisoformat(created_at), uuid.UUID(lead_id)
-    except (ValueError, binascii.Error, UnicodeDecodeError):
-        moment = position = None
-    if moment is None or moment.tzinfo is None:
+    position = cursors.decode(cursor, cursors.LEAD_CURSOR)
+    if position is None:
         raise Refused(invalid("cursor", "cursor is not one this API returned"))
-    return moment, position
+    return position[0], uuid.UUID(hex=position[1])
 
 
 def leads_page(session: Session, subscription_id: uuid.UUID, query: dict[str, Any]) -> Answer:
