@@ -9,7 +9,7 @@ import uuid
 
 import pytest
 
-from tests.support.intake import Tenant, client, intake_settings, serving
+from tests.support.intake import Tenant, client, intake_settings, problem_of, serving
 
 LEAD = str(uuid.uuid4())
 ENDPOINTS = [
@@ -32,8 +32,7 @@ def test_without_a_key_nothing_else_is_looked_at(service) -> None:
     base, _ = service
     for method, path in ENDPOINTS:
         answer = _call(None, base, method, path)
-        assert answer.status_code == 401, (path, answer.text)
-        assert answer.json() == {"error": "missing_api_key"}
+        problem_of(answer, 401, "missing_api_key")
 
 
 def test_the_failed_authentication_budget_comes_before_the_key(
@@ -43,8 +42,7 @@ def test_the_failed_authentication_budget_comes_before_the_key(
         assert client("mk_nope").get(f"{base}/v1/leads/{LEAD}").status_code == 401
         for method, path in ENDPOINTS:
             answer = _call(tenant.key, base, method, path)
-            assert answer.status_code == 429, (path, answer.text)
-            assert answer.json() == {"error": "too_many_failed_authentications"}
+            problem_of(answer, 429, "too_many_failed_authentications")
 
 
 def test_the_request_budget_comes_before_the_request_is_read(
@@ -55,8 +53,7 @@ def test_the_request_budget_comes_before_the_request_is_read(
         assert client(tenant.key).get(f"{base}/v1/leads/{LEAD}").status_code == 403
         for method, path in ENDPOINTS:
             answer = _call(tenant.key, base, method, path)
-            assert answer.status_code == 429, (path, answer.text)
-            assert answer.json() == {"error": "rate_limited"}
+            problem_of(answer, 429, "rate_limited")
             assert int(answer.headers["Retry-After"]) >= 1
 
 
@@ -86,5 +83,4 @@ def test_a_lead_id_that_is_not_one_is_403_before_the_query_is_read(
 ) -> None:
     base, _ = service
     answer = client(tenant.key).get(f"{base}/v1/leads/not-a-uuid{tail}", params={"limit": "0"})
-    assert answer.status_code == 403
-    assert answer.json() == {"error": "forbidden", "message": "no such lead for this API key"}
+    assert problem_of(answer, 403, "forbidden")["detail"] == "no such lead for this API key"

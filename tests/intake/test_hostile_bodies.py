@@ -14,7 +14,7 @@ from sqlalchemy.engine import make_url
 
 from morpheus_pipelines.platform.observability.events import LOGGER_NAME
 from tests.support.databases import admin_url
-from tests.support.intake import Tenant, client, create_lead
+from tests.support.intake import Tenant, client, create_lead, problem_of
 
 EMAIL = "Hostile.Buyer@Example.com"
 
@@ -112,7 +112,7 @@ def test_a_200_character_idempotency_key_is_taken(tenant: Tenant, service) -> No
     assert answer.status_code == 201, answer.text
 
 
-def test_an_unexpected_failure_is_a_json_500_with_one_line_and_no_parameters(
+def test_an_unexpected_failure_is_a_problem_500_with_one_line_and_no_parameters(
     tenant: Tenant, service, database_url: str, pg_server, capfd, event_lines
 ) -> None:
     """A schema the service does not expect (a table renamed under it) is a fault of the
@@ -128,8 +128,7 @@ def test_an_unexpected_failure_is_a_json_500_with_one_line_and_no_parameters(
         json=tenant.lead_body(contact={"email": EMAIL, "phone": "+65 9123 4567"}),
         headers={"X-Request-Id": "sender-req-42"},
     )
-    assert answer.status_code == 500
-    assert answer.json() == {"error": "internal_error", "request_id": "sender-req-42"}
+    assert problem_of(answer, 500, "internal_error")["request_id"] == "sender-req-42"
     assert answer.headers["X-Request-Id"] == "sender-req-42"
     errors = event_lines.events("intake_unhandled_error")
     assert len(errors) == 1 and errors[0]["request_id"] == "sender-req-42"

@@ -8,7 +8,7 @@ from psycopg import sql
 from sqlalchemy.engine import make_url
 
 from tests.support.databases import admin_url
-from tests.support.intake import Tenant, client, intake_settings, serving
+from tests.support.intake import Tenant, client, intake_settings, problem_of, serving
 
 
 def _refuse_connections(pg_server, database: str, refuse: bool) -> None:
@@ -41,7 +41,7 @@ def test_503_while_the_database_is_away_then_recovery(
         finally:
             _refuse_connections(pg_server, database, False)
 
-        assert down.status_code == 503 and down.json() == {"error": "database_unavailable"}
+        problem_of(down, 503, "database_unavailable")
         assert down.headers["Retry-After"] == "1"
         assert health.status_code == 503
         after = session.post(f"{base}/v1/leads", json=tenant.lead_body("during"))

@@ -14,7 +14,7 @@ import requests
 
 from morpheus_pipelines.crm.api.http_server import ServerLimits
 from morpheus_pipelines.devtools.serve_process import morpheus_serve
-from tests.support.intake import Tenant, intake_settings, serving
+from tests.support.intake import Tenant, intake_settings, problem_of, serving
 
 SHORT = ServerLimits(head_timeout=0.5, max_connections=4)
 
@@ -68,7 +68,10 @@ def test_too_many_header_fields_is_431(limited: int) -> None:
     headers = "".join(f"X-H{i}: v\r\n" for i in range(SHORT.max_headers + 1))
     with socket.create_connection(("127.0.0.1", limited)) as sock:
         sock.sendall(f"GET /healthz HTTP/1.1\r\nHost: x\r\n{headers}\r\n".encode())
-        assert _status(_answer(sock)) == 431
+        answer = _answer(sock)
+    assert _status(answer) == 431
+    assert b"content-type: application/problem+json" in answer
+    assert b'"error":"request_head_too_large"' in answer
 
 
 def test_a_head_within_the_limits_is_served(limited: int) -> None:
@@ -123,7 +126,8 @@ def test_a_body_that_stalls_is_408(limited: int, database_url: str) -> None:
             ).encode()
         )
         answer = _answer(sock)
-    assert _status(answer) == 408 and b'"request_timeout"' in answer
+    assert _status(answer) == 408 and b'"error":"request_timeout"' in answer
+    assert b"application/problem+json" in answer
     assert tenant.leads() == 0
 
 
@@ -134,7 +138,9 @@ def test_past_the_connection_cap_a_request_is_503(limited: int) -> None:
     finally:
         for sock in idle:
             sock.close()
-    assert answer.status_code == 503
+    # uvicorn's own plain-text 503, taken over: a problem like every other error.
+    problem_of(answer, 503, "server_busy")
+    assert answer.headers["Retry-After"] == "1"
 
 
 # -- `morpheus serve` itself -------------------------------------------------------------------

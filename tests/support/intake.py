@@ -166,3 +166,14 @@ def freeze_owner_cache(app: Any) -> int:
     assert not listener._thread.is_alive(), "the routing listener did not stop"
     app.state.directory._stale = False
     return app.state.directory.refreshes
+
+
+def problem_of(answer: requests.Response, status: int, error: str) -> dict[str, Any]:
+    """The RFC 9457 problem an error answer carries (docs/leads.md, "Errors"), checked: its
+    media type, the members every problem has, and the ``error`` code clients match on."""
+    assert answer.status_code == status, answer.text
+    assert answer.headers["Content-Type"] == "application/problem+json", answer.headers
+    body = answer.json()
+    assert body["status"] == status and body["error"] == error, body
+    assert body["type"] and body["title"], body
+    return body

@@ -3,6 +3,7 @@ per external id (docs/leads.md, "The timeline")."""
 
 from __future__ import annotations
 
+import re
 import uuid
 from datetime import datetime
 from typing import Any
@@ -13,7 +14,8 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from morpheus_pipelines.crm.api.dependencies import FORBIDDEN, Answer, intake_of, parsed, respond
-from morpheus_pipelines.crm.api.leads import lead_is_callers
+from morpheus_pipelines.crm.api.leads import lead_is_callers, lead_location
+from morpheus_pipelines.crm.api.problems import problem
 from morpheus_pipelines.crm.api.schemas import ActivityIn
 from morpheus_pipelines.crm.models import Activity, ActivityType
 from morpheus_pipelines.crm.repositories.timeline import TimelineRepository
@@ -78,17 +80,32 @@ def record_activity(
         },
     )
     if created:
-        return Answer(201, activity_view(stored))
+        # No single activity has a URL of its own: the 201 points at the timeline that
+        # lists it (GET /v1/leads/{lead_id}/timeline).
+        return Answer(201, activity_view(stored), {"Location": timeline_location(stored.leadId)})
     if stored.requestFingerprint != fingerprint:
         return Answer(
             422,
-            {
-                "error": "external_id_reused",
-                "message": "this external_id was recorded with a different body",
-                "activity_id": stored.id,
-            },
+            problem(
+                422,
+                "external_id_reused",
+                "this external_id was recorded with a different body",
+                activity_id=stored.id,
+            ),
         )
     return Answer(200, activity_view(stored), {"Idempotent-Replayed": "true"})
+
+
+def timeline_location(lead_id: uuid.UUID) -> str:
+    """Where a recorded activity is listed (``Location`` of its 201)."""
+    return f"{lead_location(lead_id)}/timeline"
+
+
+# RFC 3339's date-time (what the document's ``format: date-time`` says); Python would also
+# read ISO 8601's other forms (a week date, no seconds, a space for the T).
+_RFC_3339 = re.compile(
+    r"^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?([Zz]|[+-][0-9]{2}:[0-9]{2})$"
+)
 
 
 def parse_occurred_at(value: str, now: datetime) -> datetime:
@@ -96,7 +113,12 @@ def parse_occurred_at(value: str, now: datetime) -> datetime:
         parsed_at = datetime.fromisoformat(value)
     except ValueError:
         raise InvalidActivity("occurred_at", "occurred_at is not an ISO 8601 date-time") from None
-    return check_occurred_at(parsed_at, now)
+    instant = check_occurred_at(parsed_at, now)
+    if not _RFC_3339.match(value):
+        raise InvalidActivity(
+            "occurred_at", "occurred_at must be RFC 3339, e.g. 2026-12-01T09:30:00+08:00"
+        )
+    return instant
 
 
 def activity_view(activity: Activity) -> dict[str, Any]:

@@ -8,12 +8,18 @@ One module per resource holds its endpoints and their work (:mod:`.leads`,
 :mod:`.activities`, :mod:`.messages`, :mod:`.timeline`, :mod:`.webhooks`, :mod:`.health`);
 what every request goes through, from the API key to the transaction, is
 :mod:`.dependencies`, shared through ``app.state.intake``; the outermost layer (request id,
-access line, unexpected errors) is :mod:`.guard`.
+access line, ``RateLimit`` fields, unexpected errors) is :mod:`.guard`. Every error answer,
+Starlette's own 404 and 405 included, is an RFC 9457 problem (:mod:`.problems`).
+
+A new resource is a module with its ``ROUTES`` added to :data:`RESOURCES` and its operations
+added to :mod:`.openapi`; the guard, the problems and the reference page at ``/docs`` cover
+it from there.
 """
 
 from __future__ import annotations
 
 from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
 
 from morpheus_pipelines.crm.api import (
     activities,
@@ -27,25 +33,20 @@ from morpheus_pipelines.crm.api import (
 )
 from morpheus_pipelines.crm.api.dependencies import Intake, Refused, invalid_field, refusal
 from morpheus_pipelines.crm.api.guard import RequestGuard
+from morpheus_pipelines.crm.api.problems import http_exception
 from morpheus_pipelines.crm.api.settings import IntakeSettings
 from morpheus_pipelines.crm.rules.lead_intake import InvalidContact
 from morpheus_pipelines.crm.rules.timeline import InvalidActivity
+
+RESOURCES = (leads, timeline, activities, messages, webhooks, meta, google_ads, health)
 
 
 def create_app(settings: IntakeSettings) -> Starlette:
     intake = Intake(settings)
     app = Starlette(
-        routes=[
-            *leads.ROUTES,
-            *timeline.ROUTES,
-            *activities.ROUTES,
-            *messages.ROUTES,
-            *webhooks.ROUTES,
-            *meta.ROUTES,
-            *google_ads.ROUTES,
-            *health.ROUTES,
-        ],
+        routes=[route for resource in RESOURCES for route in resource.ROUTES],
         exception_handlers={
+            HTTPException: http_exception,  # Starlette's 404 and 405
             Refused: refusal,
             # Raised inside the transaction, which therefore wrote nothing.
             InvalidContact: invalid_field,

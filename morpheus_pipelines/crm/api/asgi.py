@@ -12,20 +12,19 @@ from morpheus_pipelines.crm.api.settings import IntakeSettings
 from morpheus_pipelines.db.urls import libpq_url, warehouse_url
 from morpheus_pipelines.platform.settings import load_settings
 
-WORKERS_VARIABLE = "MORPHEUS_INTAKE_WORKERS"  # set by `morpheus serve` for its workers
 OWNER_CACHE_VARIABLE = "MORPHEUS_INTAKE_OWNER_CACHE"
 
 
 def app_from_environment() -> Starlette:
     settings = load_settings()
     url = warehouse_url(settings, start_embedded=False)
-    workers = int(os.environ.get(WORKERS_VARIABLE, "1"))
     return create_app(
         IntakeSettings(
             database_url=url,
-            # Each worker keeps its own budget: together they admit the configured rate.
-            requests_per_minute=max(1, settings.intake_requests_per_minute // workers),
-            auth_failures_per_minute=max(1, settings.intake_auth_failures_per_minute // workers),
+            # Each key's budget is one row in the database, shared by every worker and host;
+            # the budget of failed authentications is each process's own (crm/api/budget.py).
+            requests_per_minute=settings.intake_requests_per_minute,
+            auth_failures_per_minute=settings.intake_auth_failures_per_minute,
             owner_cache=os.environ.get(OWNER_CACHE_VARIABLE, "1") == "1",
             listen_url=libpq_url(url),
             hubspot_client_secret=settings.hubspot_client_secret,

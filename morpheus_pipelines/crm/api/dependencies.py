@@ -1,20 +1,23 @@
 """What every intake request goes through around its own work (docs/security.md).
 
 In the order a ``/v1/`` handler calls them: the client address's budget of failed
-authentications (429), the API key (401) and the key's request budget (429), in
-:meth:`Intake.authorised`; the ``Idempotency-Key`` header (422); the body, read within its
-size and time and parsed strictly (413, 408, 422); then one transaction
+authentications (429), the API key (401) and the key's request budget, shared by every
+worker and host (429), in :meth:`Intake.authorised` (:mod:`.budget`); the
+``Idempotency-Key`` header (422); the body, read within its size and time and parsed
+strictly (413, 408, 422); then one transaction
 (:meth:`Intake.in_transaction`). A database that does not answer is a 503 with nothing
 written, and the service recovers by itself when it returns; a value the database refuses is
 a 422, never "unavailable".
 
-A check refuses by raising :class:`Refused`; the application answers it as it stands.
+A check refuses by raising :class:`Refused`; the application answers it as it stands. Every
+refusal's body is an RFC 9457 problem (:func:`.problems.problem`).
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
+import re
 import uuid
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
@@ -32,24 +35,35 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from morpheus_pipelines.crm.api.body import BodyRefused, parse_body
-from morpheus_pipelines.crm.api.budget import RequestBudget, retry_after_header
+from morpheus_pipelines.crm.api.budget import (
+    AUTH_FAILURE_POLICY,
+    KEY_POLICY,
+    RequestBudget,
+    SharedBudget,
+    note_allowance,
+)
 from morpheus_pipelines.crm.api.directory import LiveDirectory, OwnerDirectory, RoutingListener
 from morpheus_pipelines.crm.api.keys import KeyDirectory
+from morpheus_pipelines.crm.api.problems import QUOTA_EXCEEDED, problem, problem_response
 from morpheus_pipelines.crm.api.schemas import field_errors
 from morpheus_pipelines.crm.api.settings import IntakeSettings
 from morpheus_pipelines.crm.repositories.intake_keys import IntakeApiKeyRepository
+from morpheus_pipelines.crm.rules.request_budget import Allowance, BudgetPolicy
 from morpheus_pipelines.platform.observability.events import log_event
 from morpheus_pipelines.platform.observability.redaction import register_secret
 
 MAX_BODY_BYTES = 64 * 1024
 MAX_IDEMPOTENCY_KEY_LENGTH = 200
+IDEMPOTENCY_KEY_PATTERN = r"^[!-~]([ -~]*[!-~])?$"
+IDEMPOTENCY_KEY = re.compile(IDEMPOTENCY_KEY_PATTERN)
 _keys = IntakeApiKeyRepository()
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
 
 @dataclass(frozen=True)
 class Answer:
-    """What a handler's transaction answers: status, JSON body and any extra headers."""
+    """What a handler's transaction answers: status, JSON body and any extra headers. An
+    error's body is a :func:`~.problems.problem`."""
 
     status: int
     body: dict[str, Any]
@@ -57,31 +71,58 @@ class Answer:
 
 
 # Another subscription's lead and no lead at all get the same answer, so ids cannot be probed.
-FORBIDDEN = Answer(403, {"error": "forbidden", "message": "no such lead for this API key"})
-_TOO_LARGE = {"error": "body_too_large", "limit_bytes": MAX_BODY_BYTES}
+FORBIDDEN = Answer(403, problem(403, "forbidden", "no such lead for this API key"))
+_TOO_LARGE = problem(
+    413, "body_too_large", f"the body is over {MAX_BODY_BYTES} bytes", limit_bytes=MAX_BODY_BYTES
+)
 # The rest of a body not read is not worth the connection: the client starts afresh.
 _CLOSE = {"Connection": "close"}
 
 
 def respond(answer: Answer) -> Response:
+    if answer.status >= 400:
+        return problem_response(answer.body, answer.headers)
     return JSONResponse(answer.body, status_code=answer.status, headers=answer.headers)
 
 
 class Refused(Exception):
-    """An early answer (401, 403, 413, 429, 503...)."""
+    """An early answer (401, 403, 413, 429, 503...): ``body`` is a :func:`~.problems.problem`
+    of that status."""
 
-    def __init__(self, status: int, body: dict[str, Any], headers: dict[str, str] | None = None):
-        super().__init__(body.get("error"))
-        self.response = JSONResponse(body, status_code=status, headers=headers)
+    def __init__(self, body: dict[str, Any], headers: dict[str, str] | None = None):
+        super().__init__(body["error"])
+        self.response = problem_response(body, headers)
 
 
 def unavailable() -> Refused:
     """The 503 a sender retries: nothing was written."""
-    return Refused(503, {"error": "database_unavailable"}, {"Retry-After": "1"})
+    return Refused(
+        problem(503, "database_unavailable", "nothing was written; retry"), {"Retry-After": "1"}
+    )
 
 
 def invalid(field_name: str, message: str) -> dict[str, Any]:
-    return {"error": "invalid_request", "fields": [{"field": field_name, "message": message}]}
+    """The 422 refusing one field."""
+    return invalid_fields([{"field": field_name, "message": message}])
+
+
+def invalid_fields(fields: list[dict[str, str]]) -> dict[str, Any]:
+    """The 422 refusing ``fields`` (``[{"field", "message"}]``), named in ``fields``."""
+    named = ", ".join(item["field"] for item in fields)
+    return problem(422, "invalid_request", f"refused: {named}", fields=fields)
+
+
+def _quota_exceeded(allowance: Allowance, error: str, detail: str) -> Refused:
+    return Refused(
+        problem(
+            429,
+            error,
+            detail,
+            type_=QUOTA_EXCEEDED,
+            **{"violated-policies": [allowance.policy.name]},
+        ),
+        {"Retry-After": str(allowance.retry_after)},
+    )
 
 
 class Intake:
@@ -115,8 +156,23 @@ class Intake:
             else None
         )
         self.keys = KeyDirectory(lambda: self.run(_keys.active_keys))
-        self._budget = RequestBudget(settings.requests_per_minute)
-        self._auth_failures = RequestBudget(settings.auth_failures_per_minute)
+        # The shared budget's own small pool: one autocommit statement per request whose
+        # commit need not wait for a flush (the table is UNLOGGED anyway).
+        self.budget_engine = create_engine(
+            settings.database_url,
+            pool_size=settings.budget_pool_size,
+            max_overflow=settings.budget_pool_size,
+            pool_timeout=5,
+            isolation_level="AUTOCOMMIT",
+            connect_args={"connect_timeout": 3, "options": "-c synchronous_commit=off"},
+        )
+        self.budget = SharedBudget(
+            self.budget_engine, BudgetPolicy(KEY_POLICY, settings.requests_per_minute)
+        )
+        self.auth_failures = RequestBudget(
+            settings.auth_failures_per_minute, name=AUTH_FAILURE_POLICY
+        )
+        self.policies = (self.budget.policy, self.auth_failures.policy)
 
     def now(self) -> datetime:
         return self.settings.clock()
@@ -131,6 +187,7 @@ class Intake:
             if self.listener is not None:
                 self.listener.stop()
             self.engine.dispose()
+            self.budget_engine.dispose()
 
     # -- the transaction ---------------------------------------------------------------------
 
@@ -141,16 +198,19 @@ class Intake:
     def run(self, work: Callable[[Session], Any]) -> Any:
         """``work``'s result, or the 503 (an outage) or 422 (a value the database will not
         store) :class:`Refused`; any other database error is a fault of the service."""
+        return self._guarded(lambda: self._attempt(work))
+
+    def _guarded(self, attempt: Callable[[], Any]) -> Any:
         try:
             try:
-                return self._attempt(work)
+                return attempt()
             except DBAPIError as exc:
                 # A pooled connection the server dropped (a restart): the pool is
                 # invalidated and the transaction, which did not commit, is tried once more on
                 # a new connection. Cheaper than pinging every connection on every checkout.
                 if not exc.connection_invalidated:
                     raise
-                return self._attempt(work)
+                return attempt()
         except (DBAPIError, PoolTimeout) as exc:
             failure = database_failure(exc)
             if failure == "unavailable":
@@ -165,7 +225,7 @@ class Intake:
                     sqlstate=getattr(getattr(exc, "orig", None), "sqlstate", None),
                 )
                 raise Refused(
-                    422, invalid("body", "the database cannot store a value of this request")
+                    invalid("body", "the database cannot store a value of this request")
                 ) from None
             raise
 
@@ -182,31 +242,63 @@ class Intake:
     async def authorised(self, request: Request) -> tuple[uuid.UUID, uuid.UUID]:
         """``(key id, subscription id)`` of the caller, or a 401/429 refusal. A client
         address past its budget of failed authentications is refused before its key is
-        looked at; the key's request budget is taken once the key is known."""
-        address = request.client.host if request.client else "unknown"
-        wait = self._auth_failures.wait(address)
-        if wait > 0:
-            raise Refused(
-                429,
-                {"error": "too_many_failed_authentications"},
-                {"Retry-After": retry_after_header(wait)},
-            )
+        looked at; the key's request budget, shared by every worker and host, is taken once
+        the key is known (one statement, before the request is read any further)."""
+        self.admit_address(request)
         header = request.headers.get("authorization", "")
         scheme, _, presented = header.partition(" ")
         if scheme.lower() != "bearer" or not presented.strip():
-            self._auth_failures.take(address)
-            raise Refused(401, {"error": "missing_api_key"}, {"WWW-Authenticate": "Bearer"})
+            raise self.failed_authentication(
+                request, problem(401, "missing_api_key", "send Authorization: Bearer <key>")
+            )
         if self.keys.due():
             await anyio.to_thread.run_sync(self._reload_keys)
         found = self.keys.verify(presented.strip())
         if found is None:
-            self._auth_failures.take(address)
-            raise Refused(401, {"error": "invalid_api_key"}, {"WWW-Authenticate": "Bearer"})
+            raise self.failed_authentication(
+                request, problem(401, "invalid_api_key", "no active key matches")
+            )
         key_id, subscription_id = found
-        wait = self._budget.take(key_id.hex)
-        if wait > 0:
-            raise Refused(429, {"error": "rate_limited"}, {"Retry-After": retry_after_header(wait)})
+        allowance: Allowance = await anyio.to_thread.run_sync(self._take_budget, key_id.hex)
+        note_allowance(request.scope, allowance)
+        if not allowance.admitted:
+            raise _quota_exceeded(
+                allowance,
+                "rate_limited",
+                f"this key's budget of {allowance.policy.quota} requests a minute is spent",
+            )
         return key_id, subscription_id
+
+    def admit_address(self, request: Request) -> None:
+        """A 429 for a client address past its budget of failed authentications, before
+        anything of the request is looked at (every way in that authenticates calls it)."""
+        address = client_address(request)
+        if self.auth_failures.wait(address) > 0:
+            allowance = self.auth_failures.allowance(address, admitted=False)
+            note_allowance(request.scope, allowance)
+            raise _quota_exceeded(
+                allowance,
+                "too_many_failed_authentications",
+                "this address failed to authenticate too often; wait before trying again",
+            )
+
+    def failed_authentication(self, request: Request, body: dict[str, Any]) -> Refused:
+        """The refusal of a request that did not authenticate (``body`` a 401 problem),
+        counted against its address's budget of failures."""
+        address = client_address(request)
+        self.auth_failures.take(address)
+        note_allowance(request.scope, self.auth_failures.allowance(address))
+        headers = {"WWW-Authenticate": "Bearer"} if body["error"].endswith("api_key") else None
+        return Refused(body, headers)
+
+    def address_allowance(self, scope: dict[str, Any]) -> Allowance:
+        """What the failure budget of the request's address says, taking nothing: the
+        ``RateLimit`` of an answer no budget counted (an unknown path)."""
+        client = scope.get("client")
+        return self.auth_failures.allowance(client[0] if client else "unknown")
+
+    def _take_budget(self, key: str) -> Allowance:
+        return self._guarded(lambda: self.budget.take(key))
 
     def _reload_keys(self) -> None:
         with contextlib.suppress(Refused):
@@ -225,26 +317,24 @@ class Intake:
         try:
             return parse_body(raw)
         except BodyRefused as exc:
-            raise Refused(422, invalid(exc.field, str(exc))) from None
+            raise Refused(invalid(exc.field, str(exc))) from None
 
     async def read_bytes(self, request: Request) -> bytes:
         """The raw body, read within :data:`MAX_BODY_BYTES` and the settings' body read
         timeout (413, 408): what a signature is computed over."""
         declared = request.headers.get("content-length")
         if declared and declared.isdigit() and int(declared) > MAX_BODY_BYTES:
-            raise Refused(413, _TOO_LARGE, _CLOSE)
+            raise Refused(_TOO_LARGE, _CLOSE)
         chunks, size = [], 0
         with anyio.move_on_after(self.settings.body_read_timeout) as deadline:
             async for chunk in request.stream():
                 size += len(chunk)
                 if size > MAX_BODY_BYTES:
-                    raise Refused(413, _TOO_LARGE, _CLOSE)
+                    raise Refused(_TOO_LARGE, _CLOSE)
                 chunks.append(chunk)
         if deadline.cancelled_caught:
             raise Refused(
-                408,
-                {"error": "request_timeout", "message": "the body did not arrive in time"},
-                _CLOSE,
+                problem(408, "request_timeout", "the body did not arrive in time"), _CLOSE
             )
         return b"".join(chunks)
 
@@ -253,24 +343,31 @@ def intake_of(request: Request) -> Intake:
     return request.app.state.intake
 
 
+def client_address(request: Request) -> str:
+    return request.client.host if request.client else "unknown"
+
+
 def parsed(model: type[ModelT], raw: Any) -> ModelT:
     """``raw`` (a parsed body) as ``model``, or a 422 naming each field refused."""
     if not isinstance(raw, dict):
-        raise Refused(422, invalid("body", "expected a JSON object"))
+        raise Refused(invalid("body", "expected a JSON object"))
     try:
         return model.model_validate(raw, strict=False)
     except ValidationError as exc:
-        raise Refused(422, {"error": "invalid_request", "fields": field_errors(exc)}) from None
+        raise Refused(invalid_fields(field_errors(exc))) from None
 
 
 def idempotency_header(request: Request) -> str | None:
     """The ``Idempotency-Key`` header: absent, or 1 to 200 characters (a longer one could not
-    be indexed, and no sender needs one)."""
+    be indexed, and no sender needs one) of visible ASCII (a field value is ASCII), spaces
+    only between them (:data:`IDEMPOTENCY_KEY`, the document's pattern)."""
     key = request.headers.get("idempotency-key")
-    if key is not None and not 1 <= len(key.strip()) <= MAX_IDEMPOTENCY_KEY_LENGTH:
-        raise Refused(
-            422, invalid("Idempotency-Key", f"1 to {MAX_IDEMPOTENCY_KEY_LENGTH} characters")
-        )
+    if key is None:
+        return None
+    if not 1 <= len(key.strip()) <= MAX_IDEMPOTENCY_KEY_LENGTH:
+        raise Refused(invalid("Idempotency-Key", f"1 to {MAX_IDEMPOTENCY_KEY_LENGTH} characters"))
+    if not IDEMPOTENCY_KEY.match(key):
+        raise Refused(invalid("Idempotency-Key", "visible ASCII, spaces only between"))
     return key
 
 
@@ -281,13 +378,13 @@ def required_idempotency_header(request: Request) -> str:
     key = idempotency_header(request)
     if key is None:
         raise Refused(
-            400,
-            {
-                "error": "idempotency_key_required",
-                "message": "send an Idempotency-Key header (1 to "
+            problem(
+                400,
+                "idempotency_key_required",
+                "send an Idempotency-Key header (1 to "
                 f"{MAX_IDEMPOTENCY_KEY_LENGTH} characters); a retry with the same key is "
                 "answered without queueing twice",
-            },
+            )
         )
     return key
 
@@ -298,7 +395,7 @@ def lead_id_of(request: Request) -> uuid.UUID:
     try:
         return uuid.UUID(request.path_params["lead_id"])
     except ValueError:
-        raise Refused(FORBIDDEN.status, FORBIDDEN.body) from None
+        raise Refused(FORBIDDEN.body) from None
 
 
 # SQLSTATEs of a server that is going away or cannot take a connection now, beside class 08
@@ -337,4 +434,4 @@ def refusal(request: Request, exc: Refused) -> Response:
 def invalid_field(request: Request, exc: Exception) -> Response:
     """A rule's refusal of one field (raised inside the transaction, which therefore wrote
     nothing): a 422 naming it."""
-    return JSONResponse(invalid(getattr(exc, "field", "body"), str(exc)), status_code=422)
+    return problem_response(invalid(getattr(exc, "field", "body"), str(exc)))

@@ -1,11 +1,17 @@
 """The outermost layer of every intake request (docs/security.md, "Errors and logs").
 
 * a request id: the caller's ``X-Request-Id`` when it is a short token, else a new one,
-  answered in ``X-Request-Id`` and written on every line about the request;
+  answered in ``X-Request-Id`` and written on every event line logged while the request is
+  handled (bound with :func:`~.events.event_fields`, so a line logged on a worker thread,
+  deep in a repository, carries it too);
+* under ``/v1/``, the ``RateLimit-Policy`` and ``RateLimit`` fields on every answer, the
+  500 included (:func:`.budget.rate_limit_headers`): what each budget counting the request
+  said of it, or, when none did (an unknown path), the address's budget of failed
+  authentications as it stands;
 * one JSON access line per request: method, path, status, milliseconds, request id. No
   bodies, no headers, no query strings: nothing that could carry an email, a phone number or
   a key;
-* an exception no handler answered becomes a JSON ``500`` with the request id and one ERROR
+* an exception no handler answered becomes a problem+json ``500`` with the request id and one ERROR
   line naming only the exception's type; where it was raised goes to a DEBUG line, without
   messages or values (:func:`~.redaction.redacted_traceback`).
   Nothing is re-raised, so the server never logs a traceback of its own: SQLAlchemy's
@@ -25,12 +31,16 @@ from typing import Any
 
 from starlette.requests import ClientDisconnect
 
-from morpheus_pipelines.platform.observability.events import log_event
+from morpheus_pipelines.crm.api.budget import noted_allowances, rate_limit_headers
+from morpheus_pipelines.crm.api.problems import PROBLEM_JSON, problem
+from morpheus_pipelines.platform.observability.events import event_fields, log_event
 from morpheus_pipelines.platform.observability.redaction import redacted_traceback
 
 REQUEST_ID_HEADER = "x-request-id"
 CLIENT_CLOSED_REQUEST = 499
-_CALLER_REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,64}$")
+BUDGETED_PREFIX = "/v1/"
+CALLER_REQUEST_ID = r"^[A-Za-z0-9._:-]{1,64}$"
+_CALLER_REQUEST_ID = re.compile(CALLER_REQUEST_ID)
 
 
 def request_id_of(scope: dict[str, Any]) -> str:
@@ -76,6 +86,7 @@ class RequestGuard:
                     "headers": [
                         *message.get("headers", ()),
                         (REQUEST_ID_HEADER.encode(), request_id.encode()),
+                        *_rate_limit_fields(scope),
                     ],
                 }
                 # Written before the client can see the answer, so the line is never
@@ -85,7 +96,8 @@ class RequestGuard:
             await send(message)
 
         try:
-            await self.app(scope, receive, guarded_send)
+            with event_fields(request_id=request_id):
+                await self.app(scope, receive, guarded_send)
         except ClientDisconnect:
             log_event("http_client_disconnected", path=scope["path"], request_id=request_id)
             if not response_started:
@@ -109,14 +121,32 @@ class RequestGuard:
                 await _internal_error(guarded_send, request_id)
 
 
+def _rate_limit_fields(scope: dict[str, Any]) -> list[tuple[bytes, bytes]]:
+    if not scope["path"].startswith(BUDGETED_PREFIX):
+        return []
+    app = scope.get("app")
+    intake = getattr(getattr(app, "state", None), "intake", None)
+    if intake is None:
+        return []
+    allowances = noted_allowances(scope) or [intake.address_allowance(scope)]
+    return rate_limit_headers(intake.policies, allowances)
+
+
 async def _internal_error(send: Any, request_id: str) -> None:
-    body = json.dumps({"error": "internal_error", "request_id": request_id}).encode()
+    body = json.dumps(
+        problem(
+            500,
+            "internal_error",
+            "a fault of the service; quote the request_id when asking",
+            request_id=request_id,
+        )
+    ).encode()
     await send(
         {
             "type": "http.response.start",
             "status": 500,
             "headers": [
-                (b"content-type", b"application/json"),
+                (b"content-type", PROBLEM_JSON.encode()),
                 (b"content-length", str(len(body)).encode()),
             ],
         }

@@ -1,15 +1,17 @@
-"""``GET /healthz`` (200 when the database answers, else the 503 of any request) and
-``GET /openapi.json`` (:mod:`.openapi`); neither needs an API key."""
+"""``GET /healthz`` (200 when the database answers, else the 503 of any request),
+``GET /openapi.json`` (:mod:`.openapi`) and ``GET /docs``, the same document as a page
+(:mod:`.reference`); none needs an API key."""
 
 from __future__ import annotations
 
 from sqlalchemy import text
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
 from morpheus_pipelines.crm.api.dependencies import intake_of
 from morpheus_pipelines.crm.api.openapi import openapi_document
+from morpheus_pipelines.crm.api.reference import reference_page
 
 
 async def healthz(request: Request) -> Response:
@@ -21,7 +23,12 @@ async def openapi(request: Request) -> Response:
     return JSONResponse(openapi_document())
 
 
+async def docs(request: Request) -> Response:
+    return HTMLResponse(reference_page())
+
+
 ROUTES = [
     Route("/healthz", healthz, methods=["GET"]),
     Route("/openapi.json", openapi, methods=["GET"]),
+    Route("/docs", docs, methods=["GET"]),
 ]

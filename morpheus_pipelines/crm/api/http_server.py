@@ -16,21 +16,25 @@ three guards it lacks, in :class:`GuardedHttpToolsProtocol`:
 * the head must arrive within ``head_timeout`` seconds of the connection opening or of the
   previous response, else ``408`` and the connection is closed.
 
-The body's read timeout is the application's (``IntakeSettings.body_read_timeout``), and the
-cap on concurrent connections per worker is uvicorn's ``limit_concurrency`` (``503`` past
-it). It subclasses a uvicorn class that is not a documented extension point: the version is
-pinned by the lock file, and ``tests/intake/test_server_limits.py`` fails if an upgrade
-changes what it relies on.
+Every answer written here is an RFC 9457 problem (:mod:`.problems`), as are uvicorn's own
+``400`` for a request that is not HTTP and its ``503`` past ``limit_concurrency``, which are
+taken over. The body's read timeout is the application's
+(``IntakeSettings.body_read_timeout``), and the cap on concurrent connections per worker is
+uvicorn's ``limit_concurrency`` (``503`` past it). It subclasses a uvicorn class that is not
+a documented extension point: the version is pinned by the lock file, and
+``tests/intake/test_server_limits.py`` fails if an upgrade changes what it relies on.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 from dataclasses import dataclass
 from typing import Any
 
+from uvicorn.protocols.http.flow_control import service_unavailable
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+from morpheus_pipelines.crm.api.problems import PROBLEM_JSON, problem_bytes
 
 
 @dataclass(frozen=True)
@@ -45,9 +49,11 @@ class ServerLimits:
 DEFAULT_LIMITS = ServerLimits()
 
 _STATUS_LINES = {
+    400: b"HTTP/1.1 400 Bad Request\r\n",
     408: b"HTTP/1.1 408 Request Timeout\r\n",
     431: b"HTTP/1.1 431 Request Header Fields Too Large\r\n",
 }
+_ERRORS = {400: "bad_request", 408: "request_timeout", 431: "request_head_too_large"}
 
 
 class _HeadRefused(Exception):
@@ -97,13 +103,12 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
             self._deferred = (status, message)
             self.flow.pause_reading()
             return
-        error = "request_timeout" if status == 408 else "request_head_too_large"
-        body = json.dumps({"error": error, "message": message}).encode()
+        body = problem_bytes(status, _ERRORS[status], message)
         self.transport.write(
             b"".join(
                 [
                     _STATUS_LINES[status],
-                    b"content-type: application/json\r\n",
+                    b"content-type: " + PROBLEM_JSON.encode() + b"\r\n",
                     b"content-length: " + str(len(body)).encode() + b"\r\n",
                     b"connection: close\r\n\r\n",
                     body,
@@ -114,11 +119,11 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
 
     def send_400_response(self, msg: str) -> None:
         # The parser stops on a callback's exception and uvicorn answers 400; a head refused
-        # here gets its own status instead.
+        # here gets its own status instead, and a request that is not HTTP a problem.
         if self._refusal is not None:
             self._refuse(*self._refusal)
         else:
-            super().send_400_response(msg)
+            self._refuse(400, "the request is not valid HTTP/1.1")
 
     # -- the protocol ------------------------------------------------------------------------
 
@@ -179,6 +184,10 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
         self._cancel_head_timer()
         super().on_headers_complete()
 
+    def _start_asgi_task(self, cycle: Any, app: Any) -> None:
+        # Past ``limit_concurrency`` uvicorn runs its plain-text 503 instead of the app.
+        super()._start_asgi_task(cycle, _server_busy if app is service_unavailable else app)
+
     def on_response_complete(self) -> None:
         super().on_response_complete()
         if self._deferred is not None:
@@ -187,6 +196,24 @@ class GuardedHttpToolsProtocol(HttpToolsProtocol):
             self._refuse(status, message)
         elif not self.transport.is_closing():
             self._arm_head_timer()
+
+
+async def _server_busy(scope: Any, receive: Any, send: Any) -> None:
+    """uvicorn's answer past ``limit_concurrency``, as a problem."""
+    body = problem_bytes(503, "server_busy", "too many connections; retry shortly")
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 503,
+            "headers": [
+                (b"content-type", PROBLEM_JSON.encode()),
+                (b"content-length", str(len(body)).encode()),
+                (b"retry-after", b"1"),
+                (b"connection", b"close"),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body, "more_body": False})
 
 
 def protocol_with(limits: ServerLimits) -> type[GuardedHttpToolsProtocol]:

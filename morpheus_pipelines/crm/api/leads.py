@@ -17,8 +17,6 @@ by hand ("PATCH /v1/leads/{lead_id}").
 
 from __future__ import annotations
 
-import base64
-import binascii
 import logging
 import uuid
 from collections.abc import Mapping, Sequence
@@ -30,6 +28,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from morpheus_pipelines.crm.api import cursors
 from morpheus_pipelines.crm.api.dependencies import (
     FORBIDDEN,
     Answer,
@@ -42,6 +41,7 @@ from morpheus_pipelines.crm.api.dependencies import (
     respond,
 )
 from morpheus_pipelines.crm.api.directory import OwnerDirectory
+from morpheus_pipelines.crm.api.problems import problem
 from morpheus_pipelines.crm.api.schemas import LeadIn, LeadPatchIn
 from morpheus_pipelines.crm.models import Lead, SalesRep
 from morpheus_pipelines.crm.repositories.leads import Candidate, LeadRepository
@@ -111,7 +111,7 @@ async def patch_lead(request: Request) -> Response:
     raw = await intake.read_json(request)
     change = parsed(LeadPatchIn, raw)
     if change.status is None and change.owner is None:
-        raise Refused(422, invalid("body", "give status, owner or both"))
+        raise Refused(invalid("body", "give status, owner or both"))
     now = intake.now()
     return respond(
         await intake.in_transaction(
@@ -185,7 +185,12 @@ def create_lead(
         contact_email=email,
         has_phone=phone is not None,
     )
-    return Answer(201, dict(stored))
+    return Answer(201, dict(stored), {"Location": lead_location(row["id"])})
+
+
+def lead_location(lead_id: uuid.UUID | str) -> str:
+    """Where a created lead is read (``Location`` of its 201)."""
+    return f"/v1/leads/{lead_id}"
 
 
 def _lead_row(
@@ -264,11 +269,12 @@ def _replay(session: Session, subscription_id: uuid.UUID, key: str, fingerprint:
     if existing.requestFingerprint != fingerprint:
         return Answer(
             422,
-            {
-                "error": "idempotency_key_reused",
-                "message": "this idempotency key was used for a different submission",
-                "lead_id": str(existing.id),
-            },
+            problem(
+                422,
+                "idempotency_key_reused",
+                "this idempotency key was used for a different submission",
+                lead_id=str(existing.id),
+            ),
         )
     return Answer(200, dict(existing.response), {"Idempotent-Replayed": "true"})
 
@@ -331,22 +337,22 @@ def _list_query(request: Request) -> dict[str, Any]:
     params = request.query_params
     unknown = sorted(set(params) - {*_FILTERS, "limit", "cursor"})
     if unknown:
-        raise Refused(422, invalid(unknown[0], "not a parameter of this list"))
+        raise Refused(invalid(unknown[0], "not a parameter of this list"))
     limit_text = params.get("limit", str(DEFAULT_LEADS_PAGE))
     if not (
         limit_text.isascii() and limit_text.isdigit() and 1 <= int(limit_text) <= MAX_LEADS_PAGE
     ):
-        raise Refused(422, invalid("limit", f"limit must be an integer from 1 to {MAX_LEADS_PAGE}"))
+        raise Refused(invalid("limit", f"limit must be an integer from 1 to {MAX_LEADS_PAGE}"))
     status = params.get("status")
     if status is not None and status not in {s.value for s in LeadStatus}:
-        raise Refused(422, invalid("status", f"one of {', '.join(s.value for s in LeadStatus)}"))
+        raise Refused(invalid("status", f"one of {', '.join(s.value for s in LeadStatus)}"))
     state = params.get("owner_state")
     if state is not None and state not in OWNER_STATES:
-        raise Refused(422, invalid("owner_state", f"one of {', '.join(OWNER_STATES)}"))
+        raise Refused(invalid("owner_state", f"one of {', '.join(OWNER_STATES)}"))
     cursor = params.get("cursor")
     return {
         "limit": int(limit_text),
-        "before": _decode_cursor(cursor) if cursor else None,
+        "before": _decode_cursor(cursor) if cursor is not None else None,
         "status": status,
         "owner_state": state,
         "source": _text_filter(params, "source"),
@@ -359,25 +365,19 @@ def _text_filter(params: Any, name: str) -> str | None:
     a 422 naming it rather than a database error."""
     value = params.get(name)
     if value is not None and "\x00" in value:
-        raise Refused(422, invalid(name, f"{name} may not contain NUL (%00)"))
+        raise Refused(invalid(name, f"{name} may not contain NUL (%00)"))
     return value
 
 
 def _cursor(lead: Lead) -> str:
-    raw = f"{lead.createdAt.isoformat()}|{lead.id}".encode()
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+    return cursors.encode(lead.createdAt, lead.id.hex)
 
 
 def _decode_cursor(cursor: str) -> tuple[datetime, uuid.UUID]:
-    try:
-        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
-        created_at, _, lead_id = raw.rpartition("|")
-        moment, position = datetime.fromisoformat(created_at), uuid.UUID(lead_id)
-    except (ValueError, binascii.Error, UnicodeDecodeError):
-        moment = position = None
-    if moment is None or moment.tzinfo is None:
-        raise Refused(422, invalid("cursor", "cursor is not one this API returned"))
-    return moment, position
+    position = cursors.decode(cursor, cursors.LEAD_CURSOR)
+    if position is None:
+        raise Refused(invalid("cursor", "cursor is not one this API returned"))
+    return position[0], uuid.UUID(hex=position[1])
 
 
 def leads_page(session: Session, subscription_id: uuid.UUID, query: dict[str, Any]) -> Answer:

@@ -24,6 +24,7 @@ from morpheus_pipelines.crm.api.dependencies import (
     respond,
 )
 from morpheus_pipelines.crm.api.leads import lead_is_callers
+from morpheus_pipelines.crm.api.problems import problem
 from morpheus_pipelines.crm.api.schemas import MessageIn
 from morpheus_pipelines.crm.models import OutboundMessage
 from morpheus_pipelines.crm.repositories.timeline import (
@@ -111,10 +112,11 @@ def queue_message(
 
 OPTED_OUT = Answer(
     422,
-    {
-        "error": "opted_out",
-        "message": "the lead's email address has opted out of the newsletter; nothing was queued",
-    },
+    problem(
+        422,
+        "opted_out",
+        "the lead's email address has opted out of the newsletter; nothing was queued",
+    ),
 )
 
 
@@ -124,10 +126,11 @@ def _replay(earlier: OutboundMessage, fingerprint: str) -> Answer:
     if earlier.requestFingerprint != fingerprint:
         return Answer(
             422,
-            {
-                "error": "idempotency_key_reused",
-                "message": "this idempotency key was used for a different message",
-            },
+            problem(
+                422,
+                "idempotency_key_reused",
+                "this idempotency key was used for a different message",
+            ),
         )
     return Answer(
         202,
@@ -141,10 +144,11 @@ def _window_closed(session: Session, lead_id: uuid.UUID, now: datetime) -> Answe
     window = whatsapp_window(_timeline.last_inbound_whatsapp(session, lead_id, at=now), now)
     return Answer(
         422,
-        {
-            "error": "whatsapp_window_closed",
-            "message": "a free-form WhatsApp message needs a message from the lead in the "
+        problem(
+            422,
+            "whatsapp_window_closed",
+            "a free-form WhatsApp message needs a message from the lead in the "
             "last 24 hours; send an approved template instead",
-            "closed_at": window.closes_at.isoformat() if window.closes_at else None,
-        },
+            closed_at=window.closes_at.isoformat() if window.closes_at else None,
+        ),
     )

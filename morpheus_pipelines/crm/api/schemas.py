@@ -1,36 +1,124 @@
-"""The JSON the intake API accepts, and how a refusal names the field (docs/leads.md)."""
+"""The JSON the intake API accepts and answers, and how a refusal names the field
+(docs/leads.md).
+
+The models are the OpenAPI document's schemas (:mod:`.openapi`), and the document says what
+the service enforces, no more and no less: a schema-valid request is taken (unless stored
+state or the clock refuses it: a reused key, a closed window, a time in the future) and any
+other is refused. Where a rule is checked by the code rather than by pydantic (an email, a
+phone number, an ``external_id`` the product keeps), the field's ``pattern`` in the document
+is that rule written as a regular expression, and ``tests/intake/test_intake_fuzz.py`` holds
+the two together. No text may hold NUL (``\\u0000``): PostgreSQL text cannot, and the body is
+refused before it is parsed any further (:mod:`.body`).
+"""
 
 from __future__ import annotations
 
 import uuid
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from morpheus_pipelines.crm.rules.timeline import RESERVED_EXTERNAL_ID_PREFIXES
+
+# Any text without NUL.
+NO_NUL = r"^[^\x00]*$"
+# Not empty, no leading or trailing blanks, no line break, no NUL.
+TEXT = r"^[^\s\x00]([^\x00\n]*[^\s\x00])?$"
+DATE_TIME = {"format": "date-time", "examples": ["2026-12-01T09:30:00+08:00"]}
+
+
+def _any_case(text: str) -> str:
+    return "".join(f"[{c.upper()}{c.lower()}]" if c.isalpha() else _escaped(c) for c in text)
+
+
+def _escaped(character: str) -> str:
+    return "\\" + character if character in r"\.^$|?*+()[]{}" else character
+
+
+# crm/rules/timeline.py::check_caller_external_id as a pattern: not all ASCII digits, not a
+# prefix the product keeps (in any case).
+EXTERNAL_ID = (
+    "^(?![0-9]+$)"
+    + "".join(f"(?!{_any_case(prefix)})" for prefix in RESERVED_EXTERNAL_ID_PREFIXES)
+    + TEXT[1:]
+)
+# What Python's ``str.strip()`` and ``re``'s ``\s`` take for whitespace, spelled out: the
+# engines that read the document (ECMA, Rust) each have a ``\s`` of their own.
+_WS = r"\t\n\x0b\x0c\r\x1c-\x20\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
+# crm/rules/lead_intake.py::normalise_email as a pattern: blank (no email), or, trimmed,
+# lower-cased and without a leading ``mailto:``, ``local@domain.tld``.
+_NOT_AT = rf"[^@{_WS}\x00]"
+EMAIL = (
+    rf"^[{_WS}]*((?:{_any_case('mailto:')})?{_NOT_AT}{{1,64}}@{_NOT_AT}+\.{_NOT_AT}{{2,}})?"
+    rf"[{_WS}]*$"
+)
+# crm/rules/lead_intake.py::normalise_phone as a pattern: blank (no phone), or, with spaces,
+# dashes, dots and brackets dropped and a leading 00 read as +, E.164.
+_NOISE = rf"[{_WS}\-().]"
+PHONE = rf"^([{_WS}]*|{_NOISE}*(\+|0{_NOISE}*0){_NOISE}*[1-9]({_NOISE}*[0-9]){{6,14}}{_NOISE}*)$"
+
+Text = Annotated[str, Field(pattern=NO_NUL)]
+Timestamp = Annotated[str, Field(json_schema_extra={"format": "date-time"})]
+Timestamps = Annotated[str | None, Field(json_schema_extra={"format": "date-time"})]
+
+
+def _no_default(schema: dict[str, Any]) -> None:
+    """An optional field that may not be null documents no ``null`` default."""
+    schema.pop("default", None)
 
 
 class ContactIn(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
-    email: str | None = Field(default=None, max_length=320)
-    phone: str | None = Field(default=None, max_length=40)
-    first_name: str | None = Field(default=None, max_length=200)
-    last_name: str | None = Field(default=None, max_length=200)
+    email: str | None = Field(
+        default=None,
+        max_length=320,
+        pattern=NO_NUL,
+        json_schema_extra={"pattern": EMAIL, "examples": ["Ana@Example.com"]},
+        description="normalised to lower case; blank is no email",
+    )
+    phone: str | None = Field(
+        default=None,
+        max_length=40,
+        pattern=NO_NUL,
+        json_schema_extra={"pattern": PHONE, "examples": ["+65 9123 4567"]},
+        description="international, with its country code; stored as E.164; blank is no phone",
+    )
+    first_name: str | None = Field(default=None, max_length=200, pattern=NO_NUL)
+    last_name: str | None = Field(default=None, max_length=200, pattern=NO_NUL)
 
 
 class LeadIn(BaseModel):
     """``POST /v1/leads``."""
 
-    model_config = ConfigDict(extra="forbid", strict=True)
+    model_config = ConfigDict(
+        extra="forbid",
+        strict=True,
+        json_schema_extra={
+            "examples": [
+                {
+                    "subscription_id": "0b3f8a52-3f0e-4d38-9c55-5b7c0c2f7a11",
+                    "source": "web-form",
+                    "source_submission_id": "f-1029",
+                    "campaign_ids": ["spring-sale"],
+                    "contact": {"email": "Ana@Example.com", "phone": "+65 9123 4567"},
+                    "payload": {"page": "/pricing"},
+                }
+            ]
+        },
+    )
 
     subscription_id: uuid.UUID
-    source: str = Field(min_length=1, max_length=100, pattern=r"^\S(.*\S)?$")
-    source_submission_id: str = Field(min_length=1, max_length=200, pattern=r"^\S(.*\S)?$")
-    campaign_ids: list[str] = Field(default_factory=list, max_length=50)
+    source: str = Field(min_length=1, max_length=100, pattern=TEXT)
+    source_submission_id: str = Field(min_length=1, max_length=200, pattern=TEXT)
+    campaign_ids: list[Text] = Field(default_factory=list, max_length=50)
     contact: ContactIn
-    payload: dict[str, Any] | None = None
-
-
-_TEXT = r"^\S(.*\S)?$"  # not empty, no leading or trailing blanks
+    # The document's schema is JsonObject (openapi.py sets it: pydantic cannot refer to a
+    # schema it did not make).
+    payload: dict[str, Any] | None = Field(
+        default=None,
+        description="stored as given; no NUL in any text or key, at most 32 levels deep",
+    )
 
 
 class ActivityIn(BaseModel):
@@ -39,20 +127,31 @@ class ActivityIn(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
     subscription_id: uuid.UUID
-    external_id: str = Field(min_length=1, max_length=200, pattern=_TEXT)
+    external_id: str = Field(
+        min_length=1,
+        max_length=200,
+        pattern=TEXT,
+        json_schema_extra={"pattern": EXTERNAL_ID, "examples": ["wamid.HBgM1029"]},
+        description="not all digits and not starting form:, dialer-call:, hubspot:, meta:, "
+        "whatsapp:, google-ads: or message: (the product's own)",
+    )
     channel: Literal["form", "whatsapp", "call", "email"]
     direction: Literal["inbound", "outbound"]
     lead_id: uuid.UUID
     occurred_at: str = Field(
         min_length=1,
         max_length=64,
-        description="ISO 8601 with a timezone, not in the future",
-        examples=["2026-12-01T09:30:00+08:00"],
+        pattern=NO_NUL,
+        description="RFC 3339, with its offset; not more than 5 minutes in the future",
+        json_schema_extra=DATE_TIME,
     )
-    subject: str | None = Field(default=None, max_length=500)
-    body: str | None = Field(default=None, max_length=20_000)
+    subject: str | None = Field(default=None, max_length=500, pattern=NO_NUL)
+    body: str | None = Field(default=None, max_length=20_000, pattern=NO_NUL)
     hubspot_owner_id: str | None = Field(
-        default=None, max_length=40, description="the rep who made an outbound touch"
+        default=None,
+        max_length=40,
+        pattern=NO_NUL,
+        description="the rep who made an outbound touch",
     )
 
 
@@ -60,9 +159,9 @@ class ActivityOut(BaseModel):
     activity_id: int
     external_id: str
     lead_id: uuid.UUID | None
-    channel: str
-    direction: str | None
-    occurred_at: str
+    channel: Literal["form", "whatsapp", "call", "email", "meeting", "note", "task"]
+    direction: Literal["inbound", "outbound"] | None
+    occurred_at: Timestamp
     subject: str | None
     body: str | None
     hubspot_owner_id: str | None
@@ -77,22 +176,50 @@ class TimelineOut(BaseModel):
 
 class WhatsAppWindowOut(BaseModel):
     open: bool
-    opened_at: str | None
-    closes_at: str | None
-    remaining_seconds: int
+    opened_at: Timestamps
+    closes_at: Timestamps
+    remaining_seconds: int = Field(ge=0)
+
+
+# A message needs the text its kind is sent with: a template its name, free-form its body.
+_MESSAGE_KINDS = {
+    "oneOf": [
+        {"properties": {"kind": {"const": "template"}}, "required": ["template_name"]},
+        {"properties": {"kind": {"const": "free_form"}}, "required": ["body"]},
+    ]
+}
 
 
 class MessageIn(BaseModel):
     """``POST /v1/messages``: a free-form message needs ``body``, a template
     ``template_name``."""
 
-    model_config = ConfigDict(extra="forbid", strict=True)
+    model_config = ConfigDict(
+        extra="forbid",
+        strict=True,
+        json_schema_extra={
+            **_MESSAGE_KINDS,
+            "examples": [
+                {
+                    "lead_id": "5b0c8d0e-4f1a-4e8e-9a53-0d7c7f1e2a33",
+                    "channel": "whatsapp",
+                    "kind": "template",
+                    "template_name": "follow_up_1",
+                }
+            ],
+        },
+    )
 
     lead_id: uuid.UUID
     channel: Literal["whatsapp", "email"]
     kind: Literal["free_form", "template"]
-    template_name: str | None = Field(default=None, min_length=1, max_length=200, pattern=_TEXT)
-    body: str | None = Field(default=None, min_length=1, max_length=4_096)
+    # Optional, never null: a kind without its text is refused whatever else it has.
+    template_name: str = Field(  # type: ignore[assignment]
+        default=None, min_length=1, max_length=200, pattern=TEXT, json_schema_extra=_no_default
+    )
+    body: str = Field(  # type: ignore[assignment]
+        default=None, min_length=1, max_length=4_096, pattern=NO_NUL, json_schema_extra=_no_default
+    )
 
 
 class MessageOut(BaseModel):
@@ -105,6 +232,9 @@ class OwnerOut(BaseModel):
     hubspot_owner_id: str
 
 
+OwnerState = Literal["assigned", "fallback", "waiting"]
+
+
 class LeadOut(BaseModel):
     """The answer to a new lead (201) and, verbatim, to its duplicates (200)."""
 
@@ -112,8 +242,8 @@ class LeadOut(BaseModel):
     owner: OwnerOut | None = Field(description="null while the lead waits for an owner")
     pool: str
     owner_is_fallback: bool
-    owner_state: str = Field(description="assigned, fallback or waiting")
-    created_at: str
+    owner_state: OwnerState
+    created_at: Timestamp
 
 
 class OwnerChoiceIn(BaseModel):
@@ -126,10 +256,20 @@ class LeadPatchIn(BaseModel):
     """``PATCH /v1/leads/{lead_id}``: close it, reassign it by hand, or both (reassigned
     first)."""
 
-    model_config = ConfigDict(extra="forbid", strict=True)
+    model_config = ConfigDict(
+        extra="forbid",
+        strict=True,
+        json_schema_extra={"minProperties": 1, "examples": [{"status": "won"}]},
+    )
 
-    status: Literal["won", "lost", "closed"] | None = None
-    owner: OwnerChoiceIn | None = None
+    status: Literal["won", "lost", "closed"] = Field(  # type: ignore[assignment]
+        default=None, json_schema_extra=_no_default
+    )
+    owner: OwnerChoiceIn = Field(  # type: ignore[assignment]
+        default=None,
+        description="an active rep of the subscription with a HubSpot owner id",
+        json_schema_extra=_no_default,
+    )
 
 
 class ContactOut(BaseModel):
@@ -147,7 +287,7 @@ class LeadViewOut(BaseModel):
     lead_id: uuid.UUID
     status: Literal["open", "won", "lost", "closed"]
     owner: OwnerOut | None = Field(description="null only while the lead waits for an owner")
-    owner_state: Literal["assigned", "fallback", "waiting"]
+    owner_state: OwnerState
     owner_is_fallback: bool
     owner_set_by_hand: bool
     pool: str
@@ -156,9 +296,9 @@ class LeadViewOut(BaseModel):
     campaign_ids: list[str]
     contact: ContactOut
     hubspot_contact_id: str | None
-    created_at: str
-    closed_at: str | None
-    load_released_at: str | None
+    created_at: Timestamp
+    closed_at: Timestamps
+    load_released_at: Timestamps
 
 
 class LeadPageOut(BaseModel):
@@ -166,11 +306,67 @@ class LeadPageOut(BaseModel):
     next_cursor: str | None
 
 
-class ErrorOut(BaseModel):
-    error: str
-    message: str | None = None
-    fields: list[dict[str, str]] | None = None
+class FieldError(BaseModel):
+    field: str = Field(examples=["contact.email"])
+    message: str
+
+
+class Problem(BaseModel):
+    """An error answer, RFC 9457 (``application/problem+json``): ``type``, ``title``,
+    ``status`` and ``detail``, and as extension members ``error`` (a stable code to match on)
+    and what the refusal adds."""
+
+    model_config = ConfigDict(
+        extra="allow",
+        json_schema_extra={
+            "examples": [
+                {
+                    "type": "/docs#problem-invalid_request",
+                    "title": "The request has invalid fields",
+                    "status": 422,
+                    "detail": "refused: contact.email",
+                    "error": "invalid_request",
+                    "fields": [{"field": "contact.email", "message": "not an email address"}],
+                }
+            ]
+        },
+    )
+
+    type: str = Field(description="a URI reference naming the problem; its entry in /docs")
+    title: str
+    status: int = Field(ge=400, le=599)
+    detail: str | None = None
+    error: str = Field(description="the stable code clients match on", examples=["rate_limited"])
+    fields: list[FieldError] | None = Field(default=None, description="422: each field refused")
     request_id: str | None = Field(default=None, description="on a 500: quote it when asking")
+    closed_at: Timestamps = Field(default=None, description="whatsapp_window_closed")
+    limit_bytes: int | None = Field(default=None, description="body_too_large")
+    lead_id: uuid.UUID | None = Field(default=None, description="idempotency_key_reused")
+    activity_id: int | None = Field(default=None, description="external_id_reused")
+    violated_policies: list[str] | None = Field(
+        default=None,
+        alias="violated-policies",
+        description="429: the RateLimit policies spent",
+    )
+
+
+# Any JSON a ``payload`` may hold: no NUL in a text or a key (the depth limit, 32 levels for
+# the whole body, is the body reader's).
+JSON_SCHEMAS: dict[str, Any] = {
+    "JsonValue": {
+        "anyOf": [
+            {"type": ["null", "boolean", "number"]},
+            {"type": "string", "pattern": NO_NUL},
+            {"type": "array", "items": {"$ref": "#/components/schemas/JsonValue"}},
+            {"$ref": "#/components/schemas/JsonObject"},
+        ]
+    },
+    "JsonObject": {
+        "type": "object",
+        "propertyNames": {"pattern": NO_NUL},
+        "additionalProperties": {"$ref": "#/components/schemas/JsonValue"},
+    },
+}
 
 
 def field_errors(exc: ValidationError) -> list[dict[str, str]]:

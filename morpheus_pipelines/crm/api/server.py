@@ -28,12 +28,11 @@ def serve(
     process uses one core (docs/performance.md, "Lead intake")."""
     import uvicorn
 
-    from morpheus_pipelines.crm.api.asgi import OWNER_CACHE_VARIABLE, WORKERS_VARIABLE
+    from morpheus_pipelines.crm.api.asgi import OWNER_CACHE_VARIABLE
     from morpheus_pipelines.crm.api.http_server import uvicorn_options
 
     url = warehouse_url(settings)  # starts the embedded server when nothing is configured
     upgrade(url)
-    os.environ[WORKERS_VARIABLE] = str(workers)
     os.environ[OWNER_CACHE_VARIABLE] = "1" if owner_cache else "0"
     if settings.uses_embedded_database:
         os.environ["MORPHEUS_DATABASE_URL"] = url  # the workers must not start another

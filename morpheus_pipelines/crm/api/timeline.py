@@ -5,8 +5,6 @@ now."""
 
 from __future__ import annotations
 
-import base64
-import binascii
 import uuid
 from datetime import datetime
 
@@ -15,6 +13,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from morpheus_pipelines.crm.api import cursors
 from morpheus_pipelines.crm.api.activities import activity_view
 from morpheus_pipelines.crm.api.dependencies import (
     FORBIDDEN,
@@ -40,7 +39,7 @@ async def get_timeline(request: Request) -> Response:
     _, subscription_id = await intake.authorised(request)
     lead_id = lead_id_of(request)
     limit = _page_limit(request)
-    cursor = request.query_params.get("cursor") or None
+    cursor = request.query_params.get("cursor")
     return respond(
         await intake.in_transaction(
             lambda session: timeline_page(
@@ -73,9 +72,7 @@ def _page_limit(request: Request) -> int:
     if not (
         limit_text.isascii() and limit_text.isdigit() and 1 <= int(limit_text) <= MAX_TIMELINE_PAGE
     ):
-        raise Refused(
-            422, invalid("limit", f"limit must be an integer from 1 to {MAX_TIMELINE_PAGE}")
-        )
+        raise Refused(invalid("limit", f"limit must be an integer from 1 to {MAX_TIMELINE_PAGE}"))
     return int(limit_text)
 
 
@@ -87,7 +84,7 @@ def timeline_page(
     limit: int,
     cursor: str | None,
 ) -> Answer:
-    before = _decode_cursor(cursor) if cursor else None
+    before = _decode_cursor(cursor) if cursor is not None else None
     if not lead_is_callers(session, lead_id, subscription_id):
         return FORBIDDEN
     rows = _timeline.page(session, lead_id, limit=limit + 1, before=before)
@@ -103,20 +100,14 @@ def timeline_page(
 
 
 def _cursor(activity: Activity) -> str:
-    raw = f"{activity.occurredAt.isoformat()}|{activity.id}".encode()
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+    return cursors.encode(activity.occurredAt, str(activity.id))
 
 
 def _decode_cursor(cursor: str) -> tuple[datetime, int]:
-    try:
-        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
-        occurred_at, _, activity_id = raw.rpartition("|")
-        moment, position = datetime.fromisoformat(occurred_at), int(activity_id)
-    except (ValueError, binascii.Error, UnicodeDecodeError):
-        moment, position = None, -1
-    if moment is None or moment.tzinfo is None or not 0 < position < 2**63:
+    position = cursors.decode(cursor, cursors.ACTIVITY_CURSOR)
+    if position is None:
         raise InvalidActivity("cursor", "cursor is not one this API returned")
-    return moment, position
+    return position[0], int(position[1])
 
 
 def window_view(

@@ -28,6 +28,7 @@ from morpheus_pipelines.crm.models.core import (
 from morpheus_pipelines.crm.models.hand_overs import RepHandOver
 from morpheus_pipelines.crm.models.leads import (
     IntakeApiKey,
+    IntakeRequestBudget,
     Lead,
     LeadContactRetrieval,
     LeadDuplicate,
@@ -81,6 +82,7 @@ __all__ = [
     "HubSpotOutboxRow",
     "HubSpotWebhookEvent",
     "IntakeApiKey",
+    "IntakeRequestBudget",
     "Lead",
     "LeadContactRetrieval",
     "LeadDuplicate",

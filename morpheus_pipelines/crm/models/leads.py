@@ -248,6 +248,21 @@ class IntakeApiKey(Base):
     )
 
 
+class IntakeRequestBudget(Base):
+    """A request budget shared by every intake worker and host (docs/leads.md, "Request
+    budgets"): one row per budgeted key, its theoretical arrival time
+    (:mod:`~morpheus_pipelines.crm.rules.request_budget`). UNLOGGED: it is written on every
+    request and worth nothing after a crash (the budgets start whole again), so its writes
+    skip the WAL and their commits never wait for a flush."""
+
+    __tablename__ = "intake_request_budgets"
+    __table_args__ = {"prefixes": ["UNLOGGED"]}
+
+    bucket: Mapped[str] = mapped_column(Text, primary_key=True)  # "key:<key id hex>"
+    theoreticalArrival: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+    admitted: Mapped[bool] = mapped_column(Boolean, nullable=False)  # the last request's fate
+
+
 # -- The slow path after creation: enrichment, scores, duplicates (docs/leads.md) -----------
 
 

@@ -8,16 +8,23 @@ secrets and PII out:
 * any other email-shaped text in the line is masked the same way, and every registered secret
   is replaced by ``***`` (:mod:`.redaction`).
 
+Fields bound with :func:`event_fields` (the intake binds each request's ``request_id``) are
+written on every line logged inside the block, threads it starts with the context included
+(``anyio.to_thread`` copies it).
+
 Dagster's own log (``context.log``) gets batch progress and totals; per-tenant events go to
 :class:`~morpheus_pipelines.tenants.steps.tenant_events.TenantEventLog`.
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import json
 import logging
 import math
 import sys
+from collections.abc import Iterator
 from datetime import UTC, date, datetime
 from decimal import Decimal
 from pathlib import Path
@@ -93,10 +100,28 @@ def log_events_to(path: Path) -> Path:
     return path
 
 
+_bound_fields: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVar(
+    "morpheus_event_fields", default=None
+)
+
+
+@contextlib.contextmanager
+def event_fields(**fields: Any) -> Iterator[None]:
+    """Write ``fields`` on every event line logged inside the block (in this context)."""
+    token = _bound_fields.set({**(_bound_fields.get() or {}), **fields})
+    try:
+        yield
+    finally:
+        _bound_fields.reset(token)
+
+
 def log_event(event: str, *, level: int = logging.INFO, **fields: Any) -> None:
-    """Write one structured event line."""
+    """Write one structured event line, with the fields bound by :func:`event_fields`."""
     logger = _logger()
     if logger.isEnabledFor(level):
+        bound = _bound_fields.get()
+        if bound:
+            fields = {**bound, **fields}
         logger.log(level, format_event(event, logging.getLevelName(level), fields))
 
 

@@ -1,0 +1,86 @@
+"""A key's request budget is one budget however many workers and hosts serve it
+(docs/leads.md, "Request budgets"): every process counts against the same row in PostgreSQL,
+so a keep-alive client whose requests all reach one worker gets the whole budget, and two
+hosts together admit it once."""
+
+from __future__ import annotations
+
+import threading
+from contextlib import ExitStack
+
+import requests
+from sqlalchemy import create_engine
+
+from morpheus_pipelines.crm.api.budget import KEY_POLICY, RequestBudget, SharedBudget
+from morpheus_pipelines.crm.rules.request_budget import BudgetPolicy
+from morpheus_pipelines.devtools.serve_process import morpheus_serve
+from tests.support.intake import Tenant, client, intake_settings, serving
+
+BUDGET = 6
+
+
+def test_two_hosts_on_one_database_admit_one_budget(tenant: Tenant, database_url: str) -> None:
+    settings = intake_settings(database_url, requests_per_minute=BUDGET)
+    with ExitStack() as hosts:
+        bases = [hosts.enter_context(serving(settings))[0] for _ in range(2)]
+        sessions = [client(tenant.key) for _ in bases]
+        codes = [
+            sessions[i % 2].get(f"{bases[i % 2]}/v1/leads").status_code for i in range(2 * BUDGET)
+        ]
+    assert codes.count(200) == BUDGET
+    assert codes[:BUDGET] == [200] * BUDGET and set(codes[BUDGET:]) == {429}
+
+
+def test_a_budget_per_process_would_have_admitted_it_twice() -> None:
+    """The same alternation against one in-memory bucket per host: each admits its own
+    ``BUDGET``, and the key gets twice what it was given."""
+    hosts = [RequestBudget(BUDGET, name=KEY_POLICY, clock=lambda: 0.0) for _ in range(2)]
+    admitted = sum(hosts[i % 2].take("key") == 0 for i in range(2 * BUDGET))
+    assert admitted == 2 * BUDGET
+
+
+def test_concurrent_takes_from_many_connections_admit_exactly_the_budget(
+    database_url: str,
+) -> None:
+    """One statement per take, so no two requests can both read the last unit free."""
+    policy = BudgetPolicy(KEY_POLICY, 25)
+    engines = [create_engine(database_url, isolation_level="AUTOCOMMIT") for _ in range(2)]
+    budgets = [SharedBudget(engine, policy) for engine in engines]
+    start = threading.Barrier(10)
+    admitted: list[bool] = []
+
+    def spend(budget: SharedBudget) -> None:
+        start.wait()
+        for _ in range(10):
+            admitted.append(budget.take("concurrent").admitted)
+
+    threads = [threading.Thread(target=spend, args=(budgets[i % 2],)) for i in range(10)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    for engine in engines:
+        engine.dispose()
+    assert len(admitted) == 100 and admitted.count(True) == 25
+
+
+def test_morpheus_serve_with_two_workers_gives_a_keep_alive_client_the_whole_budget(
+    tenant: Tenant, database_url: str
+) -> None:
+    """One connection reaches one worker. Before the budget was shared each worker had half
+    of it, and this client was refused after ``BUDGET / 2``."""
+    environ = {"MORPHEUS_INTAKE_REQUESTS_PER_MINUTE": str(BUDGET)}
+    with morpheus_serve(database_url, workers=2, environ=environ) as (base, _):
+        keep_alive = client(tenant.key)
+        codes = [keep_alive.get(f"{base}/v1/leads").status_code for _ in range(BUDGET + 1)]
+        # A new connection per request, spread over both workers: still the one budget.
+        fresh = [
+            requests.get(
+                f"{base}/v1/leads",
+                headers={"Authorization": f"Bearer {tenant.key}", "Connection": "close"},
+                timeout=10,
+            ).status_code
+            for _ in range(4)
+        ]
+    assert codes == [200] * BUDGET + [429]
+    assert fresh == [429] * 4
