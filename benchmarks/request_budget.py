@@ -1,4 +1,4 @@
-"""What the shared request budget costs a request (docs/decisions/0028).
+"""What the shared request budget costs a request (docs/decisions/0049).
 
 1. ``SharedBudget.take`` alone, on the embedded PostgreSQL: one thread on one key, then 8
    threads on one key (every take queues on the same row) and 8 threads on 8 keys.

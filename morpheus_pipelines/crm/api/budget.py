@@ -14,7 +14,7 @@
   request (a sliding log: up to 6,000 rows a key, counted on every request, in a table it
   creates itself outside the migrations, through a pool of its own); the state a generic
   cell rate needs is one timestamp per key (:mod:`~morpheus_pipelines.crm.rules.request_budget`).
-  What it costs (docs/decisions/0028): about a tenth of a millisecond for the statement,
+  What it costs (docs/decisions/0049): about a tenth of a millisecond for the statement,
   and 0.3 ms of a request's median latency with the hop to a worker thread, on a request
   of about 2 ms.
 * **per client address, of failed authentications** (``MORPHEUS_INTAKE_AUTH_FAILURES_PER_MINUTE``),

@@ -40,7 +40,7 @@ def take_budget(connection: Connection, bucket: str, policy: BudgetPolicy) -> tu
     """Count one request against ``bucket`` on the caller's (autocommit) connection:
     ``(admitted, seconds the arrival time is ahead of now afterwards)``. A connection, not a
     session: the statement is the whole unit of work, and a session's bookkeeping cost as
-    much again as the statement (docs/decisions/0028)."""
+    much again as the statement (docs/decisions/0049)."""
     admitted, ahead = connection.exec_driver_sql(
         _TAKE_SQL,
         {"bucket": bucket, "interval": policy.interval, "window": float(policy.window)},
