@@ -35,6 +35,7 @@ DEFAULTS: dict[str, str] = {
     "HUBSPOT_UNASSIGNED_LIST_ID": "",
     "MORPHEUS_INTAKE_REQUESTS_PER_MINUTE": "6000",
     "MORPHEUS_INTAKE_AUTH_FAILURES_PER_MINUTE": "30",
+    "MORPHEUS_INTAKE_ORIGIN_REQUESTS_PER_MINUTE": "600",
     "HUBSPOT_CLIENT_SECRET": "",
     "MORPHEUS_PUBLIC_URL": "",
     "MORPHEUS_LEAD_STALE_DAYS": "30",
@@ -100,6 +101,7 @@ class Settings:
     hubspot_unassigned_list_id: str
     intake_requests_per_minute: int
     intake_auth_failures_per_minute: int
+    intake_origin_requests_per_minute: int = 600
     public_url: str = ""
     lead_stale_days: int = 30
     meta_graph_base_url: str = DEFAULTS["META_GRAPH_BASE_URL"]
@@ -169,6 +171,9 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         ),
         intake_auth_failures_per_minute=int(
             _number("MORPHEUS_INTAKE_AUTH_FAILURES_PER_MINUTE", environ, int)
+        ),
+        intake_origin_requests_per_minute=int(
+            _number("MORPHEUS_INTAKE_ORIGIN_REQUESTS_PER_MINUTE", environ, int)
         ),
         public_url=env("MORPHEUS_PUBLIC_URL", environ).rstrip("/"),
         lead_stale_days=_days("MORPHEUS_LEAD_STALE_DAYS", environ),

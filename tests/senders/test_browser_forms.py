@@ -100,8 +100,10 @@ def test_a_filled_honeypot_stores_nothing(browser) -> None:
 
 def test_each_origin_has_its_own_budget(browser, database_url: str) -> None:
     base, tenant, key = browser
-    statuses = [_post(base, key, tenant.lead_body(f"burst-{n}")).status_code for n in range(6)]
-    assert statuses == [201] * 5 + [429]
+    answers = [_post(base, key, tenant.lead_body(f"burst-{n}")) for n in range(6)]
+    assert [a.status_code for a in answers] == [201] * 5 + [429]
+    assert '"origin";q=5;w=60' in answers[-1].headers["RateLimit-Policy"]
+    assert answers[-1].json()["error"] == "rate_limited" and "Retry-After" in answers[-1].headers
     # The secret key of the same tenant, from a server, is not held by the origin's budget.
     assert (
         client(tenant.key).post(f"{base}/v1/leads", json=tenant.lead_body("srv")).status_code == 201

@@ -31,6 +31,7 @@ from morpheus_pipelines.crm.api import (
     timeline,
     webhooks,
 )
+from morpheus_pipelines.crm.api.cors import BrowserForms
 from morpheus_pipelines.crm.api.dependencies import Intake, Refused, invalid_field, refusal
 from morpheus_pipelines.crm.api.guard import RequestGuard
 from morpheus_pipelines.crm.api.problems import http_exception
@@ -54,6 +55,8 @@ def create_app(settings: IntakeSettings) -> Starlette:
         },
         lifespan=intake.lifespan,
     )
+    # Starlette wraps the last added outermost: the guard sees every answer, CORS included.
+    app.add_middleware(BrowserForms)
     app.add_middleware(RequestGuard)
     app.state.intake = intake
     # What the tests and the demo look at: the owner cache, the keys, the listener, the pool.

@@ -25,6 +25,7 @@ def app_from_environment() -> Starlette:
             # the budget of failed authentications is each process's own (crm/api/budget.py).
             requests_per_minute=settings.intake_requests_per_minute,
             auth_failures_per_minute=settings.intake_auth_failures_per_minute,
+            origin_requests_per_minute=settings.intake_origin_requests_per_minute,
             owner_cache=os.environ.get(OWNER_CACHE_VARIABLE, "1") == "1",
             listen_url=libpq_url(url),
             hubspot_client_secret=settings.hubspot_client_secret,

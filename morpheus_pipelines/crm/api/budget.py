@@ -50,6 +50,7 @@ from morpheus_pipelines.crm.rules.request_budget import (
 MAX_BUCKETS = 10_000
 KEY_POLICY = "api-key"
 AUTH_FAILURE_POLICY = "auth-failures"
+ORIGIN_POLICY = "origin"
 
 
 class SharedBudget:

@@ -38,6 +38,7 @@ from morpheus_pipelines.crm.api.body import BodyRefused, parse_body
 from morpheus_pipelines.crm.api.budget import (
     AUTH_FAILURE_POLICY,
     KEY_POLICY,
+    ORIGIN_POLICY,
     RequestBudget,
     SharedBudget,
     note_allowance,
@@ -51,6 +52,7 @@ from morpheus_pipelines.crm.repositories.intake_keys import IntakeApiKeyReposito
 from morpheus_pipelines.crm.rules.request_budget import Allowance, BudgetPolicy
 from morpheus_pipelines.platform.observability.events import log_event
 from morpheus_pipelines.platform.observability.redaction import register_secret
+from morpheus_pipelines.platform.text.origins import origin_header
 
 MAX_BODY_BYTES = 64 * 1024
 MAX_IDEMPOTENCY_KEY_LENGTH = 200
@@ -172,6 +174,11 @@ class Intake:
         self.auth_failures = RequestBudget(
             settings.auth_failures_per_minute, name=AUTH_FAILURE_POLICY
         )
+        # Browser forms: each origin's leads share one budget, whichever key and address.
+        self.origin_budget = SharedBudget(
+            self.budget_engine, BudgetPolicy(ORIGIN_POLICY, settings.origin_requests_per_minute)
+        )
+        # Named on every /v1/ answer; the origin's is added to the answers it counted.
         self.policies = (self.budget.policy, self.auth_failures.policy)
 
     def now(self) -> datetime:
@@ -259,6 +266,9 @@ class Intake:
                 request, problem(401, "invalid_api_key", "no active key matches")
             )
         key_id, subscription_id = found
+        entry = self.keys.entry(key_id)
+        if entry is not None and entry.publishable:
+            await self._admit_browser_form(request, entry.origins)
         allowance: Allowance = await anyio.to_thread.run_sync(self._take_budget, key_id.hex)
         note_allowance(request.scope, allowance)
         if not allowance.admitted:
@@ -268,6 +278,40 @@ class Intake:
                 f"this key's budget of {allowance.policy.quota} requests a minute is spent",
             )
         return key_id, subscription_id
+
+    async def _admit_browser_form(self, request: Request, origins: frozenset[str]) -> None:
+        """A publishable key creates leads, only from its origins, within its origin's
+        budget; anything else is a 403 (docs/leads.md, "Browser forms")."""
+        if (request.method, request.url.path) != ("POST", "/v1/leads"):
+            raise Refused(
+                problem(
+                    403,
+                    "publishable_key_cannot",
+                    "a publishable key may only create leads; use a secret key from a server",
+                )
+            )
+        origin = origin_header(request.headers.get("origin"))
+        if origin is None or origin not in origins:
+            raise Refused(
+                problem(403, "origin_not_allowed", "this key may not be used from this origin")
+            )
+        allowance = await anyio.to_thread.run_sync(
+            lambda: self._guarded(lambda: self.origin_budget.take(f"origin:{origin}"))
+        )
+        note_allowance(request.scope, allowance)
+        if not allowance.admitted:
+            raise _quota_exceeded(
+                allowance,
+                "rate_limited",
+                f"this origin's budget of {allowance.policy.quota} leads a minute is spent",
+            )
+
+    async def serves_origin(self, origin: str) -> bool:
+        """Whether some active publishable key may be used from ``origin`` (a preflight's
+        only question)."""
+        if self.keys.due():
+            await anyio.to_thread.run_sync(self._reload_keys)
+        return self.keys.serves_origin(origin)
 
     def admit_address(self, request: Request) -> None:
         """A 429 for a client address past its budget of failed authentications, before

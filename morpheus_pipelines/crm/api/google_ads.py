@@ -3,7 +3,8 @@
 
 No API key: the body's ``google_key`` is the advertiser's secret, and its SHA-256 picks the
 subscription (one indexed lookup); an unknown or missing key is a 401 before anything else is
-read or stored. Then the lead is made as
+read or stored, and counts against the address's budget of failed authentications, as a wrong
+API key does. Then the lead is made as
 ``POST /v1/leads`` makes one, owner included, before the 200 (source ``google_ads``, the
 ``lead_id`` as its submission id); a test lead (``is_test``, Google's "send test data") is
 stored closed and reaches no rep. A contact answer that does not read as an email or a phone
@@ -22,6 +23,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from morpheus_pipelines.crm.api.dependencies import Answer, Intake, Refused, intake_of, invalid
+from morpheus_pipelines.crm.api.problems import problem
 from morpheus_pipelines.crm.api.sender_leads import sender_contact, sender_lead, sender_test_lead
 from morpheus_pipelines.crm.rules.google_ads import (
     GOOGLE_ADS_SOURCE,
@@ -35,11 +37,11 @@ from morpheus_pipelines.crm.store import CrmStore
 from morpheus_pipelines.platform.observability.events import log_event
 
 PATH = "/v1/webhooks/google-ads"
-UNKNOWN_KEY = {"error": "unknown_google_key", "message": "no subscription has this google_key"}
 
 
 async def post_google_ads_lead(request: Request) -> Response:
     intake = intake_of(request)
+    intake.admit_address(request)  # the key in the body is this endpoint's authentication
     body = await intake.read_bytes(request)
     key = google_key_of(body)
     subscription_id = None
@@ -51,11 +53,13 @@ async def post_google_ads_lead(request: Request) -> Response:
         )
     if subscription_id is None:
         log_event("google_ads_lead_refused", level=logging.WARNING, reason="unknown_google_key")
-        raise Refused(401, UNKNOWN_KEY)
+        raise intake.failed_authentication(
+            request, problem(401, "unknown_google_key", "no subscription has this google_key")
+        )
     try:
         lead = parse_lead_form(body)
     except InvalidLeadForm as exc:
-        raise Refused(422, invalid(exc.field, str(exc))) from None
+        raise Refused(invalid(exc.field, str(exc))) from None
     now = intake.now()
     answer: Answer = await intake.in_transaction(
         lambda session: _store(session, intake, subscription_id, lead, now)

@@ -129,7 +129,8 @@ def _rate_limit_fields(scope: dict[str, Any]) -> list[tuple[bytes, bytes]]:
     if intake is None:
         return []
     allowances = noted_allowances(scope) or [intake.address_allowance(scope)]
-    return rate_limit_headers(intake.policies, allowances)
+    extra = tuple(a.policy for a in allowances if a.policy not in intake.policies)
+    return rate_limit_headers((*intake.policies, *dict.fromkeys(extra)), allowances)
 
 
 async def _internal_error(send: Any, request_id: str) -> None:

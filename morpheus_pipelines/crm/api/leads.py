@@ -75,6 +75,15 @@ async def post_lead(request: Request) -> Response:
     lead = parsed(LeadIn, raw)
     if lead.subscription_id != subscription_id:
         return respond(FORBIDDEN)
+    if lead.honeypot:
+        log_event(
+            "lead_honeypot_refused",
+            level=logging.WARNING,
+            subscription_id=str(subscription_id),
+            origin=request.headers.get("origin"),
+        )
+        raise Refused(invalid("honeypot", "the form's hidden field was filled: not stored"))
+    raw.pop("honeypot", None)  # an empty one is not part of the submission
     now = intake.now()
     return respond(
         await intake.in_transaction(

@@ -33,6 +33,7 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 from morpheus_pipelines.crm.api.dependencies import Intake, Refused, intake_of, invalid
+from morpheus_pipelines.crm.api.problems import problem
 from morpheus_pipelines.crm.api.schemas import ContactIn
 from morpheus_pipelines.crm.api.sender_leads import sender_contact, sender_lead
 from morpheus_pipelines.crm.rules.meta_webhooks import (
@@ -70,12 +71,13 @@ async def verify_meta_webhook(request: Request) -> Response:
     )
     if challenge is None:
         log_event("meta_webhook_verification_refused", level=logging.WARNING)
-        raise Refused(403, {"error": "verification_refused"})
+        raise Refused(problem(403, "verification_refused", "not our verify token"))
     return PlainTextResponse(challenge)
 
 
 async def post_meta_webhook(request: Request) -> Response:
     intake = intake_of(request)
+    intake.admit_address(request)  # a signature is this endpoint's authentication
     body = await intake.read_bytes(request)
     try:
         verify_signature(
@@ -83,11 +85,13 @@ async def post_meta_webhook(request: Request) -> Response:
         )
     except SignatureRefused as refused:
         log_event("meta_webhook_refused", level=logging.WARNING, reason=refused.reason)
-        raise Refused(401, {"error": refused.reason}) from None
+        raise intake.failed_authentication(
+            request, problem(401, refused.reason, "the delivery is not signed by our Meta app")
+        ) from None
     try:
         delivery = parse_delivery(body)
     except InvalidDelivery as exc:
-        raise Refused(422, invalid(exc.field, str(exc))) from None
+        raise Refused(invalid(exc.field, str(exc))) from None
     now = intake.now()
     done: Counter[str] = Counter(delivery.skipped)
     for change in delivery.leadgen:

@@ -40,6 +40,7 @@ from morpheus_pipelines.crm.api.schemas import (
     LeadViewOut,
     MessageIn,
     MessageOut,
+    OwnerOut,
     Problem,
     TimelineOut,
     WhatsAppWindowOut,
@@ -308,6 +309,63 @@ _SIGNATURE_HEADERS = [
 ]
 
 
+_META_VERIFICATION = [
+    {"name": name, "in": "query", "required": True, "schema": {"type": "string"}}
+    for name in ("hub.mode", "hub.verify_token", "hub.challenge")
+]
+_META_SIGNATURE = {
+    "name": "X-Hub-Signature-256",
+    "in": "header",
+    "required": True,
+    "description": "sha256= and the hex HMAC-SHA256 of the raw body, keyed by META_APP_SECRET",
+    "schema": {"type": "string"},
+}
+_META_DELIVERY = {
+    "type": "object",
+    "required": ["entry"],
+    "properties": {"object": {"type": "string"}, "entry": {"type": "array"}},
+}
+_META_SUMMARY = {
+    "type": "object",
+    "properties": {"received": {"type": "object", "additionalProperties": _COUNT}},
+}
+_SENDER_LEAD = {
+    "type": "object",
+    "properties": {
+        "lead_id": {"type": "string", "format": "uuid"},
+        "owner": {"anyOf": [_ref(OwnerOut), {"type": "null"}]},
+        "owner_state": {"type": "string", "enum": ["assigned", "fallback", "waiting"]},
+        "is_test": {"type": "boolean"},
+    },
+}
+_GOOGLE_ADS_LEAD = {
+    "type": "object",
+    "required": ["google_key", "lead_id"],
+    "properties": {
+        "google_key": {"type": "string", "description": "the subscription's key"},
+        "lead_id": {"type": "string"},
+        "is_test": {"type": "boolean"},
+        "user_column_data": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["column_id"],
+                "properties": {
+                    "column_id": {"type": "string"},
+                    "string_value": {"type": "string"},
+                    "column_name": {"type": "string"},
+                },
+            },
+        },
+        "campaign_id": {"type": "integer"},
+        "form_id": {"type": "integer"},
+        "adgroup_id": {"type": "integer"},
+        "creative_id": {"type": "integer"},
+        "gcl_id": {"type": "string"},
+    },
+}
+
+
 def _paths() -> dict[str, Any]:
     """Every path of the API: one entry each."""
     return {
@@ -483,6 +541,60 @@ def _paths() -> dict[str, Any]:
                 },
                 parameters=_SIGNATURE_HEADERS,
                 body=_HUBSPOT_EVENTS,
+                public=True,
+            ),
+        },
+        "/v1/webhooks/meta": {
+            "get": _operation(
+                "verifyMetaWebhook",
+                "Meta's verification handshake: the challenge back when the token is ours",
+                {
+                    "200": _success(
+                        "the hub.challenge, as the body",
+                        {"type": "string"},
+                        media_type="text/plain",
+                    ),
+                    **_problems(_403="verification_refused: not subscribe, or not our token"),
+                },
+                parameters=_META_VERIFICATION,
+                public=True,
+            ),
+            "post": _operation(
+                "receiveMetaWebhook",
+                "Meta's deliveries: Lead Ads leads (owned in the request, answers read "
+                "afterwards), WhatsApp messages and statuses",
+                {
+                    "200": _success("what was done, by kind", _META_SUMMARY),
+                    **_problems(
+                        408,
+                        413,
+                        keyed=False,
+                        _401="no or a wrong X-Hub-Signature-256; nothing stored (counted "
+                        "against the address's budget of failed authentications)",
+                        _422="invalid_request: not a delivery (no entry list); names the field",
+                    ),
+                },
+                parameters=[_META_SIGNATURE],
+                body=_META_DELIVERY,
+                public=True,
+            ),
+        },
+        "/v1/webhooks/google-ads": {
+            "post": _operation(
+                "receiveGoogleAdsLead",
+                "A Google Ads lead-form delivery: the lead and its owner, in the request",
+                {
+                    "200": _success("the lead (a redelivery: the same lead)", _SENDER_LEAD),
+                    **_problems(
+                        408,
+                        413,
+                        keyed=False,
+                        _401="unknown_google_key; nothing stored (counted against the "
+                        "address's budget of failed authentications)",
+                        _422="invalid_request: lead_id, is_test or a column; names the field",
+                    ),
+                },
+                body=_GOOGLE_ADS_LEAD,
                 public=True,
             ),
         },

@@ -58,6 +58,11 @@ TITLES: dict[str, str] = {
     "stale_timestamp": "The delivery's timestamp is too old",
     "timestamp_in_the_future": "The delivery's timestamp is ahead of the service's clock",
     "invalid_timestamp": "The delivery's timestamp is not valid",
+    "meta_webhooks_not_configured": "Meta's webhooks are not configured",
+    "verification_refused": "The webhook verification is refused",
+    "unknown_google_key": "No subscription has this Google Ads key",
+    "origin_not_allowed": "No publishable key may be used from this origin",
+    "publishable_key_cannot": "A publishable key may only create leads",
 }
 
 

@@ -20,10 +20,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from morpheus_pipelines.crm.rules.timeline import RESERVED_EXTERNAL_ID_PREFIXES
 
+# What Python's ``str.strip()`` and ``re``'s ``\s`` take for whitespace, spelled out: the
+# engines that read the document (ECMA, Rust) each have a ``\s`` of their own.
+_WS = r"\t\n\x0b\x0c\r\x1c-\x20\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
 # Any text without NUL.
 NO_NUL = r"^[^\x00]*$"
 # Not empty, no leading or trailing blanks, no line break, no NUL.
-TEXT = r"^[^\s\x00]([^\x00\n]*[^\s\x00])?$"
+TEXT = rf"^[^{_WS}\x00]([^\x00\n]*[^{_WS}\x00])?$"
 DATE_TIME = {"format": "date-time", "examples": ["2026-12-01T09:30:00+08:00"]}
 
 
@@ -42,9 +45,6 @@ EXTERNAL_ID = (
     + "".join(f"(?!{_any_case(prefix)})" for prefix in RESERVED_EXTERNAL_ID_PREFIXES)
     + TEXT[1:]
 )
-# What Python's ``str.strip()`` and ``re``'s ``\s`` take for whitespace, spelled out: the
-# engines that read the document (ECMA, Rust) each have a ``\s`` of their own.
-_WS = r"\t\n\x0b\x0c\r\x1c-\x20\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
 # crm/rules/lead_intake.py::normalise_email as a pattern: blank (no email), or, trimmed,
 # lower-cased and without a leading ``mailto:``, ``local@domain.tld``.
 _NOT_AT = rf"[^@{_WS}\x00]"
@@ -75,14 +75,17 @@ class ContactIn(BaseModel):
         max_length=320,
         pattern=NO_NUL,
         json_schema_extra={"pattern": EMAIL, "examples": ["Ana@Example.com"]},
-        description="normalised to lower case; blank is no email",
+        description="checked by email-validator (syntax; no DNS) and stored lower-cased, its "
+        "domain in IDNA (ASCII) form; blank is no email",
     )
     phone: str | None = Field(
         default=None,
         max_length=40,
         pattern=NO_NUL,
         json_schema_extra={"pattern": PHONE, "examples": ["+65 9123 4567"]},
-        description="international, with its country code; stored as E.164; blank is no phone",
+        description="read by libphonenumber: with its country code, or national in the "
+        "subscription's default region; a number not valid for its country is refused; stored "
+        "as E.164, an extension apart; blank is no phone",
     )
     first_name: str | None = Field(default=None, max_length=200, pattern=NO_NUL)
     last_name: str | None = Field(default=None, max_length=200, pattern=NO_NUL)
@@ -118,6 +121,16 @@ class LeadIn(BaseModel):
     payload: dict[str, Any] | None = Field(
         default=None,
         description="stored as given; no NUL in any text or key, at most 32 levels deep",
+    )
+    # The document says "empty" (maxLength 0), which is what is taken; the route refuses a
+    # filled one itself so that the refusal is logged as a bot's.
+    honeypot: str | None = Field(
+        default=None,
+        max_length=500,
+        pattern=NO_NUL,
+        json_schema_extra={"maxLength": 0},
+        description="a browser form's field hidden from people: empty from a person; "
+        "anything in it is a bot's, and the lead is refused (422) and not stored",
     )
 
 

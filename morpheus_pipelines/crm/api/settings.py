@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 
 DEFAULT_REQUESTS_PER_MINUTE = 6_000
 DEFAULT_AUTH_FAILURES_PER_MINUTE = 30
+DEFAULT_ORIGIN_REQUESTS_PER_MINUTE = 600
 
 
 @dataclass
@@ -16,6 +17,8 @@ class IntakeSettings:
     database_url: str
     requests_per_minute: int = DEFAULT_REQUESTS_PER_MINUTE
     auth_failures_per_minute: int = DEFAULT_AUTH_FAILURES_PER_MINUTE
+    # Leads one browser origin may post with publishable keys, whatever key or address.
+    origin_requests_per_minute: int = DEFAULT_ORIGIN_REQUESTS_PER_MINUTE
     body_read_timeout: float = 15.0  # seconds for the whole body, once the head is read
     owner_cache: bool = True
     listen_url: str | None = None  # libpq URL for LISTEN; None = TTL only
