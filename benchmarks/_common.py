@@ -9,9 +9,10 @@ import resource
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Collection, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,43 @@ from morpheus_pipelines.db.embedded import EmbeddedPostgres
 from morpheus_pipelines.db.migrate import upgrade
 from morpheus_pipelines.db.session import dispose_engines
 from morpheus_pipelines.platform.settings import load_settings
+
+
+def send_concurrently(
+    items: Sequence[Any], clients: int, send: Callable[[Any], Any], ok: Collection[int] = (200,)
+) -> tuple[float, list[float]]:
+    """``send(item)`` for every item from ``clients`` threads, each taking the next item:
+    the wall seconds and each call's seconds. Exits naming the first answer whose status is
+    not in ``ok``."""
+    latencies: list[float] = []
+    failures: list[str] = []
+    queue = list(reversed(items))
+    lock = threading.Lock()
+
+    def client() -> None:
+        while True:
+            with lock:
+                if not queue:
+                    return
+                item = queue.pop()
+            started = time.perf_counter()
+            answer = send(item)
+            elapsed = time.perf_counter() - started
+            with lock:
+                latencies.append(elapsed)
+                if answer.status_code not in ok:
+                    failures.append(f"{answer.status_code} {answer.text[:200]}")
+
+    started = time.perf_counter()
+    threads = [threading.Thread(target=client) for _ in range(clients)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    wall = time.perf_counter() - started
+    if failures:
+        raise SystemExit(f"{len(failures)} requests refused, first: {failures[0]}")
+    return wall, latencies
 
 
 @contextlib.contextmanager

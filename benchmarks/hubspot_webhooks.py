@@ -11,14 +11,12 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import threading
-import time
 import uuid
 from collections.abc import Sequence
 from typing import Any
 
 import requests
-from _common import scratch_database
+from _common import scratch_database, send_concurrently
 from end_to_end import python_yardstick
 from sqlalchemy import func, select
 
@@ -61,35 +59,7 @@ def send_all(
     sender: WebhookSender, batches: Sequence[list[dict[str, Any]]], clients: int, *, retry: bool
 ) -> tuple[float, list[float]]:
     """Send every batch from ``clients`` threads; wall seconds and per-delivery seconds."""
-    latencies: list[float] = []
-    failures: list[str] = []
-    queue = list(reversed(batches))
-    lock = threading.Lock()
-
-    def client() -> None:
-        while True:
-            with lock:
-                if not queue:
-                    return
-                batch = queue.pop()
-            started = time.perf_counter()
-            answer = sender.resend(batch) if retry else sender.send(batch)
-            elapsed = time.perf_counter() - started
-            with lock:
-                latencies.append(elapsed)
-                if answer.status_code != 200:
-                    failures.append(f"{answer.status_code} {answer.text[:200]}")
-
-    started = time.perf_counter()
-    threads = [threading.Thread(target=client) for _ in range(clients)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    wall = time.perf_counter() - started
-    if failures:
-        raise SystemExit(f"{len(failures)} deliveries refused, first: {failures[0]}")
-    return wall, latencies
+    return send_concurrently(batches, clients, sender.resend if retry else sender.send)
 
 
 def report(label: str, events: int, wall: float, latencies: list[float]) -> float:

@@ -16,12 +16,11 @@ import hmac
 import json
 import statistics
 import threading
-import time
 import uuid
 from collections.abc import Callable
 
 import requests
-from _common import scratch_database
+from _common import scratch_database, send_concurrently
 from end_to_end import python_yardstick
 from sqlalchemy import func, select
 
@@ -95,37 +94,17 @@ def google_delivery(n: int) -> Delivery:
 
 
 def send_all(base: str, deliveries: list[Delivery], connections: int) -> tuple[float, list[float]]:
-    latencies: list[float] = []
-    failures: list[str] = []
-    queue = list(reversed(deliveries))
-    lock = threading.Lock()
+    """Every delivery from ``connections`` kept-alive connections (one session per thread)."""
+    local = threading.local()
 
-    def connection() -> None:
-        with requests.Session() as http:
-            http.headers["Content-Type"] = "application/json"
-            while True:
-                with lock:
-                    if not queue:
-                        return
-                    path, body, headers = queue.pop()
-                started = time.perf_counter()
-                answer = http.post(base + path, data=body, headers=headers, timeout=30)
-                elapsed = time.perf_counter() - started
-                with lock:
-                    latencies.append(elapsed)
-                    if answer.status_code != 200:
-                        failures.append(f"{answer.status_code} {answer.text[:200]}")
+    def post(delivery: Delivery) -> requests.Response:
+        if not hasattr(local, "http"):
+            local.http = requests.Session()
+            local.http.headers["Content-Type"] = "application/json"
+        path, body, headers = delivery
+        return local.http.post(base + path, data=body, headers=headers, timeout=30)
 
-    started = time.perf_counter()
-    threads = [threading.Thread(target=connection) for _ in range(connections)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    wall = time.perf_counter() - started
-    if failures:
-        raise SystemExit(f"{len(failures)} deliveries refused, first: {failures[0]}")
-    return wall, latencies
+    return send_concurrently(deliveries, connections, post)
 
 
 def report(label: str, leads: int, wall: float, latencies: list[float]) -> float:

@@ -149,13 +149,18 @@ def test_the_sensor_starts_the_asset_and_the_check_goes_red_for_a_lost_contact(
         "ownership": OwnershipResource(subscription_id=str(tenant.subscription_id)),
         "meta_graph": MetaGraphResource(base_url=meta.base_url, access_token=TOKEN),
     }
-    due = lead_contact_retrieval_sensor(dg.build_sensor_context(resources=resources))
+    instance = dg.DagsterInstance.ephemeral()
+    due = lead_contact_retrieval_sensor(
+        dg.build_sensor_context(resources=resources, instance=instance)
+    )
     assert isinstance(due, dg.SensorResult) and len(due.run_requests) == 1
     result = dg.materialize([lead_contact_retrieval], resources=resources)
     [materialization] = result.asset_materializations_for_node("lead_contact_retrieval")
     assert materialization.metadata["completed"].value == 1
     assert result.get_asset_check_evaluations()[0].passed
-    quiet = lead_contact_retrieval_sensor(dg.build_sensor_context(resources=resources))
+    quiet = lead_contact_retrieval_sensor(
+        dg.build_sensor_context(resources=resources, instance=instance)
+    )
     assert isinstance(quiet, dg.SkipReason)
 
     meta.add_lead("LG-200", page_id=PAGE_ID, form_id="777", field_data=ANSWERS)
