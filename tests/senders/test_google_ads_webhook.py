@@ -13,7 +13,7 @@ from sqlalchemy import select
 from morpheus_pipelines.crm.models import HubSpotOutboxRow, Lead, SalesRep
 from morpheus_pipelines.crm.steps.subscriptions import SubscriptionRefused, change_settings
 from morpheus_pipelines.db.session import get_session
-from tests.support.intake import Tenant
+from tests.support.intake import Tenant, client
 
 KEY = "google-lead-form-key-1"
 
@@ -99,6 +99,8 @@ def test_a_test_lead_is_stored_closed_and_reaches_no_rep(tenant: Tenant, service
         f"{base}/v1/webhooks/google-ads", json=_delivery("test-lead-1", is_test=True), timeout=10
     )
     assert answer.status_code == 200 and answer.json()["is_test"] is True
+    shown = client(tenant.key).get(f"{base}/v1/leads/{answer.json()['lead_id']}").json()
+    assert (shown["is_test"], shown["status"], shown["owner"]) == (True, "closed", None)
     (lead,) = _leads(tenant)
     assert lead.isTest and lead.status == "closed" and lead.ownerSalesRepId is None
     with get_session(tenant.url) as session:

@@ -330,6 +330,7 @@ def lead_json(lead: Lead, pool: str | None) -> dict[str, Any]:
             "last_name": lead.lastName,
         },
         "hubspot_contact_id": lead.hubspotContactId,
+        "is_test": lead.isTest,
         "created_at": lead.createdAt.isoformat(),
         "closed_at": lead.closedAt.isoformat() if lead.closedAt else None,
         "load_released_at": lead.loadReleasedAt.isoformat() if lead.loadReleasedAt else None,

@@ -309,6 +309,10 @@ class LeadViewOut(BaseModel):
     campaign_ids: list[str]
     contact: ContactOut
     hubspot_contact_id: str | None
+    is_test: bool = Field(
+        description="a sender's test delivery (Google Ads' send test data): stored closed, "
+        "never routed"
+    )
     created_at: Timestamp
     closed_at: Timestamps
     load_released_at: Timestamps
