@@ -164,16 +164,18 @@ class ClaimedMessage:
     template_subject: str | None
     template_body: str | None
 
-    def check(self) -> SendCheck:
-        return SendCheck(
-            channel=self.channel,
-            kind=self.kind,
-            phone=self.phone,
-            email=self.email,
-            sender_number=self.sender_number,
-            last_inbound_whatsapp=self.last_inbound_whatsapp,
-            opted_out=self.opted_out,
-        )
+
+def send_check(message: ClaimedMessage) -> SendCheck:
+    """What the send-time rules look at of a claimed message."""
+    return SendCheck(
+        channel=message.channel,
+        kind=message.kind,
+        phone=message.phone,
+        email=message.email,
+        sender_number=message.sender_number,
+        last_inbound_whatsapp=message.last_inbound_whatsapp,
+        opted_out=message.opted_out,
+    )
 
 
 @dataclass(frozen=True)

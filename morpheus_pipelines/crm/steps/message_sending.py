@@ -33,7 +33,11 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
 from morpheus_pipelines.crm.models import WHATSAPP_WINDOW_SECONDS
-from morpheus_pipelines.crm.repositories.message_sending import ClaimedMessage, MessageBacklog
+from morpheus_pipelines.crm.repositories.message_sending import (
+    ClaimedMessage,
+    MessageBacklog,
+    send_check,
+)
 from morpheus_pipelines.crm.rules.message_sending import (
     DEFAULT_TEMPLATE_LANGUAGE,
     SENDING_ABANDONED_AFTER,
@@ -209,7 +213,7 @@ def _claim(
             return None
         to_send = []
         for message in claimed:
-            refusal = refusal_at_send_time(message.check(), moment, window)
+            refusal = refusal_at_send_time(send_check(message), moment, window)
             if refusal is None:
                 to_send.append(message)
                 continue
