@@ -29,6 +29,8 @@ def build_resources() -> dict[str, Any]:
             home=env_or_default("MORPHEUS_HOME"),
             source_database_url=env_or_default("MORPHEUS_SOURCE_DATABASE_URL"),
             source_schema=env_or_default("MORPHEUS_SOURCE_SCHEMA"),
+            reports_url=env_or_default("MORPHEUS_REPORTS_URL"),
+            reports_public_url=env_or_default("MORPHEUS_REPORTS_PUBLIC_URL"),
         ),
         # The token: given only to the assets that call HubSpot (docs/observability.md).
         "hubspot": HubSpotResource(
