@@ -47,6 +47,11 @@ DEFAULTS: dict[str, str] = {
     "META_WHATSAPP_TEMPLATE_LANGUAGE": "en_US",
     "MORPHEUS_SMTP_URL": "",
     "MORPHEUS_EMAIL_FROM": "",
+    # Empty: $MORPHEUS_HOME/reports (docs/reports.md, "Where reports go").
+    "MORPHEUS_REPORTS_URL": "",
+    "MORPHEUS_REPORTS_PUBLIC_URL": "",
+    "MORPHEUS_REPORT_RECIPIENTS": "",
+    "MORPHEUS_SLACK_WEBHOOK_URL": "",
 }
 
 # Values that must never be printed: repr() and logs show only whether they are set.
@@ -60,6 +65,9 @@ SECRET_VARIABLES = frozenset(
         "META_ACCESS_TOKEN",
         # It may carry the mail server's password.
         "MORPHEUS_SMTP_URL",
+        # Managers' addresses; the webhook URL is its own credential.
+        "MORPHEUS_REPORT_RECIPIENTS",
+        "MORPHEUS_SLACK_WEBHOOK_URL",
     }
 )
 
@@ -108,6 +116,8 @@ class Settings:
     meta_graph_api_version: str = DEFAULTS["META_GRAPH_API_VERSION"]
     whatsapp_template_language: str = DEFAULTS["META_WHATSAPP_TEMPLATE_LANGUAGE"]
     email_from: str = ""
+    reports_url: str = ""
+    reports_public_url: str = ""
     hubspot_private_app_token: str = _secret()
     hubspot_client_secret: str = _secret()
     apac_sales_emails: str = _secret()
@@ -115,6 +125,8 @@ class Settings:
     meta_verify_token: str = _secret()
     meta_access_token: str = _secret()
     smtp_url: str = _secret()
+    report_recipients: str = _secret()
+    slack_webhook_url: str = _secret()
 
     def __repr__(self) -> str:
         shown = ", ".join(f"{f.name}={getattr(self, f.name)!r}" for f in fields(self) if f.repr)
@@ -181,6 +193,10 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         meta_graph_api_version=env("META_GRAPH_API_VERSION", environ).strip("/"),
         whatsapp_template_language=env("META_WHATSAPP_TEMPLATE_LANGUAGE", environ),
         email_from=env("MORPHEUS_EMAIL_FROM", environ),
+        reports_url=env("MORPHEUS_REPORTS_URL", environ),
+        reports_public_url=env("MORPHEUS_REPORTS_PUBLIC_URL", environ),
+        report_recipients=env("MORPHEUS_REPORT_RECIPIENTS", environ),
+        slack_webhook_url=env("MORPHEUS_SLACK_WEBHOOK_URL", environ),
         meta_access_token=env("META_ACCESS_TOKEN", environ),
         smtp_url=env("MORPHEUS_SMTP_URL", environ),
         hubspot_private_app_token=env("HUBSPOT_PRIVATE_APP_TOKEN", environ),

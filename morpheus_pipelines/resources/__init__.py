@@ -15,6 +15,7 @@ from morpheus_pipelines.resources.meta import MetaGraphResource
 from morpheus_pipelines.resources.notifier import NotifierResource
 from morpheus_pipelines.resources.ownership import OwnershipResource
 from morpheus_pipelines.resources.pipeline import PipelineSettingsResource
+from morpheus_pipelines.resources.report_delivery import ReportDeliveryResource
 from morpheus_pipelines.resources.routing import TenantRoutingResource
 from morpheus_pipelines.resources.scoring import ScoringModelResource
 from morpheus_pipelines.resources.warehouse import WarehouseResource
@@ -29,6 +30,8 @@ def build_resources() -> dict[str, Any]:
             home=env_or_default("MORPHEUS_HOME"),
             source_database_url=env_or_default("MORPHEUS_SOURCE_DATABASE_URL"),
             source_schema=env_or_default("MORPHEUS_SOURCE_SCHEMA"),
+            reports_url=env_or_default("MORPHEUS_REPORTS_URL"),
+            reports_public_url=env_or_default("MORPHEUS_REPORTS_PUBLIC_URL"),
         ),
         # The token: given only to the assets that call HubSpot (docs/observability.md).
         "hubspot": HubSpotResource(
@@ -64,6 +67,13 @@ def build_resources() -> dict[str, Any]:
             template_language=env_or_default("META_WHATSAPP_TEMPLATE_LANGUAGE"),
             smtp_url=env_or_default("MORPHEUS_SMTP_URL"),
             email_from=env_or_default("MORPHEUS_EMAIL_FROM"),
+        ),
+        # The managers' addresses and the channels' credentials: given only to the deliveries.
+        "report_delivery": ReportDeliveryResource(
+            recipients=env_or_default("MORPHEUS_REPORT_RECIPIENTS"),
+            smtp_url=env_or_default("MORPHEUS_SMTP_URL"),
+            email_from=env_or_default("MORPHEUS_EMAIL_FROM"),
+            slack_webhook_url=env_or_default("MORPHEUS_SLACK_WEBHOOK_URL"),
         ),
         "ownership": OwnershipResource(
             subscription_id=env_or_default("MORPHEUS_SUBSCRIPTION_ID"),

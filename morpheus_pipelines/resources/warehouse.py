@@ -10,12 +10,15 @@ from sqlalchemy.orm import Session
 
 from morpheus_pipelines.db.session import get_session
 from morpheus_pipelines.db.urls import source_url, warehouse_url
+from morpheus_pipelines.platform.outputs import ReportOutputs
 from morpheus_pipelines.platform.settings import DEFAULTS, Settings, load_settings
 
 
 class WarehouseResource(dg.ConfigurableResource):
-    """The warehouse Postgres: ``MORPHEUS_DATABASE_URL``, else the embedded server under
-    ``MORPHEUS_HOME`` (started when a session first needs it, and shared between processes).
+    """Where the product keeps what it makes. Tables: the warehouse Postgres,
+    ``MORPHEUS_DATABASE_URL``, else the embedded server under ``MORPHEUS_HOME`` (started when
+    a session first needs it, and shared between processes). Files (reports, per-tenant
+    event files): ``MORPHEUS_REPORTS_URL``, linked through ``MORPHEUS_REPORTS_PUBLIC_URL``.
 
     The URL is resolved by :func:`~morpheus_pipelines.db.urls.warehouse_url` each time a
     session opens, nowhere else."""
@@ -24,6 +27,8 @@ class WarehouseResource(dg.ConfigurableResource):
     home: str = DEFAULTS["MORPHEUS_HOME"]
     source_database_url: str = ""
     source_schema: str = DEFAULTS["MORPHEUS_SOURCE_SCHEMA"]
+    reports_url: str = ""
+    reports_public_url: str = ""
 
     def settings(self) -> Settings:
         """This resource's configuration as :class:`~.settings.Settings`."""
@@ -35,6 +40,10 @@ class WarehouseResource(dg.ConfigurableResource):
                 "MORPHEUS_SOURCE_SCHEMA": self.source_schema,
             }
         )
+
+    def outputs(self) -> ReportOutputs:
+        """Where report and event files are published (docs/reports.md, "Where reports go")."""
+        return ReportOutputs(self.reports_url, home=self.home, public_url=self.reports_public_url)
 
     @contextmanager
     def session(self) -> Iterator[Session]:

@@ -17,7 +17,7 @@ from tests.support.tenants import PARTITION
 
 
 def event_lines(home: str) -> list[dict]:
-    path = Path(home) / "logs" / "tenant_events" / f"{PARTITION}.jsonl"
+    path = Path(home) / "reports" / "tenant_events" / f"{PARTITION}.jsonl"
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
 

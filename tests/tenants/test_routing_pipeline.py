@@ -105,7 +105,7 @@ def test_selection_precedence_and_every_match_method(pipeline: Pipeline) -> None
     ) == [("P0", True, "portal_id", True)]
     assert d["t-forced-2"][:2] == ("sales_owned", "forced_sales_owned")
     # forced tenants get their per-tenant event lines too
-    events = (Path(pipeline.home) / "logs" / "tenant_events" / f"{PARTITION}.jsonl").read_text(
+    events = (Path(pipeline.home) / "reports" / "tenant_events" / f"{PARTITION}.jsonl").read_text(
         encoding="utf-8"
     )
     forced_lines = [json.loads(line) for line in events.splitlines() if "t-forced-2" in line]

@@ -4,7 +4,7 @@
 import dagster as dg
 
 from morpheus_pipelines.assets.metadata import as_metadata
-from morpheus_pipelines.assets.reports.daily import file_paths
+from morpheus_pipelines.assets.reports.daily import file_links
 from morpheus_pipelines.crm.reports.attribution import render_attribution_markdown
 from morpheus_pipelines.crm.steps.lead_attribution import publish_lead_attribution
 from morpheus_pipelines.platform.partitions import TIMEZONE
@@ -21,10 +21,13 @@ def lead_attribution(
     (40/20/40) and time-decay (7-day half-life) models side by side, per channel and per
     owner, each with a sentence saying how it splits, and where the models disagree most.
     Writes `attribution.md`, `attribution.html` (chart embedded) and `credit_by_channel.png`
-    under `$MORPHEUS_HOME/reports/attribution/<date>/`.
+    under `$MORPHEUS_REPORTS_URL/attribution/<date>/`, linked from the metadata.
     """
     subscription_id = ownership.subscription()
-    published = publish_lead_attribution(warehouse.session, subscription_id, home=warehouse.home)
+    outputs = warehouse.outputs()
+    published = publish_lead_attribution(
+        warehouse.session, subscription_id, home=outputs.staging_home
+    )
     attribution = published.attribution
     return dg.MaterializeResult(
         metadata={
@@ -39,7 +42,7 @@ def lead_attribution(
                     "credit_by_channel": attribution.by_channel,
                 }
             ),
-            **file_paths(published.files),
+            **file_links(outputs.publish_all(published.files)),
         }
     )
 

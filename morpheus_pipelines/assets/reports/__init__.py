@@ -1,14 +1,20 @@
-"""The reports slice: the Daily Summary and the Weekly Metrics, and the weekly job with its
-Monday schedule (docs/reports.md)."""
+"""The reports slice: the Daily Summary and the Weekly Metrics, the weekly job with its
+Monday schedule, and their delivery to the managers (docs/reports.md)."""
 
 import dagster as dg
 
 from morpheus_pipelines.assets.reports.daily import daily_summary
+from morpheus_pipelines.assets.reports.delivery import (
+    daily_summary_delivery,
+    report_delivery_sensor,
+    weekly_metrics_delivery,
+)
 from morpheus_pipelines.assets.reports.schedules import apac_weekly_job, apac_weekly_schedule
 from morpheus_pipelines.assets.reports.weekly import weekly_metrics
 
 defs = dg.Definitions(
-    assets=[daily_summary, weekly_metrics],
+    assets=[daily_summary, weekly_metrics, daily_summary_delivery, weekly_metrics_delivery],
     jobs=[apac_weekly_job],
     schedules=[apac_weekly_schedule],
+    sensors=[report_delivery_sensor],
 )

@@ -3,7 +3,6 @@
 import uuid
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
-from pathlib import Path
 
 import dagster as dg
 
@@ -12,6 +11,7 @@ from morpheus_pipelines.crm.steps.hubspot_outbox import outbox_operations_note
 from morpheus_pipelines.crm.steps.rep_hand_over import hand_over_operations_note
 from morpheus_pipelines.crm.steps.waiting_leads import waiting_operations_note
 from morpheus_pipelines.db.session import SessionFactory
+from morpheus_pipelines.platform.outputs import Published
 from morpheus_pipelines.platform.partitions import daily_partitions
 from morpheus_pipelines.platform.report_notes import OperationsNote
 from morpheus_pipelines.resources.hubspot import TargetListResource
@@ -73,8 +73,14 @@ def _note(
         )
 
 
-def file_paths(files: dict[str, Path]) -> dict[str, dg.MetadataValue]:
-    return {f"file_{name}": dg.MetadataValue.path(str(path)) for name, path in files.items()}
+def file_links(files: dict[str, Published]) -> dict[str, dg.MetadataValue]:
+    """A link per published file (``file_html``, …): what a reader opens from the UI, on
+    whichever host ran the step (docs/reports.md, "Where reports go")."""
+    links = {f"file_{name}": dg.MetadataValue.url(file.link) for name, file in files.items()}
+    if files:
+        first = next(iter(files.values()))
+        links["stored_at"] = dg.MetadataValue.text(first.stored.rsplit("/", 1)[0] + "/")
+    return links
 
 
 @dg.asset(
@@ -101,28 +107,32 @@ def daily_summary(
     Opens with an Operations section when the CRM side has something to report (the HubSpot
     outbox: updates that could not be written, writes waiting too long), as of the run.
     Writes `summary.html`, `summary.csv`, `metrics.csv`, `notes.csv` and `summary.md` under
-    `$MORPHEUS_HOME/reports/daily/<partition>/`. Re-running replaces the partition's rows;
-    unchanged rows stay identical. Figures are the Active table's state when the summary
-    runs, so it belongs right after `tenant_scores` of the same partition. A backfill of a
-    day older than the newest routed partition keeps that day's stored summary: the Active
-    table no longer shows that day (docs/partitions.md).
+    `$MORPHEUS_REPORTS_URL/daily/<partition>/`, linked from the metadata. Re-running
+    replaces the partition's rows; unchanged rows stay identical. Figures are the Active
+    table's state when the summary runs, so it belongs right after `tenant_scores` of the
+    same partition. A backfill of a day older than the newest routed partition keeps that
+    day's stored summary: the Active table no longer shows that day (docs/partitions.md).
     """
     # Gathered once: they describe the CRM side now, whichever days the run covers.
     notes = operations_notes(warehouse, ownership)
     for note in notes:
         if note.severity != "ok":
             context.log.warning(f"Operations: {note.title} ({note.severity})")
+    outputs = warehouse.outputs()
     days: list[DailyPublication] = []
+    published: dict[str, Published] = {}
     for partition_key in context.partition_keys:
         day = publish_daily_summary(
             warehouse.session,
             list_id=target_list.list_id,
             partition_key=partition_key,
             run_id=context.run.run_id,
-            home=warehouse.home,
+            home=outputs.staging_home,
             notes=notes,
         )
         days.append(day)
+        if not day.kept:
+            published = outputs.publish_all(day.files)
         if day.kept:
             context.log.info(
                 f"{partition_key}: kept the stored Daily Summary; partition "
@@ -135,10 +145,10 @@ def daily_summary(
                 f"{day.summary.state_partition}; the summary shows that later state"
             )
         context.log.info(f"{partition_key}: {day.summary.counts()}")
-    return dg.MaterializeResult(metadata=_daily_metadata(days))
+    return dg.MaterializeResult(metadata=_daily_metadata(days, published))
 
 
-def _daily_metadata(days: list[DailyPublication]) -> dict:
+def _daily_metadata(days: list[DailyPublication], files: dict[str, Published]) -> dict:
     """The last published day in full (Markdown, counts, files); every day's counts under
     ``partitions`` when the run covered several."""
     per_partition = {
@@ -156,7 +166,9 @@ def _daily_metadata(days: list[DailyPublication]) -> dict:
         return as_metadata({"dagster/row_count": 0, **figures, "partitions": per_partition})
     last = published[-1]
     return {
-        "summary": dg.MetadataValue.md(render_daily_markdown(last.summary, files=last.files)),
+        "summary": dg.MetadataValue.md(
+            render_daily_markdown(last.summary, files={n: f.link for n, f in files.items()})
+        ),
         **as_metadata(
             {
                 "dagster/row_count": sum(d.summary.tenant_count for d in published),
@@ -166,5 +178,5 @@ def _daily_metadata(days: list[DailyPublication]) -> dict:
                 **figures,
             }
         ),
-        **file_paths(last.files),
+        **file_links(files),
     }

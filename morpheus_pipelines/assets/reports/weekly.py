@@ -3,7 +3,7 @@
 import dagster as dg
 
 from morpheus_pipelines.assets.metadata import as_metadata, tables_written
-from morpheus_pipelines.assets.reports.daily import GROUP, daily_summary, file_paths
+from morpheus_pipelines.assets.reports.daily import GROUP, daily_summary, file_links
 from morpheus_pipelines.platform.partitions import weekly_partitions
 from morpheus_pipelines.resources.warehouse import WarehouseResource
 from morpheus_pipelines.tenants.reports.markdown import render_weekly_markdown
@@ -30,14 +30,19 @@ def weekly_metrics(
     the last day with data, and `days_with_data`. Days without a Daily Summary are reported
     as missing, never as zero. Writes `metrics.html` (charts embedded), `metrics.csv`,
     `metrics.md`, `priorities.png` and `match_methods.png` under
-    `$MORPHEUS_HOME/reports/weekly/<week>/`.
+    `$MORPHEUS_REPORTS_URL/weekly/<week>/`, linked from the metadata.
     """
+    outputs = warehouse.outputs()
     weeks = [
         publish_weekly_metrics(
-            warehouse.session, week_key=week_key, run_id=context.run.run_id, home=warehouse.home
+            warehouse.session,
+            week_key=week_key,
+            run_id=context.run.run_id,
+            home=outputs.staging_home,
         )
         for week_key in context.partition_keys
     ]
+    published = {week.week_key: outputs.publish_all(week.files) for week in weeks}
     for week in weeks:
         if week.metrics.missing_days:
             context.log.warning(
@@ -45,9 +50,12 @@ def weekly_metrics(
                 + ", ".join(d.isoformat() for d in week.metrics.missing_days)
             )
     last = weeks[-1]
+    files = published[last.week_key]
     return dg.MaterializeResult(
         metadata={
-            "metrics": dg.MetadataValue.md(render_weekly_markdown(last.metrics, files=last.files)),
+            "metrics": dg.MetadataValue.md(
+                render_weekly_markdown(last.metrics, files={n: f.link for n, f in files.items()})
+            ),
             **as_metadata(
                 {
                     "dagster/row_count": len(last.metrics.rows()),
@@ -58,6 +66,6 @@ def weekly_metrics(
                     else None,
                 }
             ),
-            **file_paths(last.files),
+            **file_links(files),
         }
     )

@@ -7,6 +7,7 @@ from morpheus_pipelines.assets.hubspot.snapshot import ASSET_KEY as HUBSPOT_TARG
 from morpheus_pipelines.assets.metadata import as_metadata, tables_written
 from morpheus_pipelines.assets.tenants.enrichment import enriched_tenants
 from morpheus_pipelines.assets.tenants.selection import GROUP
+from morpheus_pipelines.platform.outputs import Published
 from morpheus_pipelines.platform.partitions import daily_partitions
 from morpheus_pipelines.resources.hubspot import TargetListResource
 from morpheus_pipelines.resources.pipeline import PipelineSettingsResource
@@ -14,7 +15,7 @@ from morpheus_pipelines.resources.routing import TenantRoutingResource
 from morpheus_pipelines.resources.warehouse import WarehouseResource
 from morpheus_pipelines.tenants.steps.hubspot_snapshot import SnapshotState
 from morpheus_pipelines.tenants.steps.routing_batches import load_snapshot
-from morpheus_pipelines.tenants.steps.tenant_events import TenantEventLog
+from morpheus_pipelines.tenants.steps.tenant_events import TenantEventLog, publish_event_logs
 from morpheus_pipelines.tenants.steps.tenant_routing import PartitionRouting, route_partition
 
 ROUTING_CHECKS = {
@@ -80,22 +81,38 @@ def routed_tenants(
         + (f", sync {snapshot.state.sync_id}" if snapshot.state.sync_id else "")
     )
     days: dict[str, PartitionRouting] = {}
-    for partition_key in context.partition_keys:
-        days[partition_key] = route_partition(
-            warehouse.session,
-            snapshot=snapshot,
-            partition_key=partition_key,
-            run_id=context.run.run_id,
-            sales_emails=routing.sales_emails,
-            forced_ids=routing.forced_ids,
-            batch_size=pipeline.chunk_size,
-            events=TenantEventLog.for_partition(warehouse.home, partition_key),
-            log=context.log,
-        )
+    outputs = warehouse.outputs()
+    logs: dict[str, TenantEventLog] = {}
+    try:
+        for partition_key in context.partition_keys:
+            logs[partition_key] = TenantEventLog.for_partition(outputs, partition_key)
+            days[partition_key] = route_partition(
+                warehouse.session,
+                snapshot=snapshot,
+                partition_key=partition_key,
+                run_id=context.run.run_id,
+                sales_emails=routing.sales_emails,
+                forced_ids=routing.forced_ids,
+                batch_size=pipeline.chunk_size,
+                events=logs[partition_key],
+                log=context.log,
+            )
+    finally:  # the lines of a failed run are what its reader most needs
+        event_files = publish_event_logs(logs)
     return dg.MaterializeResult(
-        metadata=as_metadata(routing_metadata(days, snapshot.state)),
+        metadata={
+            **as_metadata(routing_metadata(days, snapshot.state)),
+            **event_file_links(event_files),
+        },
         check_results=routing_check_results(days),
     )
+
+
+def event_file_links(files: dict[str, Published]) -> dict[str, dg.MetadataValue]:
+    """The last partition's per-tenant event file, linked (docs/observability.md)."""
+    if not files:
+        return {}
+    return {"tenant_events": dg.MetadataValue.url(files[list(files)[-1]].link)}
 
 
 def _lineage(context: dg.AssetExecutionContext) -> list[str]:

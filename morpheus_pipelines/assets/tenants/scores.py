@@ -5,14 +5,14 @@ from collections.abc import Iterable, Mapping
 import dagster as dg
 
 from morpheus_pipelines.assets.metadata import as_metadata, tables_written
-from morpheus_pipelines.assets.tenants.routing import routed_tenants
+from morpheus_pipelines.assets.tenants.routing import event_file_links, routed_tenants
 from morpheus_pipelines.assets.tenants.selection import GROUP
 from morpheus_pipelines.platform.partitions import daily_partitions
 from morpheus_pipelines.resources.pipeline import PipelineSettingsResource
 from morpheus_pipelines.resources.scoring import ScoringModelResource
 from morpheus_pipelines.resources.warehouse import WarehouseResource
 from morpheus_pipelines.tenants.steps.scoring import ScoringTotals, score_partition
-from morpheus_pipelines.tenants.steps.tenant_events import TenantEventLog
+from morpheus_pipelines.tenants.steps.tenant_events import TenantEventLog, publish_event_logs
 
 ALLOWLIST_CHECK = "routing_messages_allowlisted"
 
@@ -50,20 +50,29 @@ def tenant_scores(
     updates the bucket rows; an older one rewrites its score snapshots only."""
     model = scoring.model
     results = {}
-    for partition_key in context.partition_keys:
-        results[partition_key] = score_partition(
-            warehouse.session,
-            partition_key=partition_key,
-            run_id=context.run.run_id,
-            model=model,
-            batch_size=pipeline.chunk_size,
-            log=context.log,
-            events=TenantEventLog.for_partition(warehouse.home, partition_key),
-        )
+    outputs = warehouse.outputs()
+    logs: dict[str, TenantEventLog] = {}
+    try:
+        for partition_key in context.partition_keys:
+            logs[partition_key] = TenantEventLog.for_partition(outputs, partition_key)
+            results[partition_key] = score_partition(
+                warehouse.session,
+                partition_key=partition_key,
+                run_id=context.run.run_id,
+                model=model,
+                batch_size=pipeline.chunk_size,
+                log=context.log,
+                events=logs[partition_key],
+            )
+    finally:
+        event_files = publish_event_logs(logs)
     rejected = sum(r.rejected for r in results.values())
     reasons = _summed(r.rejection_reasons for r in results.values())
     return dg.MaterializeResult(
-        metadata=as_metadata(_metadata(results, model.version)),
+        metadata={
+            **as_metadata(_metadata(results, model.version)),
+            **event_file_links(event_files),
+        },
         check_results=[
             dg.AssetCheckResult(
                 check_name=ALLOWLIST_CHECK,

@@ -201,7 +201,9 @@ class SmtpSender:
             problem = f"the SMTP session broke before the data ({type(exc).__name__})"
             raise NotSent(problem) from None
         try:
-            code, reply = connection.data(mail.as_bytes())
+            # CRLF line ends: smtplib sends bytes as they are, and a server that reads lines
+            # (RFC 5321) sees a bare-LF message as one line longer than 1,000 octets.
+            code, reply = connection.data(mail.as_bytes(policy=mail.policy.clone(linesep="\r\n")))
         except smtplib.SMTPDataError as exc:
             self._reset()
             raise NotSent(

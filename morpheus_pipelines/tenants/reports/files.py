@@ -64,5 +64,5 @@ def write_weekly_report(weekly: WeeklyMetrics, home: str | Path) -> dict[str, Pa
         "markdown": write_atomically(directory / "metrics.md", render_weekly_markdown(weekly)),
     }
     for name, png in charts.items():
-        files[f"{name}png_bytes"] = write_atomically(directory / f"{name}.png", png)
+        files[f"{name}_png"] = write_atomically(directory / f"{name}.png", png)
     return files

@@ -26,7 +26,18 @@ from morpheus_pipelines.tenants.reports.weekly import week_headline, weekly_tabl
 MAX_MARKDOWN_ROWS = 25
 
 
-def render_daily_markdown(summary: DailySummary, *, files: Mapping[str, Path] | None = None) -> str:
+def _files_line(files: Mapping[str, Path | str]) -> str:
+    """Links to the published files (a local path is shown as it is)."""
+    shown = (
+        f"[{str(p).rsplit('/', 1)[-1]}]({p})" if "://" in str(p) else f"`{p}`"
+        for p in files.values()
+    )
+    return "Files: " + ", ".join(shown)
+
+
+def render_daily_markdown(
+    summary: DailySummary, *, files: Mapping[str, Path | str] | None = None
+) -> str:
     """The Daily Summary as Markdown for Dagster metadata (first rows of the tenant list)."""
     lines = [
         f"### APAC Daily Summary - {summary.partition_key} (CST)",
@@ -64,7 +75,7 @@ def render_daily_markdown(summary: DailySummary, *, files: Mapping[str, Path] | 
     else:
         lines.append("No P0/P1 tenant is new or changed on this day.")
     if files:
-        lines += ["", "Files: " + ", ".join(f"`{p}`" for p in files.values())]
+        lines += ["", _files_line(files)]
     return "\n".join(lines)
 
 
@@ -82,7 +93,7 @@ def _operations_markdown(summary: DailySummary) -> list[str]:
 
 
 def render_weekly_markdown(
-    weekly: WeeklyMetrics, *, files: Mapping[str, Path] | None = None
+    weekly: WeeklyMetrics, *, files: Mapping[str, Path | str] | None = None
 ) -> str:
     table = weekly_table(weekly)
     shown = ["day", "active_P0", "active_P1", "active_P2", "active_P3", "new_P0", "new_P1"]
@@ -99,5 +110,5 @@ def render_weekly_markdown(
         lines.append("| " + " | ".join(md_escape(table_cell(v)) or "-" for v in record) + " |")
     lines += ["", "Week row: event counts summed, tenant counts as of the last day with data."]
     if files:
-        lines += ["", "Files: " + ", ".join(f"`{p}`" for p in files.values())]
+        lines += ["", _files_line(files)]
     return "\n".join(lines)

@@ -1,5 +1,6 @@
 """Per-tenant routing and scoring events (docs/observability.md): a JSON line per tenant,
-appended a batch at a time to a file per partition under ``MORPHEUS_HOME/logs``."""
+appended a batch at a time to a file per partition, published under ``MORPHEUS_REPORTS_URL``
+(``tenant_events/<partition>.jsonl``) when the step ends."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import pandas as pd
 
 from morpheus_pipelines.platform.observability.events import is_nan, json_lines
 from morpheus_pipelines.platform.observability.redaction import redact_bytes
+from morpheus_pipelines.platform.outputs import Published, ReportOutputs
 
 if TYPE_CHECKING:  # the routing service writes these events: no import at run time
     from morpheus_pipelines.tenants.steps.tenant_routing import RoutingContext
@@ -19,7 +21,7 @@ if TYPE_CHECKING:  # the routing service writes these events: no import at run t
 
 class TenantEventLog:
     """Per-tenant start and completion events of routing (docs/observability.md), one JSON line
-    each, appended to ``path`` (a file per partition under ``MORPHEUS_HOME/logs``).
+    each, appended to ``path`` (a file per partition, see :meth:`for_partition`).
 
     Written a batch at a time: a million tenants produce two million lines, which would swamp
     Dagster's event log and cost minutes one ``json.dumps`` at a time. The fields that are the
@@ -28,14 +30,24 @@ class TenantEventLog:
     No email is written: the Sales-owned result is a boolean.
     """
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, outputs: ReportOutputs | None = None) -> None:
         self.path = path
+        self.outputs = outputs
         path.parent.mkdir(parents=True, exist_ok=True)
 
     @classmethod
-    def for_partition(cls, home: str | Path, partition_key: str) -> TenantEventLog:
-        """The partition's file: ``<home>/logs/tenant_events/<partition>.jsonl``."""
-        return cls(Path(home) / "logs" / "tenant_events" / f"{partition_key}.jsonl")
+    def for_partition(cls, outputs: ReportOutputs, partition_key: str) -> TenantEventLog:
+        """The partition's file, ``tenant_events/<partition>.jsonl`` under
+        ``MORPHEUS_REPORTS_URL``: routing and scoring append to it, every run of the
+        partition. A remote file is fetched first (another host may have written it) and
+        put back whole by :meth:`publish`."""
+        return cls(outputs.fetch(f"tenant_events/{partition_key}.jsonl"), outputs)
+
+    def publish(self) -> Published | None:
+        """Put the file under ``MORPHEUS_REPORTS_URL``; ``None`` when nothing was written."""
+        if self.outputs is None or not self.path.exists():
+            return None
+        return self.outputs.publish(self.path)
 
     def _append(self, event: str, level: str, shared: dict[str, Any], per_tenant: dict) -> None:
         if shared.keys() & per_tenant.keys():
@@ -157,3 +169,9 @@ class TenantEventLog:
                     for name in ("tenant_id", "tenant_bucket", "rejection_reason")
                 },
             )
+
+
+def publish_event_logs(logs: dict[str, TenantEventLog]) -> dict[str, Published]:
+    """Every partition's file published (those with lines), by partition."""
+    published = {key: log.publish() for key, log in logs.items()}
+    return {key: file for key, file in published.items() if file is not None}

@@ -19,6 +19,7 @@ from morpheus_pipelines.tenants.store.hubspot_target_account import (
 from morpheus_pipelines.tenants.store.hubspot_target_sync_state import (
     HubSpotTargetSyncStateRepository,
 )
+from morpheus_pipelines.tenants.store.report_deliveries import ReportDeliveryRepository
 from morpheus_pipelines.tenants.store.reports import (
     DailySummaryMetricRepository,
     DailySummaryRepository,
@@ -53,3 +54,4 @@ class TenantStore:
     daily: ClassVar[DailySummaryRepository] = DailySummaryRepository()
     daily_metrics: ClassVar[DailySummaryMetricRepository] = DailySummaryMetricRepository()
     weekly: ClassVar[WeeklyMetricsRepository] = WeeklyMetricsRepository()
+    deliveries: ClassVar[ReportDeliveryRepository] = ReportDeliveryRepository()

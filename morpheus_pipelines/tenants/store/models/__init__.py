@@ -8,6 +8,7 @@ from morpheus_pipelines.tenants.store.models.hubspot import (
 from morpheus_pipelines.tenants.store.models.reports import (
     DailySummaryMetric,
     DailySummaryTenant,
+    ReportDelivery,
     WeeklyMetric,
 )
 from morpheus_pipelines.tenants.store.models.scores import TenantScoreSnapshot
@@ -31,6 +32,7 @@ __all__ = [
     "EnrichedTenant",
     "HubSpotTargetAccount",
     "HubSpotTargetSyncState",
+    "ReportDelivery",
     "RoutingDecision",
     "RoutingInput",
     "RoutingState",
