@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import dagster as dg
+import pytest
 
 from morpheus_pipelines.definitions import defs
 
@@ -48,6 +49,34 @@ def test_dg_check_defs(project_root: Path, tmp_path: Path, database_url: str) ->
     )
     assert result.returncode == 0, (result.stdout + result.stderr)[-3000:]
     assert "All definitions loaded successfully" in result.stdout + result.stderr
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        [sys.executable, "-m", "dagster", "definitions", "validate", "-w", "workspace.yaml"],
+        [str(Path(sys.executable).with_name("dg")), "list", "defs"],
+        [str(Path(sys.executable).with_name("dg")), "check", "defs"],
+    ],
+    ids=["dagster definitions validate", "dg list defs", "dg check defs"],
+)
+def test_loading_the_definitions_starts_no_database(
+    project_root: Path, tmp_path: Path, argv: list[str]
+) -> None:
+    """With nothing configured and no DAGSTER_HOME, Dagster's temporary instance (from the
+    project's dagster.yaml) must not start the embedded PostgreSQL under MORPHEUS_HOME."""
+    home = tmp_path / "home"
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("MORPHEUS_", "DAGSTER_HOME", "DAGSTER_IS_DEV_CLI"))
+    }
+    env["MORPHEUS_HOME"] = str(home)
+    result = subprocess.run(
+        argv, cwd=project_root, env=env, capture_output=True, text=True, timeout=300
+    )
+    assert result.returncode == 0, (result.stdout + result.stderr)[-3000:]
+    assert not (home / "postgres").exists(), "an embedded PostgreSQL was started"
 
 
 def test_only_the_assets_that_call_hubspot_get_the_credentials() -> None:

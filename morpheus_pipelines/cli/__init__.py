@@ -29,7 +29,12 @@ PACKAGE = "morpheus-pipelines"
 
 @click.group(cls=RootGroup, context_settings=CONTEXT_SETTINGS)
 @click.version_option(package_name=PACKAGE, prog_name="morpheus", message="%(prog)s %(version)s")
-def morpheus() -> None:
+@click.option(
+    "--debug",
+    is_flag=True,
+    help="Show the traceback of a configuration or database error instead of one line.",
+)
+def morpheus(debug: bool) -> None:
     """Morpheus Pipelines: the warehouse database, the Dagster UI, the demo, a portal's setup,
     the lead-intake API and the emulators. `morpheus COMMAND --help` tells a command's options."""
 

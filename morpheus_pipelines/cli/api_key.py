@@ -7,7 +7,7 @@ import uuid
 
 import click
 
-from morpheus_pipelines.cli.db import migrated_warehouse_url
+from morpheus_pipelines.cli.db import checked_warehouse_url
 from morpheus_pipelines.cli.parsing import ActionGroup
 
 
@@ -57,7 +57,7 @@ def create(
     except OriginRefused as refused:
         print(f"error: --origin {refused}", file=sys.stderr)
         return 2
-    url = migrated_warehouse_url()
+    url = checked_warehouse_url()
     if not subscription_exists(url, subscription):
         print(f"error: subscription {subscription} does not exist", file=sys.stderr)
         return 2
@@ -76,7 +76,7 @@ def revoke(key_id: uuid.UUID) -> int:
     Exit status 1 when no active key has that id."""
     from morpheus_pipelines.crm.api.server import revoke_api_key
 
-    if not revoke_api_key(migrated_warehouse_url(), key_id):
+    if not revoke_api_key(checked_warehouse_url(), key_id):
         print(f"error: no active key {key_id}", file=sys.stderr)
         return 1
     print(f"API key {key_id} revoked")

@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from morpheus_pipelines.cli.db import migrated_warehouse_url
+from morpheus_pipelines.cli.db import checked_warehouse_url
 from morpheus_pipelines.cli.parsing import ActionGroup
 
 
@@ -24,7 +24,7 @@ def _subscription_url(subscription: uuid.UUID) -> str | None:
     there."""
     from morpheus_pipelines.crm.steps.subscriptions import subscription_exists
 
-    url = migrated_warehouse_url()
+    url = checked_warehouse_url()
     if not subscription_exists(url, subscription):
         print(f"error: subscription {subscription} does not exist", file=sys.stderr)
         return None

@@ -9,12 +9,19 @@ import click
 
 from morpheus_pipelines.cli.parsing import ActionGroup
 from morpheus_pipelines.db.embedded import DAGSTER_DATABASE, EmbeddedPostgres, EmbeddedPostgresError
-from morpheus_pipelines.db.migrate import upgrade
-from morpheus_pipelines.db.urls import dagster_url, libpq_url, warehouse_url, with_driver
+from morpheus_pipelines.db.migrate import require_current_schema, upgrade
+from morpheus_pipelines.db.urls import (
+    dagster_url,
+    libpq_url,
+    require_embedded_allowed,
+    warehouse_url,
+    with_driver,
+)
 from morpheus_pipelines.platform.settings import Settings, load_settings
 
 
 def _embedded(settings: Settings) -> EmbeddedPostgres:
+    require_embedded_allowed(settings)  # MORPHEUS_ENV=production: never an embedded server
     return EmbeddedPostgres(settings.home)
 
 
@@ -32,11 +39,12 @@ def redacted(url: str) -> str:
     return make_url(url).render_as_string(hide_password=True)
 
 
-def migrated_warehouse_url() -> str:
-    """The warehouse's URL (starting the embedded server if that is the one), migrated to
-    the newest schema: what every command that reads or writes the warehouse needs first."""
+def checked_warehouse_url() -> str:
+    """The warehouse's URL (starting the embedded server if that is the one) once its schema
+    is this version's: what every command that reads or writes the warehouse needs first.
+    Only `morpheus db migrate` changes the schema (``SchemaOutOfDate`` otherwise)."""
     url = warehouse_url(load_settings())
-    upgrade(url)
+    require_current_schema(url)
     return url
 
 
@@ -123,7 +131,9 @@ def url(driver: str, database: str) -> int:
 def migrate() -> int:
     """Apply the warehouse's migrations.
 
-    Starts the embedded server first when it is the warehouse."""
-    migrated = migrated_warehouse_url()
+    The only command that changes the schema (besides demo and dev on the embedded default);
+    starts the embedded server first when it is the warehouse."""
+    migrated = warehouse_url(load_settings())
+    upgrade(migrated)
     print(f"warehouse migrated: {redacted(migrated)}")
     return 0

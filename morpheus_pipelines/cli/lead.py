@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 
 import click
 
-from morpheus_pipelines.cli.db import migrated_warehouse_url
+from morpheus_pipelines.cli.db import checked_warehouse_url
 from morpheus_pipelines.cli.parsing import ActionGroup
 
 
@@ -50,7 +50,7 @@ def close(lead_id: uuid.UUID, status: str, at: datetime | None) -> int:
     from morpheus_pipelines.crm.api.server import close_lead
 
     at = at or datetime.now(UTC)
-    if not close_lead(migrated_warehouse_url(), lead_id, status, at):
+    if not close_lead(checked_warehouse_url(), lead_id, status, at):
         print(f"error: no open lead {lead_id}", file=sys.stderr)
         return 1
     print(f"lead {lead_id} {status} at {at.isoformat()}")

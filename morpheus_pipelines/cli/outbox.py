@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import click
 
-from morpheus_pipelines.cli.db import migrated_warehouse_url
+from morpheus_pipelines.cli.db import checked_warehouse_url
 from morpheus_pipelines.cli.parsing import Group
 from morpheus_pipelines.cli.setup_options import run, subscription_id, subscription_option
 
@@ -30,7 +30,7 @@ def status(subscription: str) -> int:
         subscription_uuid = subscription_id(subscription)
         now = datetime.now(UTC)
         backlog = outbox_backlog(
-            partial(get_session, migrated_warehouse_url()), subscription_uuid, now=now
+            partial(get_session, checked_warehouse_url()), subscription_uuid, now=now
         )
         oldest = backlog.oldest_pending_at
         print(f"pending     {backlog.pending}")
@@ -56,7 +56,7 @@ def retry(subscription: str) -> int:
 
     def body() -> int:
         subscription_uuid = subscription_id(subscription)
-        with get_session(migrated_warehouse_url()) as session:
+        with get_session(checked_warehouse_url()) as session:
             count = CrmStore(session).outbox.requeue_dead(
                 session, subscription_uuid, now=datetime.now(UTC)
             )

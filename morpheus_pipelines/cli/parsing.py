@@ -112,8 +112,10 @@ class Group(_OrderedGroup):
 
 class RootGroup(_OrderedGroup):
     """The ``morpheus`` command: abbreviated options before the sub-command are spelled out,
-    and a KeyboardInterrupt (Ctrl-C, or SIGTERM where a command maps it to one) ends the
-    command with 130, quietly, instead of Click's "Aborted!"."""
+    a KeyboardInterrupt (Ctrl-C, or SIGTERM where a command maps it to one) ends the command
+    with 130, quietly, instead of Click's "Aborted!", and an error the operator can act on
+    (``cli/errors.py``) is ``error: …`` lines and exit status 1, its traceback only with
+    ``--debug``."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         first = next((i for i, token in enumerate(args) if not token.startswith("-")), len(args))
@@ -121,10 +123,19 @@ class RootGroup(_OrderedGroup):
         return super().parse_args(ctx, [token for _kind, token in own] + args[first:])
 
     def invoke(self, ctx: click.Context) -> Any:
+        from morpheus_pipelines.cli.errors import operator_lines
+
         try:
             return super().invoke(ctx)
         except KeyboardInterrupt:
             return 130
+        except Exception as error:
+            lines = None if ctx.params.get("debug") else operator_lines(error)
+            if lines is None:
+                raise
+            for line in lines:
+                click.echo(f"error: {line}", err=True)
+            return 1
 
 
 class ActionGroup(_OrderedGroup):

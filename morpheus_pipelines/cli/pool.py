@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from morpheus_pipelines.cli.db import migrated_warehouse_url
+from morpheus_pipelines.cli.db import checked_warehouse_url
 from morpheus_pipelines.cli.parsing import Group
 from morpheus_pipelines.cli.setup_options import (
     Refused,
@@ -67,7 +67,7 @@ def add(subscription: str, name: str, default: bool | None, fallback_rep: str | 
     def body() -> int:
         subscription_uuid = subscription_id(subscription)
         rep_id = whole_number("--fallback-rep", fallback_rep)
-        with get_session(migrated_warehouse_url()) as session:
+        with get_session(checked_warehouse_url()) as session:
             store = CrmStore(session)
             outcome = add_pool(
                 store, subscription_uuid, name, default=default, fallback_rep_id=rep_id
@@ -104,7 +104,7 @@ def set_(subscription: str, pool: str, first_touch_sla: str) -> int:
             seconds = duration_seconds(text) if text else None
         except InvalidAvailability as refused:
             raise Refused("--first-touch-sla", str(refused)) from None
-        with get_session(migrated_warehouse_url()) as session:
+        with get_session(checked_warehouse_url()) as session:
             store = CrmStore(session)
             outcome = set_pool(
                 store, subscription_uuid, pool.strip(), first_touch_sla_seconds=seconds
@@ -133,7 +133,7 @@ def list_(subscription: str) -> int:
 
     def body() -> int:
         subscription_uuid = subscription_id(subscription)
-        with get_session(migrated_warehouse_url()) as session:
+        with get_session(checked_warehouse_url()) as session:
             shown = pools(CrmStore(session), subscription_uuid)
         for view in shown:
             print(_pool_line(view))
@@ -164,7 +164,7 @@ def remove(subscription: str, name: str) -> int:
 
     def body() -> int:
         subscription_uuid = subscription_id(subscription)
-        with get_session(migrated_warehouse_url()) as session:
+        with get_session(checked_warehouse_url()) as session:
             outcome = remove_pool(CrmStore(session), subscription_uuid, name.strip())
         print(f"pool {word(name.strip())} {outcome}")
         return 0
@@ -198,7 +198,7 @@ def member_add(subscription: str, pool: str, rep: str, weight: str) -> int:
         subscription_uuid = subscription_id(subscription)
         rep_id = whole_number("--rep", rep)
         share = whole_number("--weight", weight)
-        with get_session(migrated_warehouse_url()) as session:
+        with get_session(checked_warehouse_url()) as session:
             outcome = add_member(CrmStore(session), subscription_uuid, pool.strip(), rep_id, share)
         print(f"member {word(pool.strip())} rep={rep_id} weight={share} {outcome}")
         return 0
@@ -220,7 +220,7 @@ def member_remove(subscription: str, pool: str, rep: str) -> int:
     def body() -> int:
         subscription_uuid = subscription_id(subscription)
         rep_id = whole_number("--rep", rep)
-        with get_session(migrated_warehouse_url()) as session:
+        with get_session(checked_warehouse_url()) as session:
             outcome = remove_member(CrmStore(session), subscription_uuid, pool.strip(), rep_id)
         print(f"member {word(pool.strip())} rep={rep_id} {outcome}")
         return 0
@@ -261,7 +261,7 @@ def rule_add(
     def body() -> int:
         subscription_uuid = subscription_id(subscription)
         rank = whole_number("--priority", priority, positive=False)
-        with get_session(migrated_warehouse_url()) as session:
+        with get_session(checked_warehouse_url()) as session:
             outcome, rule_id = add_rule(
                 CrmStore(session),
                 subscription_uuid,
@@ -299,7 +299,7 @@ def rule_remove(subscription: str, pool: str, source: str | None, campaign_id: s
 
     def body() -> int:
         subscription_uuid = subscription_id(subscription)
-        with get_session(migrated_warehouse_url()) as session:
+        with get_session(checked_warehouse_url()) as session:
             rule_id = remove_rule(
                 CrmStore(session),
                 subscription_uuid,

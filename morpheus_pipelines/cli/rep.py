@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from morpheus_pipelines.cli.db import migrated_warehouse_url
+from morpheus_pipelines.cli.db import checked_warehouse_url
 from morpheus_pipelines.cli.parsing import Group
 from morpheus_pipelines.cli.setup_options import (
     Refused,
@@ -47,7 +47,7 @@ def list_(subscription: str) -> int:
 
     def body() -> int:
         subscription_uuid = subscription_id(subscription)
-        with get_session(migrated_warehouse_url()) as session:
+        with get_session(checked_warehouse_url()) as session:
             lines = [_rep_line(r) for r in reps(CrmStore(session), subscription_uuid)]
         for line in lines:
             print(line)
@@ -121,7 +121,7 @@ def set_(
             if not nooks or any(c.isspace() for c in nooks):
                 raise Refused("--nooks-user-id", "must be one word, not empty")
         availability = _availability(working_hours, time_zone, away_until, max_open_leads)
-        with get_session(migrated_warehouse_url()) as session:
+        with get_session(checked_warehouse_url()) as session:
             outcome, shown = set_rep(
                 CrmStore(session),
                 rep_number,
@@ -160,7 +160,7 @@ def deactivate(rep_id: str) -> int:
 
     def body() -> int:
         rep_number = whole_number("REP_ID", rep_id)
-        url = migrated_warehouse_url()
+        url = checked_warehouse_url()
         with get_session(url) as session:
             outcome, shown = mark_rep_left(CrmStore(session), rep_number)
             line, subscription = _rep_line(shown), shown.subscriptionId
@@ -190,7 +190,7 @@ def reactivate(rep_id: str) -> int:
 
     def body() -> int:
         rep_number = whole_number("REP_ID", rep_id)
-        with get_session(migrated_warehouse_url()) as session:
+        with get_session(checked_warehouse_url()) as session:
             outcome, shown = mark_rep_back(CrmStore(session), rep_number)
             line = _rep_line(shown)
         print(f"{line} {outcome}")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from morpheus_pipelines.cli.db import migrated_warehouse_url
+from morpheus_pipelines.cli.db import checked_warehouse_url
 from morpheus_pipelines.cli.parsing import Group
 from morpheus_pipelines.cli.setup_options import (
     hubspot_client,
@@ -52,7 +52,7 @@ def set_(subscription: str, name: str, list_id: str) -> int:
         hubspot_list = hubspot_list_id("--list-id", list_id) or ""
         client = hubspot_client()
         try:
-            with get_session(migrated_warehouse_url()) as session:
+            with get_session(checked_warehouse_url()) as session:
                 outcome = set_segment_list(
                     CrmStore(session),
                     subscription_uuid,
@@ -84,7 +84,7 @@ def list_(subscription: str) -> int:
 
     def body() -> int:
         subscription_uuid = subscription_id(subscription)
-        with get_session(migrated_warehouse_url()) as session:
+        with get_session(checked_warehouse_url()) as session:
             shown = segment_lists(CrmStore(session), subscription_uuid)
         for name, hubspot_list in shown:
             print(f"segment {name} list={word(hubspot_list)}")

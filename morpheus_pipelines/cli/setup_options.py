@@ -75,11 +75,12 @@ def hubspot_client() -> HubSpotClient | None:
     from morpheus_pipelines.platform.settings import load_settings
 
     settings = load_settings()
-    if not settings.hubspot_private_app_token:
+    token = settings.hubspot_private_app_token.get_secret_value()
+    if not token:
         return None
     return HubSpotClient(
         settings.hubspot_base_url,
-        settings.hubspot_private_app_token,
+        token,
         read_timeout=settings.hubspot_request_timeout,
         retry_count=settings.hubspot_retry_count,
         requests_per_10s=settings.hubspot_requests_per_10s,

@@ -7,7 +7,7 @@ import uuid
 
 import click
 
-from morpheus_pipelines.cli.db import migrated_warehouse_url
+from morpheus_pipelines.cli.db import checked_warehouse_url
 from morpheus_pipelines.cli.parsing import ActionGroup
 
 
@@ -25,7 +25,7 @@ def create(name: str) -> int:
     from morpheus_pipelines.crm.steps.subscriptions import create_subscription
     from morpheus_pipelines.db.session import get_session
 
-    with get_session(migrated_warehouse_url()) as session:
+    with get_session(checked_warehouse_url()) as session:
         try:
             subscription_id = create_subscription(session, name)
         except ValueError as exc:
@@ -42,7 +42,7 @@ def list_() -> int:
     from morpheus_pipelines.crm.steps.subscriptions import list_subscriptions
     from morpheus_pipelines.db.session import get_session
 
-    with get_session(migrated_warehouse_url()) as session:
+    with get_session(checked_warehouse_url()) as session:
         for subscription_id, name in list_subscriptions(session):
             print(f"{subscription_id}  {name}")
     return 0
@@ -135,7 +135,7 @@ def set_(
         if value is not None
     }
     try:
-        with get_session(migrated_warehouse_url()) as session:
+        with get_session(checked_warehouse_url()) as session:
             change_settings(session, subscription_uuid, given)
             shown = subscription_settings(session, subscription_uuid)
     except SubscriptionRefused as refused:
@@ -154,7 +154,7 @@ def show(subscription_id: str) -> int:
     subscription_uuid = _subscription_id(subscription_id)
     if subscription_uuid is None:
         return _refuse("SUBSCRIPTION", f"{subscription_id!r} is not a subscription id (a UUID)")
-    with get_session(migrated_warehouse_url()) as session:
+    with get_session(checked_warehouse_url()) as session:
         shown = subscription_settings(session, subscription_uuid)
     if shown is None:
         return _refuse("SUBSCRIPTION", f"subscription {subscription_uuid} does not exist")

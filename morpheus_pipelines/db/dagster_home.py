@@ -11,7 +11,7 @@ import os
 import shutil
 from pathlib import Path
 
-from morpheus_pipelines.db.migrate import upgrade
+from morpheus_pipelines.db.migrate import require_current_schema, upgrade
 from morpheus_pipelines.db.urls import DAGSTER_URL_VARIABLE, dagster_url, warehouse_url
 from morpheus_pipelines.platform.settings import Settings
 
@@ -19,9 +19,14 @@ PROJECT_ROOT = Path(__file__).resolve().parents[2]
 
 
 def prepare_dagster_environment(settings: Settings) -> dict[str, str]:
-    """Start and migrate the database, and build the environment Dagster processes need."""
+    """Start the database, and build the environment Dagster processes need. The embedded
+    default is migrated here (``morpheus dev`` and ``demo`` own it); a configured database
+    must already be at this version's schema (``morpheus db migrate``)."""
     url = warehouse_url(settings)
-    upgrade(url)
+    if settings.uses_embedded_database:
+        upgrade(url)
+    else:
+        require_current_schema(url)
     dagster_home = settings.home / "dagster_home"
     dagster_home.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(PROJECT_ROOT / "dagster.yaml", dagster_home / "dagster.yaml")

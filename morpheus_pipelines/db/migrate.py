@@ -1,13 +1,22 @@
-"""Apply the Alembic migrations shipped inside the package (``morpheus db migrate``)."""
+"""The Alembic migrations shipped inside the package: applied by ``morpheus db migrate`` (and
+``morpheus demo``/``dev`` on the embedded default) only; every other command checks the
+database's revision against the package's with :func:`require_current_schema`, which needs
+no DDL rights."""
 
 from __future__ import annotations
 
+from functools import cache
 from pathlib import Path
 
 from alembic import command
 from alembic.config import Config
+from alembic.script import ScriptDirectory
 
 MIGRATIONS = Path(__file__).resolve().parent.parent / "migrations"
+
+
+class SchemaOutOfDate(RuntimeError):
+    """The database's schema is not the one this version of the package was written for."""
 
 
 def alembic_config(url: str) -> Config:
@@ -23,6 +32,18 @@ def upgrade(url: str, revision: str = "head") -> None:
     command.upgrade(alembic_config(url), revision)
 
 
+@cache
+def _scripts() -> ScriptDirectory:
+    return ScriptDirectory(str(MIGRATIONS))
+
+
+def head_revision() -> str:
+    """The newest revision this version of the package ships."""
+    head = _scripts().get_current_head()
+    assert head is not None, "the package ships no migrations"
+    return head
+
+
 def current_revision(url: str) -> str | None:
     from alembic.runtime.migration import MigrationContext
     from sqlalchemy import create_engine
@@ -33,3 +54,21 @@ def current_revision(url: str) -> str | None:
             return MigrationContext.configure(connection).get_current_revision()
     finally:
         engine.dispose()
+
+
+def require_current_schema(url: str) -> None:
+    """Return when the database at ``url`` is at this version's head revision; otherwise raise
+    :class:`SchemaOutOfDate` saying what to do. Reads ``alembic_version``, nothing more."""
+    current, head = current_revision(url), head_revision()
+    if current == head:
+        return
+    known = {script.revision for script in _scripts().walk_revisions()}
+    if current is None or current in known:
+        raise SchemaOutOfDate(
+            f"the database schema is at {current or 'none'}, this version needs {head}: "
+            "run `morpheus db migrate`"
+        )
+    raise SchemaOutOfDate(
+        f"the database schema is at {current}, newer than this version knows ({head}): "
+        "upgrade morpheus-pipelines"
+    )

@@ -1,21 +1,31 @@
 """Every environment variable the product reads (README, "Configuration"), with its default.
 
-This is the one place that knows variable names and defaults. Dagster resources receive
-the same values through ``dg.EnvVar`` (see ``definitions.py``); plain Python code (the CLI,
-the embedded database, benchmarks) calls :func:`load_settings`.
+This is the one place that knows variable names, defaults and forms. Dagster resources receive
+the same values through ``dg.EnvVar`` (see ``resources/``); plain Python code (the CLI, the
+embedded database, benchmarks) calls :func:`load_settings`, which reads them through
+pydantic-settings and reports every malformed variable at once, by name, with the form it
+expects (:class:`SettingsError`). Secrets are ``SecretStr``: ``.get_secret_value()`` where one
+is used, ``<set>``/``<empty>`` wherever settings are printed.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
 from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+from sqlalchemy.engine import make_url
 
 DEFAULT_TARGET_LIST_ID = "19544"
 
 DEFAULTS: dict[str, str] = {
+    "MORPHEUS_ENV": "development",
     "MORPHEUS_DATABASE_URL": "",
+    "MORPHEUS_DAGSTER_DATABASE_URL": "",
     "MORPHEUS_SOURCE_DATABASE_URL": "",
     "MORPHEUS_SOURCE_SCHEMA": "devops",
     "MORPHEUS_HOME": "./.morpheus",
@@ -54,7 +64,7 @@ DEFAULTS: dict[str, str] = {
     "MORPHEUS_SLACK_WEBHOOK_URL": "",
 }
 
-# Values that must never be printed: repr() and logs show only whether they are set.
+# Values that must never be printed: repr() and errors show only whether they are set.
 SECRET_VARIABLES = frozenset(
     {
         "HUBSPOT_PRIVATE_APP_TOKEN",
@@ -71,6 +81,22 @@ SECRET_VARIABLES = frozenset(
     }
 )
 
+DATABASE_URL_FORM = "a PostgreSQL URL, postgresql+psycopg://user:password@host:port/database"
+
+# The form a variable must have, where its type alone does not say it.
+_EXPECTED = {
+    "MORPHEUS_ENV": "development or production",
+    "MORPHEUS_DATABASE_URL": DATABASE_URL_FORM,
+    "MORPHEUS_DAGSTER_DATABASE_URL": DATABASE_URL_FORM,
+    "MORPHEUS_SOURCE_DATABASE_URL": DATABASE_URL_FORM,
+    "HUBSPOT_REQUEST_TIMEOUT": "a number of seconds greater than 0",
+    "HUBSPOT_RETRY_COUNT": "a whole number, 0 or more",
+    "DOMAIN_INTELLIGENCE_MAX_AGE_DAYS": "0 (never reuse) or a whole number of days",
+    "MORPHEUS_LEAD_STALE_DAYS": "0 (never) or a whole number of days",
+}
+
+_PASSWORD = re.compile(r"(://[^:/@]*:)[^@]*@")
+
 
 def env(name: str, environ: Mapping[str, str] | None = None) -> str:
     """The value of a documented variable (README, "Configuration"), or its documented default."""
@@ -79,129 +105,185 @@ def env(name: str, environ: Mapping[str, str] | None = None) -> str:
     return DEFAULTS[name] if value is None or value == "" else value
 
 
-def mask_secret(value: str) -> str:
+def mask_secret(value: str | SecretStr) -> str:
+    if isinstance(value, SecretStr):
+        value = value.get_secret_value()
     return "<set>" if value else "<empty>"
 
 
-def _secret() -> str:
-    return field(default="", repr=False)
+def mask_password(url: str) -> str:
+    """``url`` with the password between ``user:`` and ``@`` replaced by ``***``; works on a
+    URL too malformed to parse."""
+    return _PASSWORD.sub(r"\1***@", url)
 
 
-@dataclass(frozen=True)
-class Settings:
-    """A snapshot of the environment; secrets are excluded from ``repr``."""
+class SettingsError(ValueError):
+    """Malformed variables, every one of them: ``problems`` holds ``(name, expected, got)``
+    with secrets and passwords masked. The first line of the message names them all."""
 
-    database_url: str
-    source_database_url: str
-    source_schema: str
-    home: Path
-    hubspot_base_url: str
-    hubspot_target_list_id: str
-    hubspot_request_timeout: float
-    hubspot_retry_count: int
-    hubspot_requests_per_10s: int
-    domain_intelligence_base_url: str
-    domain_intelligence_max_age_days: int
-    forced_sales_owned_tenant_ids: str
-    alert_webhook_url: str
-    phone_agent_batch_size: int
-    subscription_id: str
-    hubspot_unassigned_list_id: str
-    intake_requests_per_minute: int
-    intake_auth_failures_per_minute: int
-    intake_origin_requests_per_minute: int = 600
-    public_url: str = ""
-    lead_stale_days: int = 30
-    meta_graph_base_url: str = DEFAULTS["META_GRAPH_BASE_URL"]
-    meta_graph_api_version: str = DEFAULTS["META_GRAPH_API_VERSION"]
-    whatsapp_template_language: str = DEFAULTS["META_WHATSAPP_TEMPLATE_LANGUAGE"]
-    email_from: str = ""
-    reports_url: str = ""
-    reports_public_url: str = ""
-    hubspot_private_app_token: str = _secret()
-    hubspot_client_secret: str = _secret()
-    apac_sales_emails: str = _secret()
-    meta_app_secret: str = _secret()
-    meta_verify_token: str = _secret()
-    meta_access_token: str = _secret()
-    smtp_url: str = _secret()
-    report_recipients: str = _secret()
-    slack_webhook_url: str = _secret()
+    def __init__(self, problems: list[tuple[str, str, str]]) -> None:
+        self.problems = problems
+        names = ", ".join(name for name, _, _ in problems)
+        lines = [f"{name}: expected {expected}, got {got}" for name, expected, got in problems]
+        super().__init__("\n".join([f"malformed environment variables: {names}", *lines]))
+
+    @property
+    def lines(self) -> list[str]:
+        """One line per bad variable, ``NAME: expected <form>, got '<value>'``."""
+        return str(self).splitlines()[1:]
+
+
+def _var(name: str, **constraints: Any) -> Any:
+    return Field(default=DEFAULTS[name], validation_alias=name, **constraints)
+
+
+def _secret(name: str) -> Any:
+    return Field(default=SecretStr(DEFAULTS[name]), validation_alias=name, repr=False)
+
+
+class Settings(BaseSettings):
+    """A snapshot of the environment; secrets are ``SecretStr`` and never in ``repr``."""
+
+    model_config = SettingsConfigDict(
+        frozen=True,
+        case_sensitive=True,
+        env_ignore_empty=True,  # an empty variable means its default, as it always has
+        validate_default=True,
+        extra="ignore",
+    )
+
+    environment: Literal["development", "production"] = _var("MORPHEUS_ENV")
+    database_url: str = _var("MORPHEUS_DATABASE_URL")
+    dagster_database_url: str = _var("MORPHEUS_DAGSTER_DATABASE_URL")
+    source_database_url: str = _var("MORPHEUS_SOURCE_DATABASE_URL")
+    source_schema: str = _var("MORPHEUS_SOURCE_SCHEMA")
+    home: Path = _var("MORPHEUS_HOME")
+    hubspot_base_url: str = _var("HUBSPOT_BASE_URL")
+    hubspot_target_list_id: str = _var("HUBSPOT_TARGET_LIST_ID")
+    hubspot_request_timeout: float = _var("HUBSPOT_REQUEST_TIMEOUT", gt=0)
+    hubspot_retry_count: int = _var("HUBSPOT_RETRY_COUNT", ge=0)
+    hubspot_requests_per_10s: int = _var("HUBSPOT_REQUESTS_PER_10S")
+    domain_intelligence_base_url: str = _var("DOMAIN_INTELLIGENCE_BASE_URL")
+    domain_intelligence_max_age_days: int = _var("DOMAIN_INTELLIGENCE_MAX_AGE_DAYS", ge=0)
+    forced_sales_owned_tenant_ids: str = _var("FORCED_SALES_OWNED_TENANT_IDS")
+    alert_webhook_url: str = _var("MORPHEUS_ALERT_WEBHOOK_URL")
+    phone_agent_batch_size: int = _var("PHONE_AGENT_BATCH_SIZE")
+    subscription_id: str = _var("MORPHEUS_SUBSCRIPTION_ID")
+    hubspot_unassigned_list_id: str = _var("HUBSPOT_UNASSIGNED_LIST_ID")
+    intake_requests_per_minute: int = _var("MORPHEUS_INTAKE_REQUESTS_PER_MINUTE")
+    intake_auth_failures_per_minute: int = _var("MORPHEUS_INTAKE_AUTH_FAILURES_PER_MINUTE")
+    intake_origin_requests_per_minute: int = _var("MORPHEUS_INTAKE_ORIGIN_REQUESTS_PER_MINUTE")
+    public_url: str = _var("MORPHEUS_PUBLIC_URL")
+    lead_stale_days: int = _var("MORPHEUS_LEAD_STALE_DAYS", ge=0)
+    meta_graph_base_url: str = _var("META_GRAPH_BASE_URL")
+    meta_graph_api_version: str = _var("META_GRAPH_API_VERSION")
+    whatsapp_template_language: str = _var("META_WHATSAPP_TEMPLATE_LANGUAGE")
+    email_from: str = _var("MORPHEUS_EMAIL_FROM")
+    hubspot_private_app_token: SecretStr = _secret("HUBSPOT_PRIVATE_APP_TOKEN")
+    hubspot_client_secret: SecretStr = _secret("HUBSPOT_CLIENT_SECRET")
+    apac_sales_emails: SecretStr = _secret("APAC_SALES_EMAILS")
+    meta_app_secret: SecretStr = _secret("META_APP_SECRET")
+    meta_verify_token: SecretStr = _secret("META_VERIFY_TOKEN")
+    meta_access_token: SecretStr = _secret("META_ACCESS_TOKEN")
+    smtp_url: SecretStr = _secret("MORPHEUS_SMTP_URL")
+    reports_url: str = _var("MORPHEUS_REPORTS_URL")
+    reports_public_url: str = _var("MORPHEUS_REPORTS_PUBLIC_URL")
+    report_recipients: SecretStr = _secret("MORPHEUS_REPORT_RECIPIENTS")
+    slack_webhook_url: SecretStr = _secret("MORPHEUS_SLACK_WEBHOOK_URL")
+
+    @field_validator("database_url", "dagster_database_url", "source_database_url")
+    @classmethod
+    def _postgres_url(cls, value: str) -> str:
+        if value:
+            try:
+                url = make_url(value)
+            except ValueError:  # ArgumentError is one too
+                raise ValueError("unparseable") from None
+            if not re.fullmatch(r"postgres(ql)?(\+\w+)?", url.drivername):
+                raise ValueError("not postgresql")
+            if url.port is not None and not 0 < url.port < 65536:
+                raise ValueError("port out of range")
+        return value
+
+    @field_validator("home")
+    @classmethod
+    def _absolute(cls, value: Path) -> Path:
+        return value.expanduser().resolve()
+
+    @field_validator(
+        "hubspot_base_url", "domain_intelligence_base_url", "public_url", "meta_graph_base_url"
+    )
+    @classmethod
+    def _no_trailing_slash(cls, value: str) -> str:
+        return value.rstrip("/")
+
+    @field_validator("meta_graph_api_version")
+    @classmethod
+    def _bare_version(cls, value: str) -> str:
+        return value.strip("/")
 
     def __repr__(self) -> str:
-        shown = ", ".join(f"{f.name}={getattr(self, f.name)!r}" for f in fields(self) if f.repr)
-        hidden = ", ".join(
-            f"{f.name}={mask_secret(getattr(self, f.name))}" for f in fields(self) if not f.repr
-        )
-        return f"Settings({shown}, {hidden})"
+        shown, hidden = [], []
+        for name, info in type(self).model_fields.items():
+            value = getattr(self, name)
+            if info.repr:
+                shown.append(f"{name}={value!r}")
+            else:
+                hidden.append(f"{name}={mask_secret(value)}")
+        return f"Settings({', '.join(shown + hidden)})"
 
     __str__ = __repr__
+
+    @property
+    def production(self) -> bool:
+        """``MORPHEUS_ENV=production``: no embedded database, ever."""
+        return self.environment == "production"
 
     @property
     def uses_embedded_database(self) -> bool:
         return not self.database_url
 
 
-def _number(name: str, environ: Mapping[str, str] | None, kind: type) -> int | float:
-    raw = env(name, environ)
-    try:
-        return kind(raw)
-    except ValueError:
-        raise ValueError(f"{name} must be a number, got {raw!r}") from None
+class _GivenSettings(Settings):
+    """The same settings read from a mapping of its own instead of ``os.environ`` (a test's,
+    a resource's configuration)."""
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        **_: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        return (init_settings,)
 
 
-def _days(name: str, environ: Mapping[str, str] | None) -> int:
-    days = int(_number(name, environ, int))
-    if days < 0:
-        raise ValueError(f"{name} must be 0 (never) or a number of days, got {days}")
-    return days
+def _shown(name: str, value: object) -> str:
+    if name in SECRET_VARIABLES:
+        return "a value that is not shown (a secret)"
+    return repr(mask_password(str(value)))
+
+
+def _expected(name: str, error: Any) -> str:
+    if name in _EXPECTED:
+        return _EXPECTED[name]
+    if error["type"].startswith("int"):
+        return "a whole number"
+    if error["type"].startswith("float"):
+        return "a number"
+    return error["msg"].lower()
 
 
 def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
-    """Read every documented variable; raises ``ValueError`` naming a malformed number."""
-    return Settings(
-        database_url=env("MORPHEUS_DATABASE_URL", environ),
-        source_database_url=env("MORPHEUS_SOURCE_DATABASE_URL", environ),
-        source_schema=env("MORPHEUS_SOURCE_SCHEMA", environ),
-        home=Path(env("MORPHEUS_HOME", environ)).expanduser().resolve(),
-        hubspot_base_url=env("HUBSPOT_BASE_URL", environ).rstrip("/"),
-        hubspot_target_list_id=env("HUBSPOT_TARGET_LIST_ID", environ),
-        hubspot_request_timeout=float(_number("HUBSPOT_REQUEST_TIMEOUT", environ, float)),
-        hubspot_retry_count=int(_number("HUBSPOT_RETRY_COUNT", environ, int)),
-        hubspot_requests_per_10s=int(_number("HUBSPOT_REQUESTS_PER_10S", environ, int)),
-        domain_intelligence_base_url=env("DOMAIN_INTELLIGENCE_BASE_URL", environ).rstrip("/"),
-        domain_intelligence_max_age_days=int(
-            _number("DOMAIN_INTELLIGENCE_MAX_AGE_DAYS", environ, int)
-        ),
-        forced_sales_owned_tenant_ids=env("FORCED_SALES_OWNED_TENANT_IDS", environ),
-        alert_webhook_url=env("MORPHEUS_ALERT_WEBHOOK_URL", environ),
-        phone_agent_batch_size=int(_number("PHONE_AGENT_BATCH_SIZE", environ, int)),
-        subscription_id=env("MORPHEUS_SUBSCRIPTION_ID", environ),
-        hubspot_unassigned_list_id=env("HUBSPOT_UNASSIGNED_LIST_ID", environ),
-        intake_requests_per_minute=int(
-            _number("MORPHEUS_INTAKE_REQUESTS_PER_MINUTE", environ, int)
-        ),
-        intake_auth_failures_per_minute=int(
-            _number("MORPHEUS_INTAKE_AUTH_FAILURES_PER_MINUTE", environ, int)
-        ),
-        intake_origin_requests_per_minute=int(
-            _number("MORPHEUS_INTAKE_ORIGIN_REQUESTS_PER_MINUTE", environ, int)
-        ),
-        public_url=env("MORPHEUS_PUBLIC_URL", environ).rstrip("/"),
-        lead_stale_days=_days("MORPHEUS_LEAD_STALE_DAYS", environ),
-        meta_graph_base_url=env("META_GRAPH_BASE_URL", environ).rstrip("/"),
-        meta_graph_api_version=env("META_GRAPH_API_VERSION", environ).strip("/"),
-        whatsapp_template_language=env("META_WHATSAPP_TEMPLATE_LANGUAGE", environ),
-        email_from=env("MORPHEUS_EMAIL_FROM", environ),
-        reports_url=env("MORPHEUS_REPORTS_URL", environ),
-        reports_public_url=env("MORPHEUS_REPORTS_PUBLIC_URL", environ),
-        report_recipients=env("MORPHEUS_REPORT_RECIPIENTS", environ),
-        slack_webhook_url=env("MORPHEUS_SLACK_WEBHOOK_URL", environ),
-        meta_access_token=env("META_ACCESS_TOKEN", environ),
-        smtp_url=env("MORPHEUS_SMTP_URL", environ),
-        hubspot_private_app_token=env("HUBSPOT_PRIVATE_APP_TOKEN", environ),
-        hubspot_client_secret=env("HUBSPOT_CLIENT_SECRET", environ),
-        apac_sales_emails=env("APAC_SALES_EMAILS", environ),
-        meta_app_secret=env("META_APP_SECRET", environ),
-        meta_verify_token=env("META_VERIFY_TOKEN", environ),
-    )
+    """Read every documented variable from ``environ`` (default: the process's environment;
+    an empty value is the default); raises :class:`SettingsError` naming every malformed one."""
+    try:
+        if environ is None:
+            return Settings()
+        return _GivenSettings(**{k: v for k, v in environ.items() if k in DEFAULTS and v != ""})
+    except ValidationError as exc:
+        problems = []
+        for error in exc.errors():
+            name = str(error["loc"][0])
+            problems.append((name, _expected(name, error), _shown(name, error["input"])))
+        raise SettingsError(problems) from None

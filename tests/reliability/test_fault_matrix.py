@@ -80,9 +80,6 @@ HUBSPOT_CASES = {
     "rate_limit_daily": Case(
         FaultKind.RATE_LIMIT, lambda e, n: e.rate_limit("DAILY", times=n), retryable=False
     ),
-    "unauthorized": Case(
-        FaultKind.UNAUTHORIZED, lambda e, n: e.unauthorized(times=n), retryable=False
-    ),
     # Data-level faults fail validation: a fetch that succeeded is not retried.
     "duplicate_members": Case(
         FaultKind.DUPLICATE_MEMBERS, lambda e, n: e.duplicate_members(1, times=n), retryable=False
@@ -236,10 +233,17 @@ def _run_with_fault(world: World, emulator, case: Case, home: Path, times: int |
 # Faults of HubSpot writes: the daily assets write nothing to HubSpot, so these are covered
 # where the writes are, in tests/hubspot/test_client_writes.py.
 HUBSPOT_WRITE_FAULTS = {FaultKind.PARTIAL_FAILURE, FaultKind.ANSWER_LOST}
+# A refused token is configuration, not an outage: it fails the snapshot asset, naming
+# HUBSPOT_PRIVATE_APP_TOKEN (tests/hubspot/test_snapshot_configuration_errors.py).
+HUBSPOT_CONFIGURATION_FAULTS = {FaultKind.UNAUTHORIZED}
 
 
 def test_every_emulator_fault_is_covered() -> None:
-    covered = {c.kind for c in HUBSPOT_CASES.values()} | HUBSPOT_WRITE_FAULTS
+    covered = (
+        {c.kind for c in HUBSPOT_CASES.values()}
+        | HUBSPOT_WRITE_FAULTS
+        | HUBSPOT_CONFIGURATION_FAULTS
+    )
     assert covered == HubSpotEmulator.supported_faults
     assert {c.kind for c in DOMAIN_INTEL_CASES.values()} == DomainIntelEmulator.supported_faults
 

@@ -3,7 +3,7 @@
 Routing and scoring checks: the pipeline runs clean, then one defect is planted in the tables
 (what a bug, a manual edit or a concurrent writer could leave) and the check's figure turns
 non-zero. Snapshot validation rules: one fetched list per rule that breaks exactly it.
-``snapshot_refresh_succeeded`` fails in tests/tenants/test_routing_pipeline.py (a 401),
+``snapshot_refresh_succeeded`` fails in tests/tenants/test_routing_pipeline.py (a 503),
 ``forced_ids_in_source`` there too, and ``snapshot_freshness`` in
 tests/test_freshness_schedule.py.
 """

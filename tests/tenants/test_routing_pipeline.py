@@ -193,7 +193,7 @@ def test_stale_snapshot_still_matches(
 ) -> None:
     load_source(pipeline.database_url, base_tenants())
     assert pipeline.snapshot().success
-    hubspot_emulator.unauthorized(endpoint="list", times=None)
+    hubspot_emulator.fail(503, endpoint="list", times=None)  # HubSpot down, not misconfigured
     result = pipeline.snapshot()
     assert result.success  # a failed sync does not fail the run
     checks = {e.check_name: e.passed for e in result.get_asset_check_evaluations()}
@@ -210,7 +210,7 @@ def test_unavailable_snapshot_falls_through_to_sales_owned(
     pipeline: Pipeline, hubspot_emulator: HubSpotEmulator
 ) -> None:
     load_source(pipeline.database_url, base_tenants())
-    hubspot_emulator.unauthorized(endpoint="list", times=None)
+    hubspot_emulator.fail(503, endpoint="list", times=None)
     pipeline.snapshot()
     pipeline.route(PARTITION)
     d = decisions(pipeline)

@@ -57,8 +57,10 @@ def hubspot_target_accounts(
     (docs/pipeline.md), then replaces the snapshot in one transaction (docs/pipeline.md). A failed
     sync keeps
     the previous snapshot untouched, records the attempt in `apac_hubspot_target_sync_state`
-    and does **not** fail the run: the checks turn red and routing uses the last good
-    snapshot (`stale`) or no snapshot at all (`unavailable`).
+    and, when HubSpot is unavailable (429, 5xx, timeouts), does **not** fail the run: the
+    checks turn red and routing uses the last good snapshot (`stale`) or no snapshot at all
+    (`unavailable`). An answer that means a setting is wrong fails the asset, naming the
+    variable: 401/403 `HUBSPOT_PRIVATE_APP_TOKEN`, 404 on the list `HUBSPOT_TARGET_LIST_ID`.
     """
     with hubspot.get_client(context.log) as client:
         outcome = sync_target_list(
@@ -69,6 +71,13 @@ def hubspot_target_accounts(
             log=context.log,
         )
     _log_outcome(context.log, outcome)
+    if outcome.configuration_error:
+        # Configuration, not an outage: no retry mends it, and a green run would hide it.
+        raise dg.Failure(
+            description=outcome.configuration_error,
+            metadata=as_metadata(_sync_metadata(outcome)),
+            allow_retries=False,
+        )
     return dg.MaterializeResult(
         metadata=as_metadata(_sync_metadata(outcome)), check_results=_check_results(outcome)
     )

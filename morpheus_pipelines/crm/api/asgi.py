@@ -28,9 +28,9 @@ def app_from_environment() -> Starlette:
             origin_requests_per_minute=settings.intake_origin_requests_per_minute,
             owner_cache=os.environ.get(OWNER_CACHE_VARIABLE, "1") == "1",
             listen_url=libpq_url(url),
-            hubspot_client_secret=settings.hubspot_client_secret,
-            meta_app_secret=settings.meta_app_secret,
-            meta_verify_token=settings.meta_verify_token,
+            hubspot_client_secret=settings.hubspot_client_secret.get_secret_value(),
+            meta_app_secret=settings.meta_app_secret.get_secret_value(),
+            meta_verify_token=settings.meta_verify_token.get_secret_value(),
             public_url=settings.public_url or None,
         )
     )

@@ -9,7 +9,7 @@ from datetime import datetime
 from morpheus_pipelines.crm.api.keys import key_hash, new_key
 from morpheus_pipelines.crm.repositories.intake_keys import IntakeApiKeyRepository
 from morpheus_pipelines.crm.repositories.leads import LeadRepository
-from morpheus_pipelines.db.migrate import upgrade
+from morpheus_pipelines.db.migrate import require_current_schema
 from morpheus_pipelines.db.session import get_session
 from morpheus_pipelines.db.urls import warehouse_url
 from morpheus_pipelines.platform.observability.events import log_event
@@ -32,7 +32,7 @@ def serve(
     from morpheus_pipelines.crm.api.http_server import uvicorn_options
 
     url = warehouse_url(settings)  # starts the embedded server when nothing is configured
-    upgrade(url)
+    require_current_schema(url)  # the API needs no DDL rights: `morpheus db migrate` has them
     os.environ[OWNER_CACHE_VARIABLE] = "1" if owner_cache else "0"
     if settings.uses_embedded_database:
         os.environ["MORPHEUS_DATABASE_URL"] = url  # the workers must not start another

@@ -42,6 +42,8 @@ class FetchedList:
     batches: int = 0
     failed_batches: int = 0
     fetch_error: str | None = None
+    # Set when HubSpot's answer means a setting is wrong (401/403/404), naming the variable.
+    configuration_error: str | None = None
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,10 @@
 ``sync_target_list`` is the whole Dispatcher part: it never raises for a HubSpot, validation
 or database failure. It records the attempt and returns a :class:`SyncOutcome` saying whether
 the snapshot is ``fresh``, ``stale`` (an earlier success is still in place) or ``unavailable``
-(none ever succeeded), so tenant routing in the same run always goes on (docs/pipeline.md).
+(none ever succeeded), so tenant routing in the same run goes on through an outage (429, 5xx,
+timeouts: docs/pipeline.md). An answer that means a setting is wrong (401/403: the token; 404:
+the list id) is ``SyncOutcome.configuration_error``, naming the variable, which the asset
+raises.
 """
 
 from __future__ import annotations
@@ -64,6 +67,7 @@ class SyncOutcome:
     rows_deleted: int = 0
     validation: list[RuleResult] = field(default_factory=list)
     error: str | None = None
+    configuration_error: str | None = None  # see configuration_problem
     requests: int = 0
     retries: int = 0
     rate_limited: int = 0
@@ -85,6 +89,23 @@ def new_sync_id(now: datetime, run_id: str | None) -> str:
     return f"{now:%Y%m%dT%H%M%SZ}-{(run_id or 'manual')[:8]}"
 
 
+def configuration_problem(error: HubSpotError, list_id: str) -> str | None:
+    """What to fix when HubSpot's answer means the configuration is wrong, not that HubSpot is
+    down; ``None`` for an outage (429, 5xx, timeouts), which routing rides out."""
+    if error.status in (401, 403):
+        return (
+            f"HubSpot refused the token (HTTP {error.status} on {error.endpoint}): set "
+            "HUBSPOT_PRIVATE_APP_TOKEN to a private app token with the crm.lists.read and "
+            "crm.objects.companies.read scopes"
+        )
+    if error.status == 404 and error.endpoint in ("list", "memberships"):
+        return (
+            f"HubSpot has no list {list_id} (HTTP 404 on {error.endpoint}): set "
+            "HUBSPOT_TARGET_LIST_ID to the target-account list's id"
+        )
+    return None
+
+
 def fetch_target_list(
     client: HubSpotClient, list_id: str, *, log: logging.Logger | None = None
 ) -> FetchedList:
@@ -101,6 +122,7 @@ def fetch_target_list(
         _read_companies(client, fetched, log)
     except HubSpotError as exc:
         fetched.fetch_error = redact(str(exc))
+        fetched.configuration_error = configuration_problem(exc, list_id)
     except requests.RequestException as exc:
         # Retryable transport errors become HubSpotError in the client; anything else the HTTP
         # stack raises (a redirect loop, an invalid URL) is still a failed fetch, not a crash.
@@ -266,6 +288,7 @@ def sync_target_list(
     log_event("hubspot_sync_start", run_id=run_id, sync_id=sync_id, list_id=list_id)
     fetched = fetch_target_list(client, list_id, log=log)
     outcome = _validated(fetched, sync_id=sync_id, run_id=run_id)
+    outcome.configuration_error = fetched.configuration_error
     refusal = _refusal(fetched, outcome.validation)
     if refusal is None:
         _refresh(session_factory, fetched, outcome, attempted_at=attempted_at)
