@@ -71,6 +71,8 @@ def test_the_demo_leads_reach_hubspot_and_an_unsubscribe_stops_their_automation(
     assert " nudged " in verdicts["demo-lead-2"]  # the same rule still nudges the others
     # Messages leave: the WhatsApp nudges and the template queued for demo-lead-2 go out through
     # the Cloud API emulator, and Meta's status webhooks mark them delivered; email waits.
+    assert any("an approved template instead: 202 queued" in line for line in lines), lines
     sent = [line for line in lines if " whatsapp " in line]
+    assert any("follow_up_1" in line for line in sent), lines  # the template queued by hand
     assert sent and all("delivered" in line and "Meta's webhook" in line for line in sent), lines
     assert any(" email " in line and "MORPHEUS_SMTP_URL" in line for line in lines), lines

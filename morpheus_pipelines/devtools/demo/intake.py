@@ -220,7 +220,8 @@ def _timeline_story(
     status, refused, _ = _call(
         base, key, "POST", "/v1/messages", message, idempotency_key="demo-message-1"
     )
-    template = message | {"kind": "template", "template_name": "follow_up_1", "body": None}
+    template = {"lead_id": kenji, "channel": "whatsapp", "kind": "template",
+                "template_name": "follow_up_1"}  # fmt: skip
     template_status, _, _ = _call(
         base, key, "POST", "/v1/messages", template, idempotency_key="demo-message-2"
     )
@@ -232,7 +233,8 @@ def _timeline_story(
         f"  demo-lead-2 WhatsApp window: open={window['open']}, closed at "
         f"{window['closes_at']} (24 h after their last WhatsApp message)",
         f"  free-form WhatsApp to demo-lead-2: {status} {refused.get('error')}, nothing queued;"
-        f" an approved template instead: {template_status} queued",
+        f" an approved template instead: {template_status} "
+        f"{'queued' if template_status == 202 else 'REFUSED'}",
     ]
 
 
