@@ -4,14 +4,19 @@ import dagster as dg
 
 from morpheus_pipelines import sensors
 from morpheus_pipelines.assets import hubspot, leads, ownership, reports, tenants
+from morpheus_pipelines.assets.policies import freshness_policy
 from morpheus_pipelines.resources import build_resources
 
 OWNERS = ["team:sales-ops-data"]
 
 
 def _shared_policy(spec: dg.AssetSpec) -> dg.AssetSpec:
-    """Every asset is owned by the sales-ops data team and lives in Postgres."""
-    return spec.merge_attributes(owners=OWNERS, kinds={"postgres"})
+    """Every asset lives in Postgres and is owned by the sales-ops data team, unless it names
+    its owner (the DevOps source table); the freshness policy its cadence calls for
+    (`assets/policies.py`)."""
+    spec = spec.merge_attributes(owners=[] if spec.owners else OWNERS, kinds={"postgres"})
+    policy = freshness_policy(spec)
+    return spec if policy is None else spec.replace_attributes(freshness_policy=policy)
 
 
 def _code_location() -> dg.Definitions:

@@ -120,3 +120,112 @@ def test_the_daily_job_runs_its_steps_in_one_process() -> None:
     # A process per step re-imports the code location (about 6 s) for each of six steps of a
     # chain (docs/performance.md, "Small runs").
     assert defs.resolve_job_def("apac_daily_job").executor_def.name == "in_process"
+
+
+def _value(value: object) -> object:
+    """Definition metadata as declared: a plain value, or a Dagster ``MetadataValue``."""
+    return value.value if isinstance(value, dg.MetadataValue) else value
+
+
+def _executable_assets() -> dict[str, dg.AssetsDefinition]:
+    repository = defs.get_repository_def()
+    return {
+        key.to_user_string(): assets_def
+        for key, assets_def in repository.assets_defs_by_key.items()
+        if assets_def.is_executable
+    }
+
+
+def test_the_assets_that_call_a_service_retry_with_back_off_and_no_other_does() -> None:
+    """A service call is a `hubspot`, `domain_intelligence`, `meta_graph` or `message_senders`
+    resource; those assets carry the exponential, jittered policy, and the SQL-only assets
+    (routing, scores, reports, the lead rules) none: a retry there would hide a bug."""
+    services = {"hubspot", "domain_intelligence", "meta_graph", "message_senders"}
+    retried, calling = set(), set()
+    for name, assets_def in _executable_assets().items():
+        if assets_def.required_resource_keys & services:
+            calling.add(name)
+        policy = assets_def.node_def.retry_policy
+        if policy is not None:
+            retried.add(name)
+            assert policy.max_retries == 3 and policy.delay == 30, name
+            assert (policy.backoff, policy.jitter) == (
+                dg.Backoff.EXPONENTIAL,
+                dg.Jitter.PLUS_MINUS,
+            ), name
+    assert retried == calling
+    assert {"hubspot_target_accounts", "enriched_tenants", "lead_enrichment"} <= retried
+    assert {"lead_contact_retrieval", "outbound_message_delivery"} <= retried
+    assert not retried & {"routed_tenants", "tenant_scores", "daily_summary", "lead_scores"}
+
+
+def test_every_table_asset_carries_its_model_s_column_schema() -> None:
+    """An asset whose metadata names the tables it writes has `dagster/column_schema` for
+    the first (`dagster/table_name`), with exactly its model's columns, types and nullability
+    in the model's order."""
+    from morpheus_pipelines.crm.repositories.tables import CRM_TABLES
+    from morpheus_pipelines.tenants.store.tables import TENANT_TABLES
+
+    tables = {**CRM_TABLES, **TENANT_TABLES}
+    graph = defs.resolve_asset_graph()
+    without = set()
+    for key in graph.get_all_asset_keys():
+        metadata = graph.get(key).metadata
+        if "tables_written" not in metadata:
+            without.add(key.to_user_string())
+            continue
+        name = _value(metadata["dagster/table_name"])
+        schema = _value(metadata["dagster/column_schema"])
+        assert isinstance(schema, dg.TableSchema), key
+        model = tables[name]
+        assert [c.name for c in schema.columns] == [c.name for c in model.columns], key
+        for column, model_column in zip(schema.columns, model.columns, strict=True):
+            assert column.constraints.nullable == bool(model_column.nullable), (key, column)
+            assert column.type, (key, column)
+    # Every asset writes a table but the attribution report (files only) and the DevOps
+    # source, which nothing here writes.
+    assert without == {"lead_attribution", "source_tenants"}
+
+
+def test_the_tables_written_elsewhere_are_external_assets() -> None:
+    graph = defs.resolve_asset_graph()
+    external = {
+        key.to_user_string()
+        for key in graph.get_all_asset_keys()
+        if not graph.get(key).is_executable
+    }
+    # automation_firings is reported by its sensor, the others are written outside Dagster.
+    assert external == {"leads", "activities", "source_tenants", "automation_firings"}
+    source = graph.get(dg.AssetKey("source_tenants"))
+    assert source.owners == ["team:devops"]
+    assert _value(source.metadata["dagster/table_name"]) == "devops.tenants"
+    for name in ("leads", "activities"):
+        node = graph.get(dg.AssetKey(name))
+        assert (node.group_name, _value(node.metadata["dagster/table_name"])) == ("leads", name)
+        assert "morpheus serve" in (node.description or "")
+    assert dg.AssetKey("source_tenants") in graph.get(dg.AssetKey("tenant_candidates")).parent_keys
+
+
+def test_the_lineage_graph_has_no_islands() -> None:
+    """An island is an asset with neither an upstream nor a downstream asset: nothing in the
+    graph says where its input comes from or who reads what it writes. Roots (no upstream)
+    are allowed, as long as something depends on them: the external tables and the assets
+    that read only from HubSpot."""
+    graph = defs.resolve_asset_graph()
+    islands = sorted(
+        key.to_user_string()
+        for key in graph.get_all_asset_keys()
+        if not graph.get(key).parent_keys and not graph.get(key).child_keys
+    )
+    assert islands == []
+    roots = sorted(
+        key.to_user_string() for key in graph.get_all_asset_keys() if not graph.get(key).parent_keys
+    )
+    assert roots == [
+        "activities",
+        "hubspot_target_accounts",
+        "hubspot_task_completions",
+        "leads",
+        "sales_reps",
+        "source_tenants",
+    ]

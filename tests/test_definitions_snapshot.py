@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import dagster as dg
+from dagster._core.definitions.freshness import CronFreshnessPolicy, TimeWindowFreshnessPolicy
 
 from morpheus_pipelines.definitions import defs
 
@@ -27,6 +28,26 @@ def _partitions(definition: dg.PartitionsDefinition | None) -> str | None:
     timezone = getattr(definition, "timezone", None)
     start = getattr(definition, "start", None)
     return f"{kind}({start.date() if start else ''}, {timezone})"
+
+
+def _freshness(policy: dg.FreshnessPolicy | None) -> str | None:
+    if isinstance(policy, TimeWindowFreshnessPolicy):
+        warn = policy.warn_window.to_timedelta() if policy.warn_window else None
+        return f"time window: fail {policy.fail_window.to_timedelta()}, warn {warn}"
+    if isinstance(policy, CronFreshnessPolicy):
+        return f"cron {policy.deadline_cron} {policy.timezone}, since {policy.lower_bound_delta}"
+    return None if policy is None else repr(policy)
+
+
+def _retry(assets_def: dg.AssetsDefinition | None) -> str | None:
+    policy = assets_def.node_def.retry_policy if assets_def and assets_def.is_executable else None
+    if policy is None:
+        return None
+    backoff, jitter = policy.backoff, policy.jitter
+    return (
+        f"{policy.max_retries} retries, {policy.delay} s, "
+        f"{backoff.value if backoff else None}, {jitter.value if jitter else None}"
+    )
 
 
 def describe(definitions: dg.Definitions) -> dict[str, Any]:
@@ -44,6 +65,9 @@ def describe(definitions: dg.Definitions) -> dict[str, Any]:
             "backfill_policy": str(node.backfill_policy) if node.backfill_policy else None,
             "checks": sorted(check.name for check in node.check_keys),
             "tables_written": str(node.metadata.get("tables_written")),
+            "freshness_policy": _freshness(node.freshness_policy),
+            "retry_policy": _retry(repository.assets_defs_by_key.get(key)),
+            "external": not node.is_executable,
         }
     jobs = {}
     for job in sorted(repository.get_all_jobs(), key=lambda j: j.name):

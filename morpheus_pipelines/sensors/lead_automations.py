@@ -54,7 +54,7 @@ def lead_automations(
         "dagster/row_count": len(evaluation.firings),
         "firings_by_rule": dict(evaluation.by_rule),
         "rules": {rule["name"]: rule["description"] for rule in evaluation.rules.values()},
-        "evaluated_at": evaluation.evaluated_at.isoformat(),
+        "evaluated_at": evaluation.evaluated_at,
     }
     return dg.SensorResult(
         asset_events=[

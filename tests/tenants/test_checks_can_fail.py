@@ -4,8 +4,8 @@ Routing and scoring checks: the pipeline runs clean, then one defect is planted 
 (what a bug, a manual edit or a concurrent writer could leave) and the check's figure turns
 non-zero. Snapshot validation rules: one fetched list per rule that breaks exactly it.
 ``snapshot_refresh_succeeded`` fails in tests/tenants/test_routing_pipeline.py (a 503),
-``forced_ids_in_source`` there too, and ``snapshot_freshness`` in
-tests/test_freshness_schedule.py.
+``forced_ids_in_source`` there too, ``snapshot_freshness`` in tests/test_freshness.py and
+``produced_by_deadline`` in tests/reports/test_daily_summary_deadline.py.
 """
 
 from __future__ import annotations

@@ -6,7 +6,9 @@ from zoneinfo import ZoneInfo
 
 import dagster as dg
 
+from morpheus_pipelines.assets.leads.intake import LEADS
 from morpheus_pipelines.assets.metadata import as_metadata, tables_written
+from morpheus_pipelines.assets.policies import EXTERNAL_SERVICE_RETRY
 from morpheus_pipelines.crm.steps.call_lists import refresh_call_lists
 from morpheus_pipelines.crm.steps.hubspot_outbox import OutboxBacklog, drain_outbox, outbox_backlog
 from morpheus_pipelines.platform.partitions import TIMEZONE
@@ -21,8 +23,10 @@ PENDING_TOO_LONG = timedelta(hours=1)
 
 
 @dg.asset(
+    deps=[LEADS],
     key=DELIVERY_KEY,
     group_name="hubspot",
+    retry_policy=EXTERNAL_SERVICE_RETRY,
     pool="hubspot_api",
     kinds={"hubspot"},
     metadata=tables_written("hubspot_outbox", "leads", "follow_up_tasks", "activities"),
@@ -56,6 +60,7 @@ def hubspot_outbox_delivery(
     backlog = outbox_backlog(warehouse.session, subscription_id)
     metadata = report.as_metadata() | {
         "backlog": _backlog_metadata(backlog),
+        "oldest_pending_at": backlog.oldest_pending_at,
         "dagster/row_count": sum(report.written.values()),
     }
     return dg.MaterializeResult(
@@ -69,9 +74,6 @@ def _backlog_metadata(backlog: OutboxBacklog) -> dict[str, object]:
         "due": backlog.due,
         "dead": backlog.dead,
         "done_since": backlog.done_since,
-        "oldest_pending_at": (
-            backlog.oldest_pending_at.isoformat() if backlog.oldest_pending_at else None
-        ),
     }
 
 
@@ -94,6 +96,7 @@ def _check(backlog: OutboxBacklog, now: datetime) -> dg.AssetCheckResult:
 
 
 @dg.asset(
+    deps=["sales_reps"],
     group_name="ownership",
     kinds={"postgres"},
     metadata=tables_written("hubspot_outbox"),

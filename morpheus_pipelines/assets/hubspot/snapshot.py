@@ -6,6 +6,7 @@ from datetime import UTC, datetime
 import dagster as dg
 
 from morpheus_pipelines.assets.metadata import as_metadata, tables_written
+from morpheus_pipelines.assets.policies import EXTERNAL_SERVICE_RETRY
 from morpheus_pipelines.resources.hubspot import HubSpotResource, TargetListResource
 from morpheus_pipelines.resources.warehouse import WarehouseResource
 from morpheus_pipelines.tenants.rules.snapshot_health import DEFAULT_MAX_AGE_HOURS, freshness
@@ -39,6 +40,7 @@ SNAPSHOT_CHECK_SPECS = [
     metadata=tables_written("apac_hubspot_target_accounts", "apac_hubspot_target_sync_state"),
     key=ASSET_KEY,
     group_name="hubspot",
+    retry_policy=EXTERNAL_SERVICE_RETRY,
     pool="hubspot_api",
     kinds={"hubspot"},
     check_specs=SNAPSHOT_CHECK_SPECS,
@@ -134,7 +136,10 @@ def _sync_metadata(outcome: SyncOutcome) -> dict[str, object]:
         "rate_limited_429s": outcome.rate_limited,
         "duration_seconds": round(outcome.duration_seconds, 3),
         "error": outcome.error,
-        "dagster/row_count": None if state.status == "unavailable" else outcome.list_total,
+        # The rows in the table: this run's list when the refresh committed; after a failed
+        # sync the table is the previous snapshot (its materialisation has its count), or
+        # empty and `unavailable`, so the count is left out rather than guessed.
+        "dagster/row_count": outcome.list_total if outcome.succeeded else None,
     }
 
 

@@ -28,6 +28,7 @@ from morpheus_pipelines.assets.leads.engagements import (
 )
 from morpheus_pipelines.assets.leads.first_touch import first_touch_sla, first_touch_sla_job
 from morpheus_pipelines.assets.leads.follow_up import lead_duplicates, lead_enrichment, lead_scores
+from morpheus_pipelines.assets.leads.intake import ACTIVITIES, LEADS
 from morpheus_pipelines.assets.leads.lead_load import (
     stale_lead_load,
     stale_lead_load_job,
@@ -56,6 +57,8 @@ lead_follow_up_job = dg.define_asset_job(
 
 defs = dg.Definitions(
     assets=[
+        LEADS,
+        ACTIVITIES,
         lead_enrichment,
         lead_scores,
         lead_duplicates,

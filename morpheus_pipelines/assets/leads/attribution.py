@@ -3,6 +3,7 @@
 
 import dagster as dg
 
+from morpheus_pipelines.assets.leads.intake import ACTIVITIES, LEADS
 from morpheus_pipelines.assets.metadata import as_metadata
 from morpheus_pipelines.assets.reports.daily import file_links
 from morpheus_pipelines.crm.reports.attribution import render_attribution_markdown
@@ -12,7 +13,7 @@ from morpheus_pipelines.resources.ownership import OwnershipResource
 from morpheus_pipelines.resources.warehouse import WarehouseResource
 
 
-@dg.asset(group_name="leads", kinds={"html"}, tags={"domain": "leads"})
+@dg.asset(deps=[LEADS, ACTIVITIES], group_name="leads", kinds={"html"}, tags={"domain": "leads"})
 def lead_attribution(
     ownership: OwnershipResource, warehouse: WarehouseResource
 ) -> dg.MaterializeResult:

@@ -6,7 +6,9 @@ from datetime import UTC, datetime, timedelta
 
 import dagster as dg
 
+from morpheus_pipelines.assets.leads.intake import LEADS
 from morpheus_pipelines.assets.metadata import as_metadata, tables_written
+from morpheus_pipelines.assets.policies import EXTERNAL_SERVICE_RETRY
 from morpheus_pipelines.crm.repositories.lead_contact_retrievals import RetrievalBacklog
 from morpheus_pipelines.crm.steps.lead_contact_retrieval import (
     retrieval_backlog,
@@ -23,8 +25,10 @@ PENDING_TOO_LONG = timedelta(hours=1)
 
 
 @dg.asset(
+    deps=[LEADS],
     key=ASSET_KEY,
     group_name="leads",
+    retry_policy=EXTERNAL_SERVICE_RETRY,
     kinds={"meta"},
     metadata=tables_written("leads", "lead_contact_retrievals"),
     check_specs=[

@@ -6,7 +6,9 @@ from datetime import UTC, datetime
 
 import dagster as dg
 
+from morpheus_pipelines.assets.leads.intake import LEADS
 from morpheus_pipelines.assets.metadata import as_metadata, tables_written
+from morpheus_pipelines.assets.policies import EXTERNAL_SERVICE_RETRY
 from morpheus_pipelines.crm.rules.hubspot_deals import PENDING_TOO_LONG, pending_health
 from morpheus_pipelines.crm.steps.hubspot_deals import (
     apply_pending_deal_events,
@@ -22,8 +24,10 @@ PENDING_CHECK = "deal_events_not_stuck"
 
 
 @dg.asset(
+    deps=[LEADS],
     key=ASSET_KEY,
     group_name="leads",
+    retry_policy=EXTERNAL_SERVICE_RETRY,
     pool="hubspot_api",
     kinds={"hubspot"},
     metadata=tables_written("hubspot_webhook_events", "leads", "sales_reps"),
@@ -108,7 +112,7 @@ deal_events_check_job = dg.define_asset_job(
     "warehouse only; materialises nothing).",
 )
 
-# Read-only and cheap, so it starts RUNNING like the snapshot's freshness check.
+# Read-only and cheap, so it starts RUNNING.
 deal_events_check_schedule = dg.ScheduleDefinition(
     name="deal_events_check_schedule",
     job=deal_events_check_job,

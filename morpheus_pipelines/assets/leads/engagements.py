@@ -3,7 +3,9 @@
 
 import dagster as dg
 
+from morpheus_pipelines.assets.leads.intake import LEADS
 from morpheus_pipelines.assets.metadata import as_metadata, tables_written
+from morpheus_pipelines.assets.policies import EXTERNAL_SERVICE_RETRY
 from morpheus_pipelines.crm.steps.engagement_sync import sync_engagements
 from morpheus_pipelines.platform.partitions import TIMEZONE
 from morpheus_pipelines.resources.hubspot import HubSpotResource
@@ -12,7 +14,9 @@ from morpheus_pipelines.resources.warehouse import WarehouseResource
 
 
 @dg.asset(
+    deps=[LEADS],
     group_name="leads",
+    retry_policy=EXTERNAL_SERVICE_RETRY,
     pool="hubspot_api",
     kinds={"hubspot"},
     metadata=tables_written("activities"),
@@ -36,8 +40,8 @@ def hubspot_engagements(
         metadata=as_metadata(
             {
                 "subscription_id": str(subscription_id),
-                "window_start": sync.window_start.isoformat(),
-                "watermark": sync.watermark.isoformat() if sync.watermark else None,
+                "window_start": sync.window_start,
+                "watermark": sync.watermark,
                 "engagements_by_type": {k: v for k, v in sync.counts.items() if k != "pages"},
                 "pages": sync.counts["pages"],
                 "dagster/row_count": sum(v for k, v in sync.counts.items() if k != "pages"),

@@ -3,6 +3,7 @@ report per pool and rep (docs/ownership.md, "First-touch SLA")."""
 
 import dagster as dg
 
+from morpheus_pipelines.assets.leads.intake import ACTIVITIES, LEADS
 from morpheus_pipelines.assets.metadata import as_metadata, tables_written
 from morpheus_pipelines.crm.rules.first_touch import render_sla_markdown
 from morpheus_pipelines.crm.steps.first_touch import sweep_first_touch
@@ -10,6 +11,7 @@ from morpheus_pipelines.resources.warehouse import WarehouseResource
 
 
 @dg.asset(
+    deps=[LEADS, ACTIVITIES],
     group_name="leads",
     metadata=tables_written("leads", "sales_reps", "hubspot_outbox"),
     tags={"domain": "leads"},

@@ -3,14 +3,18 @@
 
 import dagster as dg
 
+from morpheus_pipelines.assets.leads.intake import LEADS
 from morpheus_pipelines.assets.metadata import as_metadata, tables_written
+from morpheus_pipelines.assets.policies import EXTERNAL_SERVICE_RETRY
 from morpheus_pipelines.crm.steps.lead_follow_up import enrich_leads, find_duplicates, score_leads
 from morpheus_pipelines.resources.domain_intelligence import DomainIntelligenceResource
 from morpheus_pipelines.resources.warehouse import WarehouseResource
 
 
 @dg.asset(
+    deps=[LEADS],
     group_name="leads",
+    retry_policy=EXTERNAL_SERVICE_RETRY,
     kinds={"api"},
     metadata=tables_written("lead_enrichments"),
     tags={"domain": "leads"},
@@ -54,6 +58,7 @@ def lead_scores(warehouse: WarehouseResource) -> dg.MaterializeResult:
 
 
 @dg.asset(
+    deps=[LEADS],
     group_name="leads",
     metadata=tables_written(
         "lead_duplicates", "leads", "sales_reps", "activities", "hubspot_outbox"

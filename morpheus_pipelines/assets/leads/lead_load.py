@@ -3,13 +3,21 @@
 
 import dagster as dg
 
+from morpheus_pipelines.assets.leads.intake import ACTIVITIES, LEADS
+from morpheus_pipelines.assets.metadata import tables_written
 from morpheus_pipelines.crm.steps.lead_load import release_stale_leads
 from morpheus_pipelines.platform.partitions import TIMEZONE
 from morpheus_pipelines.platform.settings import load_settings
 from morpheus_pipelines.resources.warehouse import WarehouseResource
 
 
-@dg.asset(group_name="leads", kinds={"postgres"}, tags={"domain": "leads"})
+@dg.asset(
+    deps=[LEADS, ACTIVITIES],
+    group_name="leads",
+    kinds={"postgres"},
+    metadata=tables_written("leads", "sales_reps"),
+    tags={"domain": "leads"},
+)
 def stale_lead_load(warehouse: WarehouseResource) -> dg.MaterializeResult:
     """Open leads with no activity for `MORPHEUS_LEAD_STALE_DAYS` days (default 30; 0 =
     never) stop counting toward their rep's `openLeads`, so routing sees who is working what

@@ -5,7 +5,9 @@ from datetime import UTC, datetime
 
 import dagster as dg
 
+from morpheus_pipelines.assets.leads.intake import ACTIVITIES, LEADS
 from morpheus_pipelines.assets.metadata import as_metadata, tables_written
+from morpheus_pipelines.assets.policies import EXTERNAL_SERVICE_RETRY
 from morpheus_pipelines.crm.rules.message_sending import delivery_health
 from morpheus_pipelines.crm.steps.message_sending import (
     deliver_messages,
@@ -20,8 +22,10 @@ DELIVERY_CHECK = "messages_fail_only_for_the_leads_reasons"
 
 
 @dg.asset(
+    deps=[LEADS, ACTIVITIES],
     key=DELIVERY_KEY,
     group_name="leads",
+    retry_policy=EXTERNAL_SERVICE_RETRY,
     kinds={"whatsapp", "email"},
     metadata=tables_written("outbound_messages", "activities"),
     check_specs=[

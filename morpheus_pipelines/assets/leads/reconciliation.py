@@ -3,7 +3,9 @@ every hour (docs/hubspot-webhooks.md, "The reconciliation")."""
 
 import dagster as dg
 
+from morpheus_pipelines.assets.leads.intake import LEADS
 from morpheus_pipelines.assets.metadata import as_metadata, tables_written
+from morpheus_pipelines.assets.policies import EXTERNAL_SERVICE_RETRY
 from morpheus_pipelines.crm.steps.hubspot_reconciliation import (
     receives_webhooks,
     reconcile_with_hubspot,
@@ -15,7 +17,9 @@ from morpheus_pipelines.resources.warehouse import WarehouseResource
 
 
 @dg.asset(
+    deps=[LEADS],
     group_name="leads",
+    retry_policy=EXTERNAL_SERVICE_RETRY,
     pool="hubspot_api",
     kinds={"hubspot"},
     metadata=tables_written("contacts", "leads", "sales_reps", "target_emails", "configs"),

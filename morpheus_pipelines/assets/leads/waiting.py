@@ -5,6 +5,7 @@ from datetime import UTC, datetime
 
 import dagster as dg
 
+from morpheus_pipelines.assets.leads.intake import LEADS
 from morpheus_pipelines.assets.metadata import as_metadata, tables_written
 from morpheus_pipelines.crm.rules.waiting_leads import waiting_health
 from morpheus_pipelines.crm.steps.waiting_leads import give_waiting_leads_owners, waiting_leads
@@ -16,6 +17,7 @@ WAITING_CHECK = "no_lead_waits_for_an_owner"
 
 
 @dg.asset(
+    deps=[LEADS],
     key=ASSET_KEY,
     group_name="leads",
     metadata=tables_written("leads", "sales_reps", "hubspot_outbox"),

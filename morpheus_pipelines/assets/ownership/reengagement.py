@@ -6,6 +6,7 @@ from datetime import timedelta
 import dagster as dg
 
 from morpheus_pipelines.assets.metadata import as_metadata, tables_written
+from morpheus_pipelines.assets.policies import EXTERNAL_SERVICE_RETRY
 from morpheus_pipelines.crm.rules.ownership import WriteBackStatus
 from morpheus_pipelines.crm.steps.reengagement.run import ReengagementRun, run_reengagement
 from morpheus_pipelines.resources.hubspot import HubSpotResource
@@ -21,6 +22,7 @@ WRITE_BACK_CHECK = "hubspot_write_back_complete"
     key=ASSET_KEY,
     deps=["sales_reps", "reengagement_segment_members", "hubspot_task_completions"],
     group_name="ownership",
+    retry_policy=EXTERNAL_SERVICE_RETRY,
     pool="hubspot_api",
     kinds={"hubspot"},
     metadata=tables_written(

@@ -3,6 +3,7 @@
 import dagster as dg
 
 from morpheus_pipelines.assets.metadata import as_metadata, tables_written
+from morpheus_pipelines.assets.policies import EXTERNAL_SERVICE_RETRY
 from morpheus_pipelines.crm.steps.sales_rep_mirror import mirror_owners
 from morpheus_pipelines.resources.hubspot import HubSpotResource
 from morpheus_pipelines.resources.ownership import OwnershipResource
@@ -16,6 +17,7 @@ HAND_OVER_CHECK = "departed_reps_hold_no_work"
 @dg.asset(
     key=ASSET_KEY,
     group_name="ownership",
+    retry_policy=EXTERNAL_SERVICE_RETRY,
     pool="hubspot_api",
     kinds={"hubspot"},
     metadata=tables_written(

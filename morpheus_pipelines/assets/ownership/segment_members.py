@@ -4,6 +4,7 @@ lists (docs/ownership.md, "Where segment members come from")."""
 import dagster as dg
 
 from morpheus_pipelines.assets.metadata import as_metadata, tables_written
+from morpheus_pipelines.assets.policies import EXTERNAL_SERVICE_RETRY
 from morpheus_pipelines.crm.steps.sales_rep_mirror import require_subscription
 from morpheus_pipelines.crm.steps.segment_lists import SegmentListsRun, read_segment_lists
 from morpheus_pipelines.resources.hubspot import HubSpotResource
@@ -18,6 +19,7 @@ LISTS_CHECK = "every_segment_list_read"
     key=ASSET_KEY,
     deps=["sales_reps"],
     group_name="ownership",
+    retry_policy=EXTERNAL_SERVICE_RETRY,
     pool="hubspot_api",
     kinds={"hubspot"},
     metadata=tables_written("reengagement_segment_members", "contacts"),

@@ -4,6 +4,7 @@
 import dagster as dg
 
 from morpheus_pipelines.assets.metadata import as_metadata, tables_written
+from morpheus_pipelines.assets.policies import EXTERNAL_SERVICE_RETRY
 from morpheus_pipelines.crm.steps.hubspot_task_sync import sync_task_completions
 from morpheus_pipelines.resources.hubspot import HubSpotResource
 from morpheus_pipelines.resources.ownership import OwnershipResource
@@ -12,6 +13,7 @@ from morpheus_pipelines.resources.warehouse import WarehouseResource
 
 @dg.asset(
     group_name="ownership",
+    retry_policy=EXTERNAL_SERVICE_RETRY,
     pool="hubspot_api",
     kinds={"hubspot"},
     metadata=tables_written("follow_up_tasks"),

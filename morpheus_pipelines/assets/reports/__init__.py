@@ -1,9 +1,15 @@
 """The reports slice: the Daily Summary and the Weekly Metrics, the weekly job with its
-Monday schedule, and their delivery to the managers (docs/reports.md)."""
+Monday schedule, their delivery to the managers, and the Daily Summary's deadline check at
+08:30 (docs/reports.md)."""
 
 import dagster as dg
 
 from morpheus_pipelines.assets.reports.daily import daily_summary
+from morpheus_pipelines.assets.reports.deadline import (
+    daily_summary_deadline_job,
+    daily_summary_deadline_schedule,
+    produced_by_deadline,
+)
 from morpheus_pipelines.assets.reports.delivery import (
     daily_summary_delivery,
     report_delivery_sensor,
@@ -14,7 +20,8 @@ from morpheus_pipelines.assets.reports.weekly import weekly_metrics
 
 defs = dg.Definitions(
     assets=[daily_summary, weekly_metrics, daily_summary_delivery, weekly_metrics_delivery],
-    jobs=[apac_weekly_job],
-    schedules=[apac_weekly_schedule],
+    asset_checks=[produced_by_deadline],
+    jobs=[apac_weekly_job, daily_summary_deadline_job],
+    schedules=[apac_weekly_schedule, daily_summary_deadline_schedule],
     sensors=[report_delivery_sensor],
 )

@@ -5,6 +5,7 @@ import contextlib
 import dagster as dg
 
 from morpheus_pipelines.assets.metadata import as_metadata, tables_written
+from morpheus_pipelines.assets.policies import EXTERNAL_SERVICE_RETRY
 from morpheus_pipelines.assets.tenants.selection import GROUP, tenant_candidates
 from morpheus_pipelines.platform.partitions import daily_partitions
 from morpheus_pipelines.resources.domain_intelligence import DomainIntelligenceResource
@@ -18,6 +19,7 @@ from morpheus_pipelines.tenants.steps.partition_enrichment import enrich_partiti
     partitions_def=daily_partitions,
     deps=[tenant_candidates],
     group_name=GROUP,
+    retry_policy=EXTERNAL_SERVICE_RETRY,
     backfill_policy=dg.BackfillPolicy.single_run(),
 )
 def enriched_tenants(

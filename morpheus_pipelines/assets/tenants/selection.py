@@ -5,6 +5,7 @@ from pydantic import Field
 
 from morpheus_pipelines.assets.hubspot.snapshot import ASSET_KEY as HUBSPOT_TARGET_ACCOUNTS
 from morpheus_pipelines.assets.metadata import as_metadata, tables_written
+from morpheus_pipelines.assets.tenants.source import SOURCE_TENANTS
 from morpheus_pipelines.platform.partitions import daily_partitions
 from morpheus_pipelines.resources.routing import TenantRoutingResource
 from morpheus_pipelines.resources.warehouse import WarehouseResource
@@ -26,7 +27,7 @@ class TenantSelectionConfig(dg.Config):
 @dg.asset(
     metadata=tables_written("apac_tenant_candidates", "apac_candidate_selections"),
     partitions_def=daily_partitions,
-    deps=[HUBSPOT_TARGET_ACCOUNTS],
+    deps=[HUBSPOT_TARGET_ACCOUNTS, SOURCE_TENANTS],
     group_name=GROUP,
     backfill_policy=dg.BackfillPolicy.single_run(),
 )

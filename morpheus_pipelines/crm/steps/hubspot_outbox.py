@@ -69,7 +69,7 @@ class DrainReport:
             "dead_now": self.dead,
             "hubspot_requests": self.requests,
             "written_by_kind": dict(self.written),
-            "stopped": self.stopped or "",
+            "stopped": self.stopped,
         }
 
 

@@ -39,11 +39,11 @@ class TaskSync:
 
     def as_metadata(self) -> dict[str, object]:
         return {
-            "window_start": self.window_start.isoformat(),
+            "window_start": self.window_start,
             "read": self.read,
             "completed_in_hubspot": self.completed_in_hubspot,
             "completed_here": self.completed_here,
-            "watermark": self.watermark.isoformat() if self.watermark else None,
+            "watermark": self.watermark,
         }
 
 

@@ -3,7 +3,7 @@ column lists passed to ``upsert`` are literal SQL identifiers."""
 
 from __future__ import annotations
 
-from sqlalchemy import MetaData
+from sqlalchemy import MetaData, Table
 from sqlalchemy.orm import DeclarativeBase
 
 # Deterministic constraint names, so Alembic migrations and error messages are stable.
@@ -18,3 +18,13 @@ NAMING_CONVENTION = {
 
 class Base(DeclarativeBase):
     metadata = MetaData(naming_convention=NAMING_CONVENTION)
+
+
+def mapped_tables(package: str) -> dict[str, Table]:
+    """The tables of the models declared under ``package`` (imported), by table name."""
+    return {
+        mapper.local_table.name: mapper.local_table
+        for mapper in Base.registry.mappers
+        if mapper.class_.__module__.startswith(f"{package}.")
+        and isinstance(mapper.local_table, Table)
+    }

@@ -1,0 +1,46 @@
+"""The project's Dagster instance (``dagster.yaml``: Postgres storage) and the code location
+as a deployment loads it, for tests that evaluate checks through the instance's event log."""
+
+from __future__ import annotations
+
+import importlib
+import os
+import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import dagster as dg
+import pytest
+
+from morpheus_pipelines.db.urls import DAGSTER_URL_VARIABLE
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent.parent
+
+
+@contextmanager
+def project_instance(
+    database_url: str, instance_database: str, tmp_path: Path
+) -> Iterator[tuple[dg.DagsterInstance, dg.Definitions]]:
+    """The instance on an empty database, and the definitions loaded in this environment
+    (resources read the environment when the module loads), reading the test warehouse."""
+    import morpheus_pipelines.definitions as definitions
+
+    dagster_home = tmp_path / "dagster_home"
+    dagster_home.mkdir()
+    shutil.copyfile(PROJECT_ROOT / "dagster.yaml", dagster_home / "dagster.yaml")
+    with pytest.MonkeyPatch.context() as env:
+        for name in list(os.environ):
+            if name.startswith(("HUBSPOT_", "MORPHEUS_", "DAGSTER_")):
+                env.delenv(name)
+        env.setenv("DAGSTER_HOME", str(dagster_home))
+        env.setenv("MORPHEUS_HOME", str(tmp_path / "morpheus_home"))
+        env.setenv("MORPHEUS_DATABASE_URL", database_url)
+        env.setenv(DAGSTER_URL_VARIABLE, instance_database)
+        try:
+            with dg.DagsterInstance.get() as instance:
+                yield instance, importlib.reload(definitions).defs
+        finally:
+            # The environment is back: leave the module as the rest of the session expects.
+            env.undo()
+            importlib.reload(definitions)
