@@ -10,7 +10,10 @@ from contextlib import contextmanager
 from datetime import date
 from typing import Any
 
+import psycopg
+
 from morpheus_pipelines.db.migrate import upgrade
+from morpheus_pipelines.db.urls import libpq_url
 from morpheus_pipelines.devtools.demo.dataset import DemoDataset, generate_dataset
 from morpheus_pipelines.devtools.hosts import HostsError, wait_until
 from morpheus_pipelines.devtools.source import SOURCE_COLUMNS, replace_source_tenants
@@ -33,12 +36,18 @@ mutation ($params: ExecutionParams!) {{
     __typename ... on LaunchRunSuccess {{ run {{ id }} }} {_ERRORS}
   }}
 }}"""
+REEXECUTE = f"""
+mutation ($id: String!) {{
+  launchPipelineReexecution(reexecutionParams: {{parentRunId: $id, strategy: FROM_FAILURE}}) {{
+    __typename ... on LaunchRunSuccess {{ run {{ id }} }} {_ERRORS}
+  }}
+}}"""
 BACKFILL_RUNS = """
 query ($id: String!) { partitionBackfillOrError(backfillId: $id) {
   ... on PartitionBackfill { status runs(limit: 10) { id status } } } }"""
 RUN = """
 query ($id: ID!) { runOrError(runId: $id) { ... on Run {
-  id status startTime endTime tags { key value }
+  id status startTime endTime
   stepStats { stepKey status startTime endTime } } } }"""
 RUNS_TAGGED = """
 query ($key: String!, $value: String!) {
@@ -46,38 +55,39 @@ query ($key: String!, $value: String!) {
     ... on Runs { results { id status tags { key value } } } } }"""
 EVENTS = """
 query ($id: ID!) { logsForRun(runId: $id) { ... on EventConnection {
-  events { __typename message ... on StepEvent { stepKey } } } } }"""
+  events { __typename ... on MessageEvent { message } } } } }"""
+
+
+def dataset_for(day: date, *, tenants: int, companies: int) -> DemoDataset:
+    """The deterministic demo data set with ``tenants`` source tenants for ``day``."""
+    return generate_dataset(tenants=tenants, companies=companies, partition_day=day, seed=7)
 
 
 @contextmanager
 def daily_topology(
+    dataset: DemoDataset,
     *,
     isolated: bool,
-    tenants: int,
-    companies: int,
-    day: date,
     prefix: str = "mph",
     subnet: str = "10.213.0.0/24",
-) -> Iterator[tuple[Topology, DemoDataset]]:
-    """Every host up in the order of docs/multi-host.md with ``tenants`` source tenants for
-    ``day``: db (started by :func:`.topology.topology`), the schemas migrated and the source
-    loaded, emulators, code server, webserver and daemon, intake."""
-    dataset = generate_dataset(tenants=tenants, companies=companies, partition_day=day, seed=7)
+) -> Iterator[Topology]:
+    """Every host up in the order of docs/multi-host.md, ``dataset`` loaded: db (started by
+    :func:`.topology.topology`), the schemas migrated and the source loaded, emulators, code
+    server, webserver and daemon, intake."""
     with topology(isolated=isolated, prefix=prefix, subnet=subnet) as top:
         upgrade(top.warehouse_url)
         frame = dataset.tenants[list(SOURCE_COLUMNS)].astype(object)
         frame = frame.where(frame.notna(), None)
-        replace_source_tenants(
-            top.warehouse_url, "devops", frame.itertuples(index=False, name=None)
-        )
-        del frame
+        rows = frame.itertuples(index=False, name=None)
+        replace_source_tenants(top.warehouse_url, "devops", rows)
+        del frame, rows
         top.configure(dataset.environment())
         top.migrate_instance()
         top.start_emulators(dataset.hubspot_data(), dataset.domain_intel)
         top.start_code_server()
         top.start_dagster()
         top.start_intake()
-        yield top, dataset
+        yield top
 
 
 def partition_tags(partition: str) -> list[dict[str, str]]:
@@ -125,10 +135,26 @@ def queue_run(top: Topology, partition: str) -> str:
     return result["run"]["id"]
 
 
+def reexecute(top: Topology, run_id: str) -> str:
+    """The failed run re-executed from failure (the operator's "Re-execute from failure")."""
+    result = top.graphql(REEXECUTE, {"id": run_id})["launchPipelineReexecution"]
+    if result["__typename"] != "LaunchRunSuccess":
+        raise HostsError(f"re-execution not launched: {result}")
+    return result["run"]["id"]
+
+
 def run(top: Topology, run_id: str) -> dict[str, Any]:
+    """The run as the webserver shows it, with every tag from the instance database (the
+    GraphQL ``tags`` leave the hidden ones out)."""
     found = top.graphql(RUN, {"id": run_id})["runOrError"]
-    found["tags"] = {t["key"]: t["value"] for t in found.get("tags", [])}
+    found["tags"] = run_tags(top, run_id)
     return found
+
+
+def run_tags(top: Topology, run_id: str) -> dict[str, str]:
+    with psycopg.connect(libpq_url(top.instance_url), connect_timeout=10) as conn:
+        rows = conn.execute("SELECT key, value FROM run_tags WHERE run_id = %s", (run_id,))
+        return dict(rows.fetchall())
 
 
 def wait_for_run(top: Topology, run_id: str, timeout: float, statuses=FINISHED) -> dict[str, Any]:
@@ -160,7 +186,7 @@ def retries_of(top: Topology, run_id: str) -> list[dict[str, Any]]:
     found = top.graphql(RUNS_TAGGED, {"key": "dagster/parent_run_id", "value": run_id})
     runs = found["runsOrError"]["results"]
     for r in runs:
-        r["tags"] = {t["key"]: t["value"] for t in r["tags"]}
+        r["tags"] = run_tags(top, r["id"])
     return runs
 
 

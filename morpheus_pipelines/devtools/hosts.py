@@ -201,6 +201,11 @@ class Network:
                     _ip("netns", "del", host.namespace)
                 except HostsError as error:
                     errors.append(error)
+        for host in self.hosts.values():
+            outside = host.namespace[:15]
+            if link_exists(outside):  # normally gone with its namespace
+                with contextlib.suppress(HostsError):
+                    _ip("link", "del", outside)
         if link_exists(self.bridge):
             try:
                 _ip("link", "del", self.bridge)
@@ -225,16 +230,35 @@ class Network:
 
 
 @contextlib.contextmanager
+def terminated_as_exit() -> Iterator[None]:
+    """SIGTERM raises ``SystemExit`` meanwhile (in the main thread), so the ``finally``
+    blocks that tear hosts down run when the harness is stopped like any process."""
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def exit_(signum, frame):
+        raise SystemExit(128 + signum)
+
+    previous = signal.signal(signal.SIGTERM, exit_)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+@contextlib.contextmanager
 def network(prefix: str, subnet: str, logs: Path, hosts: Sequence[str]) -> Iterator[Network]:
     """A :class:`Network` with ``hosts``, torn down on exit whatever happened."""
     net = Network(prefix, subnet, logs)
-    try:
+    with terminated_as_exit(), contextlib.ExitStack() as stack:
+        stack.callback(net.close)
         net.open()
         for name in hosts:
             net.add_host(name)
         yield net
-    finally:
-        net.close()
 
 
 def wait_until(predicate, *, timeout: float, what: str, interval: float = 0.2):

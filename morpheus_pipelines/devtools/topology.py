@@ -39,7 +39,14 @@ from typing import Any
 
 import requests
 
-from morpheus_pipelines.devtools.hosts import Host, HostsError, Network, Process, wait_until
+from morpheus_pipelines.devtools.hosts import (
+    Host,
+    HostsError,
+    Network,
+    Process,
+    terminated_as_exit,
+    wait_until,
+)
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 DAGSTER_YAML = PROJECT_ROOT / "deploy" / "multi-host" / "dagster.yaml"
@@ -307,6 +314,16 @@ class Topology:
 
     # -- teardown ---------------------------------------------------------------------------
 
+    def stop(self) -> None:
+        """The Dagster processes first (runs in flight are interrupted), then the database;
+        whatever is left is killed with its namespace by :meth:`Network.close`."""
+        for name in ("webserver", "daemon", "grpc", "intake", "hubspot", "domain_intel"):
+            if name in self.processes:
+                with contextlib.suppress(Exception):
+                    self.processes[name].stop()
+        with contextlib.suppress(Exception):
+            self.postgres("stop")
+
     def logs(self) -> str:
         return "\n".join(f"--- {name}\n{p.log_tail()}" for name, p in self.processes.items())
 
@@ -348,25 +365,21 @@ def topology(
     work.chmod(0o755)
     ports = dict(PORTS) if isolated else {name: _free_port() for name in PORTS}
     net = (Network if isolated else LocalNetwork)(prefix, subnet, work / "logs")
-    try:
+    with terminated_as_exit(), contextlib.ExitStack() as stack:
+        stack.callback(_remove_work, work)
+        stack.callback(net.close)
         net.open()
         for name in HOSTS:
             net.add_host(name)
         top = Topology(net, work, isolated, ports)
-        try:
-            top.postgres("start")
-            yield top
-        finally:
-            with contextlib.suppress(Exception):
-                for name in ("webserver", "daemon", "grpc", "intake"):
-                    if name in top.processes:
-                        top.processes[name].stop()
-            with contextlib.suppress(Exception):
-                top.postgres("stop")
-    finally:
-        net.close()
-        if not os.environ.get("MORPHEUS_KEEP_HOSTS_WORK"):
-            shutil.rmtree(work, ignore_errors=True)
+        stack.callback(top.stop)
+        top.postgres("start")
+        yield top
+
+
+def _remove_work(work: Path) -> None:
+    if not os.environ.get("MORPHEUS_KEEP_HOSTS_WORK"):
+        shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":
