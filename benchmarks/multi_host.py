@@ -14,6 +14,7 @@ and after (docs/performance.md, "The machine").
 from __future__ import annotations
 
 import argparse
+import statistics
 import time
 from datetime import date
 
@@ -41,20 +42,33 @@ def timed_run(dataset, *, isolated: bool) -> dict[str, float]:
     return seconds
 
 
+def _median(samples: list[dict[str, float]]) -> dict[str, float]:
+    return {key: statistics.median(s[key] for s in samples) for key in samples[0]}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--tenants", type=int, default=100_000)
     parser.add_argument("--companies", type=int, default=5_000)
+    parser.add_argument(
+        "--repeat", type=int, default=1, help="runs of each, alternating; the median is shown"
+    )
     args = parser.parse_args()
     print(f"machine: a Python loop of 10 million additions took {python_yardstick():.2f} s")
     started = time.perf_counter()
     dataset = runs.dataset_for(DAY, tenants=args.tenants, companies=args.companies)
     print(f"generated {args.tenants:,} tenants, {args.companies:,} companies", flush=True)
-    print("one host (loopback)")
-    one = timed_run(dataset, isolated=False)
-    print("several hosts (a network namespace each)")
-    several = timed_run(dataset, isolated=True)
-    print(f"\n{'step':<44}{'one host s':>11}{'hosts s':>9}{'ratio':>7}")
+    ones, severals = [], []
+    for attempt in range(1, args.repeat + 1):
+        print(f"one host (loopback), run {attempt}")
+        ones.append(timed_run(dataset, isolated=False))
+        print(f"several hosts (a network namespace each), run {attempt}")
+        severals.append(timed_run(dataset, isolated=True))
+        one_s, several_s = ones[-1]["the run"], severals[-1]["the run"]
+        print(f"  the run: {one_s:.1f} s on one host, {several_s:.1f} s on several", flush=True)
+    one, several = _median(ones), _median(severals)
+    print(f"\nmedian of {args.repeat}")
+    print(f"{'step':<44}{'one host s':>11}{'hosts s':>9}{'ratio':>7}")
     for key in [*(k for k in one if k != "the run"), "the run"]:
         if key in several:
             ratio = several[key] / one[key] if one[key] else float("nan")

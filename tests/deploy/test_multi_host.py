@@ -14,9 +14,10 @@ operator would, with a few hundred tenants.
   candidate;
 * the code host's processes SIGKILLed mid-run (the code server and its run worker), then the
   code server restarted: run monitoring fails the run, and run retries' retry completes it;
-* PostgreSQL restarted mid-run: the run completes, or fails and is completed by its retry
-  (or, when an asset failed — which run retries leave alone — by a re-execution from
-  failure), and the partition's rows end up exactly those of the clean run.
+* PostgreSQL restarted while routing is inside a transaction: the run fails, the partition
+  is visibly unfinished, and the run's retry (a lost worker) or a re-execution from failure
+  (a failed asset, which run retries leave alone) completes it with exactly the clean run's
+  rows.
 """
 
 from __future__ import annotations
@@ -145,25 +146,42 @@ def test_a_lost_code_server_fails_the_run_and_its_retry_completes_it(hosts, clea
 
 def test_a_database_restart_mid_run_leaves_the_partition_whole(hosts, clean_run) -> None:
     _, expected = clean_run
-    run_id = runs.queue_run(hosts, PARTITION.isoformat())
-    runs.wait_for_step(hosts, run_id, "routed_tenants", timeout=RUN_TIMEOUT_S)
-    assert runs.run(hosts, run_id)["status"] == "STARTED"
-    hosts.postgres("stop")  # fast shutdown: the open transactions roll back
+    blocker = psycopg.connect(libpq_url(hosts.warehouse_url))
+    try:
+        # Routing's bucket writes wait behind this lock: the restart comes while routing is
+        # inside a transaction, every time (not only when a poll happens to land there).
+        blocker.execute("LOCK TABLE apac_active_tenants IN EXCLUSIVE MODE")
+        run_id = runs.queue_run(hosts, PARTITION.isoformat())
+        runs.wait_for_step(hosts, run_id, "routed_tenants", timeout=RUN_TIMEOUT_S)
+        runs.wait_until(
+            lambda: blocker.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+                "AND datname = current_database()"
+            ).fetchone()[0],
+            timeout=RUN_TIMEOUT_S,
+            what="routing not waiting on the bucket table",
+        )
+        during = runs.run(hosts, run_id)
+        assert during["status"] == "STARTED"
+        (routing,) = [s for s in during["stepStats"] if s["stepKey"] == "routed_tenants"]
+        assert routing["endTime"] is None, "the step waiting is routing's"
+        hosts.postgres("stop")  # fast shutdown: every open transaction rolls back
+    finally:
+        blocker.close()
     hosts.postgres("start")
 
     first = runs.wait_for_run(hosts, run_id, RUN_TIMEOUT_S)
-    print(f"after the restart: {first['status']}, tags {first['tags']}")  # which path (-s)
-    if first["status"] == "SUCCESS":
-        final = first
+    assert first["status"] == "FAILURE", "routing's connection was cut mid-transaction"
+    print(f"after the restart: {first['tags'].get('dagster/failure_reason')}")  # the path (-s)
+    if first["tags"].get("dagster/will_retry") == "true":
+        final = runs.wait_for_run(hosts, _the_retry(hosts, run_id)["id"], RUN_TIMEOUT_S)
     else:
-        assert first["status"] == "FAILURE", first
-        if first["tags"].get("dagster/will_retry") == "true":
-            final = runs.wait_for_run(hosts, _the_retry(hosts, run_id)["id"], RUN_TIMEOUT_S)
-        else:
-            # An asset failed on the lost connection: run retries leave that to the
-            # operator (retry_on_asset_or_op_failure: false), who re-executes from failure.
-            assert first["tags"].get("dagster/failure_reason") == "STEP_FAILURE", first["tags"]
-            final = runs.wait_for_run(hosts, runs.reexecute(hosts, run_id), RUN_TIMEOUT_S)
+        # An asset failed on the lost connection: run retries leave that to the operator
+        # (retry_on_asset_or_op_failure: false). Until then the partition is visibly
+        # unfinished: routing forgot its state, so no later day starts from it.
+        assert first["tags"].get("dagster/failure_reason") == "STEP_FAILURE", first["tags"]
+        assert partition_rows(hosts)["routing_state"] == [(0,)]
+        final = runs.wait_for_run(hosts, runs.reexecute(hosts, run_id), RUN_TIMEOUT_S)
     assert final["status"] == "SUCCESS", hosts.logs()
     assert partition_rows(hosts) == expected
 
