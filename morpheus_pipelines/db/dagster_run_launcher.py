@@ -1,10 +1,11 @@
-"""The run launcher of a deployment whose run workers live on the code-location host.
+"""The Dagster instance's run launcher (``dagster.yaml`` → ``run_launcher``) when the run
+workers live on the code-location host (docs/multi-host.md).
 
 Dagster's ``DefaultRunLauncher`` asks the code location's gRPC server to start each run in a
 child process of that server, but it cannot tell run monitoring whether that worker is still
 alive: a run whose host went down stays ``STARTED`` until ``max_runtime_seconds``, and is then
 *canceled*, which run retries never retry. This launcher adds the health check run monitoring
-calls on every poll (docs/multi-host.md):
+calls on every poll:
 
 * the code server that launched the run answers and still lists the run → ``RUNNING``;
 * it answers but does not list the run (it was restarted, so its workers died with it) → the
