@@ -103,6 +103,7 @@ def test_a_test_lead_is_stored_closed_and_reaches_no_rep(tenant: Tenant, service
     assert (shown["is_test"], shown["status"], shown["owner"]) == (True, "closed", None)
     (lead,) = _leads(tenant)
     assert lead.isTest and lead.status == "closed" and lead.ownerSalesRepId is None
+    assert lead.phone == "+61412345678"  # normalised as every lead's, test or not
     with get_session(tenant.url) as session:
         assert session.get(SalesRep, rep).openLeads == 0
         outbox = session.scalars(

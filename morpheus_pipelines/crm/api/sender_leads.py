@@ -65,6 +65,7 @@ def sender_test_lead(
 ) -> Answer:
     """A sender's test delivery, stored as a closed test lead that no rep ever gets."""
     key = idempotency_key(source, submission_id)
+    phone = normalise_phone_number(contact.phone)
     lead_id = uuid.uuid4()
     answer = {
         "lead_id": str(lead_id),
@@ -84,7 +85,10 @@ def sender_test_lead(
         "sourceSubmissionId": submission_id,
         "campaignIds": [],
         "email": contact.email,
-        "phone": contact.phone,
+        # The contact's phone was normalised already (``sender_contact``); read again only to
+        # keep its extension in its own column, as for every other lead.
+        "phone": phone.e164 if phone else None,
+        "phoneExtension": phone.extension if phone else None,
         "firstName": contact.first_name,
         "lastName": contact.last_name,
         "payload": payload,
