@@ -190,3 +190,40 @@ def test_production_without_a_database_url_is_an_error_not_an_embedded_server(
     assert len(lines) == 1 and lines[0].startswith("error: MORPHEUS_DATABASE_URL: expected")
     assert "MORPHEUS_ENV=production" in lines[0]
     assert not (environment / "postgres").exists()
+
+
+def test_a_dagster_run_refuses_a_schema_behind_the_package_before_its_step_runs(
+    database_url: str, tmp_path: Path
+) -> None:
+    import dagster as dg
+
+    from morpheus_pipelines.assets.reports import weekly_metrics
+    from morpheus_pipelines.db.migrate import upgrade
+    from morpheus_pipelines.resources.warehouse import WarehouseResource
+
+    command.downgrade(alembic_config(database_url), "-1")
+    behind = current_revision(database_url)
+
+    def run() -> dg.ExecuteInProcessResult:
+        return dg.materialize(
+            [weekly_metrics],
+            partition_key="2026-11-23",
+            resources={
+                "warehouse": WarehouseResource(database_url=database_url, home=str(tmp_path))
+            },
+            raise_on_error=False,
+        )
+
+    refused = run()
+
+    assert not refused.success
+    (failure,) = [e for e in refused.all_events if e.event_type_value == "RESOURCE_INIT_FAILURE"]
+    assert failure.event_specific_data.error.message.strip().endswith(
+        f"the database schema is at {behind}, this version needs {head_revision()}: "
+        "run `morpheus db migrate`"
+    )
+    assert refused.get_asset_materialization_events() == []  # the step body never ran
+    assert current_revision(database_url) == behind
+
+    upgrade(database_url)
+    assert run().success  # a database found behind is asked again, not remembered as behind

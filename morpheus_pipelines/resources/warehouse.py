@@ -8,10 +8,21 @@ from contextlib import contextmanager
 import dagster as dg
 from sqlalchemy.orm import Session
 
+from morpheus_pipelines.db.migrate import require_current_schema
 from morpheus_pipelines.db.session import get_session
 from morpheus_pipelines.db.urls import source_url, warehouse_url
 from morpheus_pipelines.platform.outputs import ReportOutputs
 from morpheus_pipelines.platform.settings import DEFAULTS, Settings, load_settings
+
+_current_schemas: set[str] = set()
+
+
+def _require_current_schema_once(url: str) -> None:
+    # A step process checks once; a database found behind is asked again next time, since
+    # `morpheus db migrate` may have run in between.
+    if url not in _current_schemas:
+        require_current_schema(url)
+        _current_schemas.add(url)
 
 
 class WarehouseResource(dg.ConfigurableResource):
@@ -21,7 +32,10 @@ class WarehouseResource(dg.ConfigurableResource):
     event files): ``MORPHEUS_REPORTS_URL``, linked through ``MORPHEUS_REPORTS_PUBLIC_URL``.
 
     The URL is resolved by :func:`~morpheus_pipelines.db.urls.warehouse_url` each time a
-    session opens, nowhere else."""
+    session opens, nowhere else. A step that uses the resource first checks that the
+    warehouse is at this version's schema (once per process and URL), so a run against a
+    database that ``morpheus db migrate`` has not brought up fails at its first step, in one
+    line, rather than half-way through a write."""
 
     database_url: str = ""
     home: str = DEFAULTS["MORPHEUS_HOME"]
@@ -29,6 +43,9 @@ class WarehouseResource(dg.ConfigurableResource):
     source_schema: str = DEFAULTS["MORPHEUS_SOURCE_SCHEMA"]
     reports_url: str = ""
     reports_public_url: str = ""
+
+    def setup_for_execution(self, context: dg.InitResourceContext) -> None:
+        _require_current_schema_once(warehouse_url(self.settings()))
 
     def settings(self) -> Settings:
         """This resource's configuration as :class:`~.settings.Settings`."""

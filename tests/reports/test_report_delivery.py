@@ -206,3 +206,53 @@ def test_a_refused_recipient_is_final_and_the_others_still_get_it(
     statuses = {(row[3], row[4], row[5]) for row in deliveries(database_url)}
     assert ("ana.lim@acme.example", "failed", False) in statuses
     assert ("raj@acme.example", "sent", False) in statuses
+
+
+def _slack_rows(database_url: str) -> set[tuple]:
+    return {row[2:] for row in deliveries(database_url) if row[2] == "slack"}
+
+
+def test_slack_answering_503_is_posted_again_by_the_next_run(
+    database_url: str,
+    run_daily,
+    home: Path,
+    smtp_server: SmtpTestServer,
+    slack: SlackReceiver,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    assert run_daily(DAY).success
+    slack.status = 503
+
+    unavailable = deliver(daily_summary_delivery, DAY, database_url, home, smtp_server, slack)
+
+    assert unavailable.success and not check_passed(unavailable)
+    assert _slack_rows(database_url) == {("slack", "webhook", "failed", True, 1)}
+    (evaluation,) = unavailable.get_asset_check_evaluations()
+    problems = json.dumps(evaluation.metadata["problems"].value)
+    assert "503" in problems and "retried next run" in problems
+    assert HOOK_TOKEN not in problems and HOOK_TOKEN not in caplog.text
+
+    slack.status = 200
+    again = deliver(daily_summary_delivery, DAY, database_url, home, smtp_server, slack)
+
+    assert check_passed(again)
+    assert len(slack.posts) == 2  # the refused post, then the one that arrived
+    assert _slack_rows(database_url) == {("slack", "webhook", "sent", False, 2)}
+    assert len(smtp_server.mailbox.accepted) == 2  # the emails went once, on the first run
+
+
+def test_slack_refusing_the_webhook_is_final_and_not_posted_again(
+    database_url: str, run_daily, home: Path, smtp_server: SmtpTestServer, slack: SlackReceiver
+) -> None:
+    assert run_daily(DAY).success
+    slack.status = 404  # Slack's answer to a revoked webhook: "no_service"
+
+    refused = deliver(daily_summary_delivery, DAY, database_url, home, smtp_server, slack)
+    slack.status = 200
+    later = deliver(daily_summary_delivery, DAY, database_url, home, smtp_server, slack)
+
+    assert not check_passed(refused) and not check_passed(later)
+    assert len(slack.posts) == 1
+    assert _slack_rows(database_url) == {("slack", "webhook", "failed", False, 1)}
+    (event,) = later.asset_materializations_for_node("daily_summary_delivery")
+    assert event.metadata["attempted"].value == {"email": 0, "slack": 0}
