@@ -8,6 +8,8 @@ a sensor that is on by default); a backfill of older days delivers nothing unles
 them, so a manager is not mailed a month of summaries by a backfill.
 """
 
+from typing import Any
+
 import dagster as dg
 
 from morpheus_pipelines.assets.metadata import as_metadata, tables_written
@@ -80,17 +82,23 @@ def _check_result(result: DeliveryReport) -> dg.AssetCheckResult:
     )
 
 
-@dg.asset(
-    metadata=tables_written("report_deliveries"),
-    partitions_def=daily_partitions,
-    deps=[daily_summary],
-    group_name=GROUP,
-    kinds={"email", "slack"},
-    automation_condition=dg.AutomationCondition.eager(),
-    check_specs=[
-        dg.AssetCheckSpec(CHECK, asset="daily_summary_delivery", description=CHECK_DESCRIPTION)
-    ],
-)
+def _delivery_asset(
+    name: str, report: dg.AssetsDefinition, partitions_def: dg.PartitionsDefinition
+) -> dict[str, Any]:
+    """The decorator arguments both deliveries share: one partition of ``report`` each."""
+    return {
+        "name": name,
+        "metadata": tables_written("report_deliveries"),
+        "partitions_def": partitions_def,
+        "deps": [report],
+        "group_name": GROUP,
+        "kinds": {"email", "slack"},
+        "automation_condition": dg.AutomationCondition.eager(),
+        "check_specs": [dg.AssetCheckSpec(CHECK, asset=name, description=CHECK_DESCRIPTION)],
+    }
+
+
+@dg.asset(**_delivery_asset("daily_summary_delivery", daily_summary, daily_partitions))
 def daily_summary_delivery(
     context: dg.AssetExecutionContext,
     warehouse: WarehouseResource,
@@ -103,17 +111,7 @@ def daily_summary_delivery(
     return _deliver(context, "daily_summary", warehouse, report_delivery)
 
 
-@dg.asset(
-    metadata=tables_written("report_deliveries"),
-    partitions_def=weekly_partitions,
-    deps=[weekly_metrics],
-    group_name=GROUP,
-    kinds={"email", "slack"},
-    automation_condition=dg.AutomationCondition.eager(),
-    check_specs=[
-        dg.AssetCheckSpec(CHECK, asset="weekly_metrics_delivery", description=CHECK_DESCRIPTION)
-    ],
-)
+@dg.asset(**_delivery_asset("weekly_metrics_delivery", weekly_metrics, weekly_partitions))
 def weekly_metrics_delivery(
     context: dg.AssetExecutionContext,
     warehouse: WarehouseResource,
