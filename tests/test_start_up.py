@@ -26,8 +26,17 @@ NOT_FOR_THE_COMMAND_LINE = (
 )
 
 # What the code location does not need to define its assets: the steps import them when a run
-# executes them.
-NOT_FOR_THE_DEFINITIONS = ("pandas", "pyarrow", "matplotlib", "numpy", "alembic", "jinja2", "s3fs")
+# executes them (psycopg: when the first session connects).
+NOT_FOR_THE_DEFINITIONS = (
+    "pandas",
+    "pyarrow",
+    "matplotlib",
+    "numpy",
+    "alembic",
+    "psycopg",
+    "jinja2",
+    "s3fs",
+)
 
 
 def imported_after(statement: str) -> set[str]:
