@@ -8,7 +8,7 @@ a sensor that is on by default); a backfill of older days delivers nothing unles
 them, so a manager is not mailed a month of summaries by a backfill.
 """
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import dagster as dg
 
@@ -18,7 +18,9 @@ from morpheus_pipelines.assets.reports.weekly import weekly_metrics
 from morpheus_pipelines.platform.partitions import daily_partitions, weekly_partitions
 from morpheus_pipelines.resources.report_delivery import ReportDeliveryResource
 from morpheus_pipelines.resources.warehouse import WarehouseResource
-from morpheus_pipelines.tenants.steps.report_delivery import DeliveryReport, deliver_report
+
+if TYPE_CHECKING:
+    from morpheus_pipelines.tenants.steps.report_delivery import DeliveryReport
 
 CHECK = "every_delivery_arrived"
 CHECK_DESCRIPTION = (
@@ -33,6 +35,9 @@ def _deliver(
     warehouse: WarehouseResource,
     report_delivery: ReportDeliveryResource,
 ) -> dg.MaterializeResult:
+    # The step brings pandas: imported by the run that executes it, not by the code location.
+    from morpheus_pipelines.tenants.steps.report_delivery import deliver_report
+
     with report_delivery.get_senders() as senders:
         result = deliver_report(
             warehouse.session,
@@ -67,7 +72,7 @@ def _deliver(
     )
 
 
-def _check_result(result: DeliveryReport) -> dg.AssetCheckResult:
+def _check_result(result: "DeliveryReport") -> dg.AssetCheckResult:
     return dg.AssetCheckResult(
         check_name=CHECK,
         passed=not result.problems,
