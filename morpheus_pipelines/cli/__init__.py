@@ -16,6 +16,7 @@ from morpheus_pipelines.cli.demo import demo
 from morpheus_pipelines.cli.dev import dev
 from morpheus_pipelines.cli.emulate import emulate
 from morpheus_pipelines.cli.lead import lead
+from morpheus_pipelines.cli.message import message
 from morpheus_pipelines.cli.outbox import outbox
 from morpheus_pipelines.cli.parsing import CONTEXT_SETTINGS, RootGroup
 from morpheus_pipelines.cli.pool import pool
@@ -52,6 +53,7 @@ for command in (
     automation_rule,
     lead,
     outbox,
+    message,
     emulate,
 ):
     morpheus.add_command(command)

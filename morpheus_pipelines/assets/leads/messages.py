@@ -34,7 +34,8 @@ DELIVERY_CHECK = "messages_fail_only_for_the_leads_reasons"
             asset=DELIVERY_KEY,
             description="No message failed in the last day for a reason other than the "
             "lead's own (a closed WhatsApp window and an opt-out are expected, shown apart), "
-            "and none has waited more than an hour.",
+            "and none has waited more than an hour. Once the cause is mended, "
+            "`morpheus message retry` queues the failed ones again.",
             blocking=False,
         )
     ],

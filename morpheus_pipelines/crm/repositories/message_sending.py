@@ -96,6 +96,22 @@ UPDATE outbound_messages SET status = 'queued', "nextAttemptAt" = :next
 WHERE id = :id AND status = 'sending'
 """
 
+# A person's retry: failed messages of the given reasons queued again as new, due now. The
+# old reason is returned (RETURNING sees the new row) to count what went back.
+_REQUEUE_FAILED = """
+WITH picked AS (
+    SELECT id, "failureReason" AS reason FROM outbound_messages
+    WHERE "subscriptionId" = :subscription_id AND status = 'failed'
+      AND "failureReason" = ANY(:reasons)
+    FOR UPDATE
+)
+UPDATE outbound_messages AS m
+SET status = 'queued', attempts = 0, "nextAttemptAt" = :now, "sendingAt" = NULL,
+    "failedAt" = NULL, "failureReason" = NULL, "failureCode" = NULL
+FROM picked WHERE m.id = picked.id
+RETURNING picked.reason
+"""
+
 _FAIL = """
 UPDATE outbound_messages
 SET status = 'failed', "failedAt" = :at, "failureReason" = :reason, "failureCode" = :code
@@ -260,6 +276,29 @@ class MessageSendingQueries:
     ) -> None:
         """Not sent, for now: ``queued`` again, due at ``next_attempt_at``."""
         session.execute(text(_REQUEUE), {"id": message_id, "next": next_attempt_at})
+
+    def requeue_failed(
+        self,
+        session: Session,
+        subscription_id: uuid.UUID,
+        reasons: Iterable[FailureReason],
+        *,
+        now: datetime,
+    ) -> dict[str, int]:
+        """Queue the subscription's messages failed for one of ``reasons`` again, attempts
+        reset and due at ``now``; how many went back, by their old reason."""
+        rows = session.execute(
+            text(_REQUEUE_FAILED),
+            {
+                "subscription_id": subscription_id,
+                "reasons": sorted(str(reason) for reason in reasons),
+                "now": now,
+            },
+        )
+        counts: dict[str, int] = {}
+        for (reason,) in rows:
+            counts[reason] = counts.get(reason, 0) + 1
+        return counts
 
     def fail(
         self,

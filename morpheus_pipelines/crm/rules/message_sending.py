@@ -24,7 +24,7 @@ Pure: no HTTP, no SMTP, no database. The clients (``platform.clients.whatsapp``,
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -64,6 +64,41 @@ class FailureReason(enum.StrEnum):
 # Failures that say something about the lead, not about us: the delivery check counts them
 # apart and stays green for them.
 LEADS_OWN_REASONS = frozenset({FailureReason.WHATSAPP_WINDOW_CLOSED, FailureReason.OPTED_OUT})
+
+# `morpheus message retry`: what a person may put back in the queue once the cause is mended
+# (the provider back, the template approved, the number or the phone set). By default the
+# failures that certainly sent nothing and that the lead did not cause. A message that may
+# have arrived (`send_outcome_unknown`), or that the provider reported undelivered, goes
+# back only when named, since it could reach the person twice; an opt-out never does.
+REQUEUED_BY_DEFAULT = frozenset(
+    {
+        FailureReason.RETRIES_EXHAUSTED,
+        FailureReason.TEMPLATE_MISSING,
+        FailureReason.NO_SENDER_NUMBER,
+        FailureReason.NO_RECIPIENT,
+    }
+)
+NEVER_REQUEUED = frozenset({FailureReason.OPTED_OUT})
+
+
+class RequeueRefused(ValueError):
+    """A reason that names no failure, or one that may never be sent again."""
+
+
+def requeued_reasons(named: Iterable[str]) -> frozenset[FailureReason]:
+    """The failure reasons a retry puts back: those ``named``, else the defaults."""
+    reasons = set()
+    for name in named:
+        try:
+            reason = FailureReason(name.strip().lower())
+        except ValueError:
+            known = ", ".join(sorted(r.value for r in FailureReason if r not in NEVER_REQUEUED))
+            raise RequeueRefused(f"{name!r} is not a failure reason (one of {known})") from None
+        if reason in NEVER_REQUEUED:
+            raise RequeueRefused(f"{reason.value}: the lead said no; it is never sent again")
+        reasons.add(reason)
+    return frozenset(reasons) or REQUEUED_BY_DEFAULT
+
 
 # -- outcomes of one attempt --------------------------------------------------------------------
 

@@ -26,8 +26,9 @@ wait, counted in the report, until it is configured.
 from __future__ import annotations
 
 import logging
+import uuid
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
@@ -51,6 +52,7 @@ from morpheus_pipelines.crm.rules.message_sending import (
     email_subject,
     next_attempt,
     refusal_at_send_time,
+    requeued_reasons,
     smtp_outcome,
     template_parts,
     whatsapp_outcome,
@@ -359,6 +361,32 @@ def message_backlog(
         )
 
 
+def requeue_failed_messages(
+    session_factory: SessionFactory,
+    subscription_id: uuid.UUID,
+    reasons: Iterable[str] = (),
+    *,
+    now: datetime | None = None,
+) -> dict[str, int]:
+    """Put the subscription's failed messages back in the queue: those failed for one of
+    ``reasons``, else for a reason that certainly sent nothing (``requeued_reasons``); the
+    next drain sends them, checking the window and the opt-out again. By old reason; raises
+    :class:`RequeueRefused` for a reason that is unknown or may never be re-sent."""
+    wanted = requeued_reasons(reasons)
+    with session_factory() as session:
+        counts = CrmStore(session).messages.requeue_failed(
+            session, subscription_id, wanted, now=now or _utc_now()
+        )
+    log_event(
+        "messages_requeued",
+        subscription_id=str(subscription_id),
+        reasons=sorted(wanted),
+        requeued=sum(counts.values()),
+        by_reason=counts,
+    )
+    return counts
+
+
 def message_status_counts(backlog: MessageBacklog) -> dict[str, int]:
     """Messages still waiting (queued or sending), by channel."""
     return {
@@ -374,4 +402,5 @@ __all__ = [
     "deliver_messages",
     "message_backlog",
     "message_status_counts",
+    "requeue_failed_messages",
 ]
