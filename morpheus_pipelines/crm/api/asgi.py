@@ -52,5 +52,6 @@ def _app(settings: Settings) -> Starlette:
             meta_app_secret=settings.meta_app_secret.get_secret_value(),
             meta_verify_token=settings.meta_verify_token.get_secret_value(),
             public_url=settings.public_url or None,
+            benchmark_floor=settings.intake_benchmark_floor,
         )
     )

@@ -34,5 +34,7 @@ class IntakeSettings:
     # verification handshake (empty refuses them all).
     meta_app_secret: str = field(default="", repr=False)
     meta_verify_token: str = field(default="", repr=False)
+    # ``POST /benchmark/floor`` (:mod:`.floor`): for the intake benchmark only.
+    benchmark_floor: bool = False
     # What "now" is for the WhatsApp window and the future-timestamp check: a test moves it.
     clock: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
