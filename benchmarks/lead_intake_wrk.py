@@ -118,13 +118,17 @@ async def open_loop(
             f"POST {path} HTTP/1.1\r\nHost: {host}\r\nAuthorization: Bearer {key}\r\n"
             f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
         ).encode()
-        if idle:
-            reader, writer = idle.pop()
-        else:
-            reader, writer = await asyncio.open_connection(host, int(port))
-            opened += 1
-        writer.write(head + body)
-        status_line = await reader.readline()
+        status_line = b""
+        while not status_line:
+            if idle:
+                reader, writer = idle.pop()
+            else:
+                reader, writer = await asyncio.open_connection(host, int(port))
+                opened += 1
+            writer.write(head + body)
+            # Empty: the server closed a connection idle past its keep-alive timeout before
+            # reading this request; it is sent again on another (its clock keeps running).
+            status_line = await reader.readline()
         length = 0
         while (line := await reader.readline()) not in (b"\r\n", b""):
             name, _, value = line.decode("latin-1").partition(":")

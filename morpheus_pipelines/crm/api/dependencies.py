@@ -220,8 +220,16 @@ class Intake:
     def _statement_or_transaction(
         self, work: Callable[[Session], Any], otherwise: Callable[[Session], Any]
     ) -> Any:
-        answer = self._guarded(lambda: self._attempt(work, self._statement_sessions))
+        answer = self._run_in_autocommit(work)
         return self.run(otherwise) if answer is None else answer
+
+    async def in_autocommit(self, work: Callable[[Session], Any]) -> Any:
+        """``work`` in autocommit on a worker thread: for work that writes in at most one
+        statement, or only reads with no need of one snapshot."""
+        return await anyio.to_thread.run_sync(self._run_in_autocommit, work)
+
+    def _run_in_autocommit(self, work: Callable[[Session], Any]) -> Any:
+        return self._guarded(lambda: self._attempt(work, self._statement_sessions))
 
     def run(self, work: Callable[[Session], Any]) -> Any:
         """``work``'s result, or the 503 (an outage) or 422 (a value the database will not
