@@ -5,14 +5,15 @@ by hand ("PATCH /v1/leads/{lead_id}").
 
 1. resolve the routing pool from the source and the campaign ids (most specific rule wins,
    else the default pool);
-2. charge the least-loaded assignable member of the pool (one ``UPDATE``); when nobody is
-   assignable, the owner ladder: the pool's fallback rep, the subscription's, else the lead
-   waits without an owner (never the AI dialer's owner);
+2. pick the least-loaded assignable member of the pool; when nobody is assignable, the owner
+   ladder: the pool's fallback rep, the subscription's, else the lead waits without an owner
+   (never the AI dialer's owner);
 3. insert the lead with its owner and its answer, ``ON CONFLICT DO NOTHING`` on the
-   idempotency key; a conflict rolls the charge back and replays the stored answer (or refuses
-   a different body under the same key);
+   idempotency key, and charge the owner only for a lead inserted; a conflict replays the
+   stored answer (or refuses a different body under the same key);
    — in the same statement, the ``FORM`` activity on the lead's timeline; commit, then
-   answer.
+   answer. With a member free, 2 and 3 are that one statement in autocommit (its own
+   transaction, one round trip); the ladder runs in a transaction.
 """
 
 from __future__ import annotations
