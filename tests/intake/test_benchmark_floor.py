@@ -33,3 +33,12 @@ def test_the_floor_writes_and_commits_one_row_per_request(database_url: str) -> 
     with psycopg.connect(libpq_url(database_url)) as conn:
         stored = conn.execute("SELECT id, body FROM benchmark_floor ORDER BY id").fetchall()
     assert stored == [(row_id, {"n": n}) for n, row_id in enumerate(ids)]
+
+
+def test_the_floor_set_by_mistake_writes_nothing(database_url: str) -> None:
+    """No migration makes its table: a server started with the variable answers 500."""
+    environ = {"MORPHEUS_INTAKE_BENCHMARK_FLOOR": "1"}
+    with morpheus_serve(database_url, environ=environ) as (base, _):
+        answer = requests.post(f"{base}{FLOOR_PATH}", data=b"{}", timeout=10)
+    assert answer.status_code == 500
+    assert answer.json()["error"] == "internal_error"
