@@ -25,7 +25,7 @@ def app_from_environment() -> Starlette:
 
 def freeze_startup_heap() -> None:
     """Take every object alive once the worker's application is built (modules, mappers,
-    pydantic models: some 110,000) out of the cyclic collector's sight.
+    pydantic models: about 120,000) out of the cyclic collector's sight.
 
     A full collection walks every tracked object; with the startup heap in it, one took
     55-72 ms under load and stopped the worker's event loop, and every request in it,

@@ -1,5 +1,5 @@
 """``POST /benchmark/floor``: the least a durable write through this server costs, for
-``benchmarks/lead_intake.py`` to measure the lead path against in the same run.
+``benchmarks/lead_intake_wrk.py`` to measure the lead path against in the same run.
 
 The body is read as a lead's is, then one ``INSERT … RETURNING`` and its commit go through
 the same engine, pool, worker thread and session as a lead's transaction; no key, no
