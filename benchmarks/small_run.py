@@ -15,15 +15,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import subprocess
 import sys
 import tempfile
 import time
-from collections import Counter
 from datetime import date
 
-from _common import emulator_process, scratch_database
+from _common import emulator_process, largest_imports, scratch_database
 
 from morpheus_pipelines.devtools.demo.dataset import generate_dataset
 from morpheus_pipelines.devtools.source import SOURCE_COLUMNS, replace_source_tenants
@@ -41,20 +39,7 @@ def import_seconds() -> tuple[float, list[tuple[str, float]]]:
     full = min(
         _seconds([sys.executable, "-c", "import morpheus_pipelines.definitions"]) for _ in range(3)
     )
-    trace = subprocess.run(
-        [sys.executable, "-X", "importtime", "-c", "import morpheus_pipelines.definitions"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stderr
-    # Each top-level package by the cumulative time of its own line (the line that names the
-    # package itself, at whatever depth it was first imported).
-    cumulative: Counter[str] = Counter()
-    for line in trace.splitlines():
-        match = re.match(r"import time:\s+\d+ \|\s+(\d+) \| +(\S+)$", line)
-        if match and "." not in match.group(2) and match.group(2) != "morpheus_pipelines":
-            cumulative[match.group(2)] = max(cumulative[match.group(2)], int(match.group(1)) / 1e6)
-    return full - bare, cumulative.most_common(6)
+    return full - bare, largest_imports("import morpheus_pipelines.definitions")
 
 
 DAILY_PARTITIONED = "tenant_candidates,enriched_tenants,routed_tenants,tenant_scores,daily_summary"

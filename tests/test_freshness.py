@@ -16,7 +16,7 @@ from morpheus_pipelines.assets.hubspot.snapshot import ASSET_KEY, FRESHNESS_CHEC
 from morpheus_pipelines.assets.tenants.schedules import DAILY_ASSETS
 from morpheus_pipelines.db.session import get_session
 from morpheus_pipelines.definitions import defs
-from morpheus_pipelines.platform.partitions import daily_partitions
+from morpheus_pipelines.platform.partitions import daily_partitions, weekly_partitions
 from morpheus_pipelines.platform.settings import DEFAULTS
 from morpheus_pipelines.tenants.store import HubSpotTargetSyncStateRepository
 from tests.support.instance import project_instance
@@ -54,12 +54,32 @@ def test_every_daily_asset_must_have_materialised_between_midnight_and_0830_cst(
     # The daily job's assets but the (unpartitioned) snapshot, and the Daily Summary's
     # delivery to the managers, which is due by the same 08:30.
     assert daily == set(DAILY_ASSETS) - {"hubspot_target_accounts"} | {"daily_summary_delivery"}
-    assert set(policies) == daily | {"hubspot_target_accounts"}
+    assert set(policies) == daily | {"hubspot_target_accounts"} | WEEKLY
     for name in daily:
         policy = policies[name]
         assert isinstance(policy, CronFreshnessPolicy), name
         assert (policy.deadline_cron, policy.timezone) == ("30 8 * * *", "Asia/Shanghai")
         assert policy.lower_bound_delta == timedelta(hours=8, minutes=30)
+
+
+WEEKLY = {"weekly_metrics", "weekly_metrics_delivery"}
+
+
+def test_every_weekly_asset_must_have_materialised_by_monday_0930_cst() -> None:
+    policies = _policies()
+    graph = defs.resolve_asset_graph()
+    weekly = {
+        key.to_user_string()
+        for key in graph.get_all_asset_keys()
+        if graph.get(key).partitions_def == weekly_partitions
+    }
+    assert weekly == WEEKLY
+    for name in weekly:
+        policy = policies[name]
+        assert isinstance(policy, CronFreshnessPolicy), name
+        assert (policy.deadline_cron, policy.timezone) == ("30 9 * * 1", "Asia/Shanghai")
+        # From the week's end (Monday 00:00) to the deadline: the run at 08:30 counts.
+        assert policy.lower_bound_delta == timedelta(hours=9, minutes=30)
 
 
 def test_no_schedule_launches_runs_to_watch_the_snapshot() -> None:

@@ -8,7 +8,7 @@ from datetime import time, timedelta
 
 import dagster as dg
 
-from morpheus_pipelines.platform.partitions import TIMEZONE, daily_partitions
+from morpheus_pipelines.platform.partitions import TIMEZONE, daily_partitions, weekly_partitions
 from morpheus_pipelines.tenants.rules.snapshot_health import DEFAULT_MAX_AGE_HOURS
 
 SNAPSHOT_KEY = dg.AssetKey("hubspot_target_accounts")
@@ -33,14 +33,26 @@ DAILY_FRESHNESS = dg.FreshnessPolicy.cron(
     timezone=TIMEZONE,
 )
 
+# A week is finished at Monday 00:00 CST; the weekly job runs it at 08:30 that Monday. An
+# hour later each weekly asset must have materialised since that midnight.
+WEEKLY_DEADLINE_CRON = "30 9 * * 1"
+WEEKLY_FRESHNESS = dg.FreshnessPolicy.cron(
+    deadline_cron=WEEKLY_DEADLINE_CRON,
+    lower_bound_delta=timedelta(hours=9, minutes=30),
+    timezone=TIMEZONE,
+)
+
 
 def freshness_policy(spec: dg.AssetSpec) -> dg.FreshnessPolicy | None:
-    """The snapshot's time window, the daily deadline for every daily-partitioned asset, and
-    none for the rest (the event-driven drains and syncs have their own checks)."""
+    """The snapshot's time window, the daily deadline for every daily-partitioned asset, the
+    Monday deadline for every weekly one, and none for the rest (the event-driven drains and
+    syncs have their own checks)."""
     if spec.key == SNAPSHOT_KEY:
         return SNAPSHOT_FRESHNESS
     if spec.partitions_def == daily_partitions:
         return DAILY_FRESHNESS
+    if spec.partitions_def == weekly_partitions:
+        return WEEKLY_FRESHNESS
     return None
 
 

@@ -4,23 +4,24 @@
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 import click
 
 from morpheus_pipelines.cli.parsing import ActionGroup
-from morpheus_pipelines.db.embedded import DAGSTER_DATABASE, EmbeddedPostgres, EmbeddedPostgresError
-from morpheus_pipelines.db.migrate import require_current_schema, upgrade
-from morpheus_pipelines.db.urls import (
-    dagster_url,
-    libpq_url,
-    require_embedded_allowed,
-    warehouse_url,
-    with_driver,
-)
-from morpheus_pipelines.platform.settings import Settings, load_settings
+from morpheus_pipelines.db.embedded import DAGSTER_DATABASE
+
+# Every command imports these itself: the database layer brings SQLAlchemy, Alembic and
+# pydantic-settings, which `morpheus --help` and the commands of other groups do not need.
+if TYPE_CHECKING:
+    from morpheus_pipelines.db.embedded import EmbeddedPostgres
+    from morpheus_pipelines.platform.settings import Settings
 
 
 def _embedded(settings: Settings) -> EmbeddedPostgres:
+    from morpheus_pipelines.db.embedded import EmbeddedPostgres
+    from morpheus_pipelines.db.urls import require_embedded_allowed
+
     require_embedded_allowed(settings)  # MORPHEUS_ENV=production: never an embedded server
     return EmbeddedPostgres(settings.home)
 
@@ -43,6 +44,10 @@ def checked_warehouse_url() -> str:
     """The warehouse's URL (starting the embedded server if that is the one) once its schema
     is this version's: what every command that reads or writes the warehouse needs first.
     Only `morpheus db migrate` changes the schema (``SchemaOutOfDate`` otherwise)."""
+    from morpheus_pipelines.db.migrate import require_current_schema
+    from morpheus_pipelines.db.urls import warehouse_url
+    from morpheus_pipelines.platform.settings import load_settings
+
     url = warehouse_url(load_settings())
     require_current_schema(url)
     return url
@@ -61,6 +66,9 @@ def start() -> int:
     """Start the embedded server (or reuse it); print its URL.
 
     The URL, fit for psql, is the last line."""
+    from morpheus_pipelines.db.urls import libpq_url
+    from morpheus_pipelines.platform.settings import load_settings
+
     settings = load_settings()
     if not _external(settings):
         status = _embedded(settings).start()
@@ -72,6 +80,8 @@ def start() -> int:
 @db.command()
 def stop() -> int:
     """Stop the embedded server."""
+    from morpheus_pipelines.platform.settings import load_settings
+
     settings = load_settings()
     if not _external(settings):
         stopped = _embedded(settings).stop()
@@ -84,6 +94,8 @@ def status() -> int:
     """Say whether the embedded server runs.
 
     Exit status 0 when it runs, 3 when it is stopped."""
+    from morpheus_pipelines.platform.settings import load_settings
+
     settings = load_settings()
     if settings.database_url:
         print(f"external database: {redacted(settings.database_url)}")
@@ -111,6 +123,10 @@ def status() -> int:
 )
 def url(driver: str, database: str) -> int:
     """Print the database's URL (the embedded server must be running)."""
+    from morpheus_pipelines.db.embedded import EmbeddedPostgresError
+    from morpheus_pipelines.db.urls import dagster_url, libpq_url, warehouse_url, with_driver
+    from morpheus_pipelines.platform.settings import load_settings
+
     settings = load_settings()
     try:
         found = warehouse_url(settings, start_embedded=False)
@@ -133,6 +149,10 @@ def migrate() -> int:
 
     The only command that changes the schema (besides demo and dev on the embedded default);
     starts the embedded server first when it is the warehouse."""
+    from morpheus_pipelines.db.migrate import upgrade
+    from morpheus_pipelines.db.urls import warehouse_url
+    from morpheus_pipelines.platform.settings import load_settings
+
     migrated = warehouse_url(load_settings())
     upgrade(migrated)
     print(f"warehouse migrated: {redacted(migrated)}")

@@ -6,7 +6,6 @@ from __future__ import annotations
 import click
 
 from morpheus_pipelines.cli.parsing import Command
-from morpheus_pipelines.platform.settings import load_settings
 
 
 @click.command(cls=Command)
@@ -15,5 +14,6 @@ from morpheus_pipelines.platform.settings import load_settings
 def demo(tenants: int, companies: int) -> int:
     """Run the whole pipeline once on generated data."""
     from morpheus_pipelines.devtools.demo.runner import run_demo
+    from morpheus_pipelines.platform.settings import load_settings
 
     return run_demo(load_settings(), tenants=tenants, companies=companies)

@@ -8,9 +8,6 @@ import signal
 import click
 
 from morpheus_pipelines.cli.parsing import Command
-from morpheus_pipelines.cli.supervisor import run_dagster_dev
-from morpheus_pipelines.db.dagster_home import prepare_dagster_environment
-from morpheus_pipelines.platform.settings import load_settings
 
 
 @click.command(cls=Command)
@@ -42,6 +39,10 @@ def dev(
     # Until `dagster dev` runs, SIGTERM is Ctrl-C: the emulators and the database sessions
     # are closed on the way out instead of the process vanishing mid-statement.
     signal.signal(signal.SIGTERM, signal.default_int_handler)
+    from morpheus_pipelines.cli.supervisor import run_dagster_dev
+    from morpheus_pipelines.db.dagster_home import prepare_dagster_environment
+    from morpheus_pipelines.platform.settings import load_settings
+
     settings = load_settings()
     if configured:
         return run_dagster_dev(prepare_dagster_environment(settings), host=host, port=port)

@@ -123,13 +123,16 @@ class RootGroup(_OrderedGroup):
         return super().parse_args(ctx, [token for _kind, token in own] + args[first:])
 
     def invoke(self, ctx: click.Context) -> Any:
-        from morpheus_pipelines.cli.errors import operator_lines
-
         try:
             return super().invoke(ctx)
         except KeyboardInterrupt:
             return 130
+        except (click.ClickException, click.exceptions.Exit):
+            raise  # a usage error or --help: Click's own, said by main()
         except Exception as error:
+            # Imported on an error only: it knows the database layer's errors.
+            from morpheus_pipelines.cli.errors import operator_lines
+
             lines = None if ctx.params.get("debug") else operator_lines(error)
             if lines is None:
                 raise

@@ -5,7 +5,6 @@ from __future__ import annotations
 import click
 
 from morpheus_pipelines.cli.parsing import Command
-from morpheus_pipelines.platform.settings import load_settings
 
 
 @click.command(cls=Command)
@@ -22,6 +21,7 @@ def serve(host: str, port: int, no_owner_cache: bool, workers: int) -> int:
 
     Serves until Ctrl-C or SIGTERM, finishing the requests in flight."""
     from morpheus_pipelines.crm.api.server import serve as serve_api
+    from morpheus_pipelines.platform.settings import load_settings
 
     return serve_api(
         load_settings(), host=host, port=port, owner_cache=not no_owner_cache, workers=workers

@@ -32,9 +32,12 @@ import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import psycopg
-from psycopg import sql
+# psycopg is imported where a server is provisioned: the command line reads this module's
+# names without connecting to anything.
+if TYPE_CHECKING:
+    import psycopg
 
 WAREHOUSE_DATABASE = "morpheus"
 DAGSTER_DATABASE = "dagster"
@@ -294,6 +297,9 @@ class EmbeddedPostgres:
     def _require_password(self, status: ServerStatus) -> ServerStatus:
         """Give a data directory initialised with ``trust`` (an earlier version's) a
         password, then make the server ask for it."""
+        import psycopg
+        from psycopg import sql
+
         admin = f"postgresql://{SUPERUSER}@127.0.0.1:{status.port}/postgres"
         password = _new_password()
         with psycopg.connect(admin, autocommit=True, connect_timeout=10) as conn:
@@ -333,6 +339,9 @@ class EmbeddedPostgres:
         return status
 
     def _ensure_databases(self, status: ServerStatus) -> None:
+        import psycopg
+        from psycopg import sql
+
         admin_url = status.url("postgres").replace("postgresql+psycopg", "postgresql")
         with psycopg.connect(admin_url, autocommit=True) as conn:
             existing = {row[0] for row in conn.execute("SELECT datname FROM pg_database")}
@@ -368,6 +377,8 @@ def _connect_after_reload(url: str) -> psycopg.Connection:
     """A connection with the new password, retried for a moment: ``pg_reload_conf()`` only
     signals the server, which reads its new pg_hba.conf a little later."""
     import time
+
+    import psycopg
 
     deadline = time.monotonic() + 10
     while True:

@@ -7,10 +7,13 @@ from __future__ import annotations
 
 from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from alembic import command
-from alembic.config import Config
-from alembic.script import ScriptDirectory
+# Alembic is imported by the functions that use it: the code location and the command line
+# import this module to name its error, and a run needs Alembic only at its first step.
+if TYPE_CHECKING:
+    from alembic.config import Config
+    from alembic.script import ScriptDirectory
 
 MIGRATIONS = Path(__file__).resolve().parent.parent / "migrations"
 
@@ -20,6 +23,8 @@ class SchemaOutOfDate(RuntimeError):
 
 
 def alembic_config(url: str) -> Config:
+    from alembic.config import Config
+
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS))
     # ConfigParser interpolation would treat a '%' in a password as a directive.
@@ -29,11 +34,15 @@ def alembic_config(url: str) -> Config:
 
 def upgrade(url: str, revision: str = "head") -> None:
     """Bring the warehouse at ``url`` to ``revision`` (default: the newest)."""
+    from alembic import command
+
     command.upgrade(alembic_config(url), revision)
 
 
 @cache
 def _scripts() -> ScriptDirectory:
+    from alembic.script import ScriptDirectory
+
     return ScriptDirectory(str(MIGRATIONS))
 
 

@@ -10,11 +10,13 @@ import os
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import psycopg
 from sqlalchemy import Engine, create_engine
 from sqlalchemy.orm import Session, sessionmaker
+
+if TYPE_CHECKING:
+    import psycopg  # the engine's dialect imports it when it first connects
 
 _engines: dict[str, tuple[Engine, sessionmaker[Session]]] = {}
 _default_urls: dict[tuple[str, str], str] = {}

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import dagster as dg
 from pydantic import Field
@@ -14,7 +15,9 @@ from pydantic import Field
 from morpheus_pipelines.platform.clients.slack import SlackWebhook
 from morpheus_pipelines.platform.clients.smtp import SmtpSender, SmtpServer
 from morpheus_pipelines.platform.text.normalise import normalise_email
-from morpheus_pipelines.tenants.steps.report_delivery import ReportSenders
+
+if TYPE_CHECKING:
+    from morpheus_pipelines.tenants.steps.report_delivery import ReportSenders
 
 
 def parse_recipients(value: str) -> tuple[str, ...]:
@@ -45,6 +48,9 @@ class ReportDeliveryResource(dg.ConfigurableResource):
     def get_senders(self) -> Iterator[ReportSenders]:
         """The senders, connections closed afterwards; a channel missing a setting is named
         in ``not_configured``."""
+        # The delivery step brings pandas: imported by the run, not by the code location.
+        from morpheus_pipelines.tenants.steps.report_delivery import ReportSenders
+
         recipients = parse_recipients(self.recipients)
         missing: dict[str, str] = {}
         with contextlib.ExitStack() as stack:

@@ -3,8 +3,6 @@
 import dagster as dg
 from pydantic import Field
 
-from morpheus_pipelines.tenants.rules.routing import parse_email_list, parse_id_list
-
 
 class TenantRoutingResource(dg.ConfigurableResource):
     """`APAC_SALES_EMAILS` (comma-separated, exact match after trim and lower-case; empty
@@ -16,8 +14,13 @@ class TenantRoutingResource(dg.ConfigurableResource):
 
     @property
     def sales_emails(self) -> frozenset[str]:
+        # The routing rules bring pandas: imported by the run, not by the code location.
+        from morpheus_pipelines.tenants.rules.routing import parse_email_list
+
         return parse_email_list(self.apac_sales_emails)
 
     @property
     def forced_ids(self) -> frozenset[str]:
+        from morpheus_pipelines.tenants.rules.routing import parse_id_list
+
         return parse_id_list(self.forced_sales_owned_tenant_ids)

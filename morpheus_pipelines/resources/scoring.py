@@ -1,11 +1,12 @@
 """The scoring model as a Dagster resource."""
 
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 import dagster as dg
 
-from morpheus_pipelines.tenants.rules.scoring_model import ScoringModel
-from morpheus_pipelines.tenants.steps.scoring_model import load_model
+if TYPE_CHECKING:
+    from morpheus_pipelines.tenants.rules.scoring_model import ScoringModel
 
 
 class ScoringModelResource(dg.ConfigurableResource):
@@ -15,5 +16,8 @@ class ScoringModelResource(dg.ConfigurableResource):
     model_path: str = ""
 
     @cached_property
-    def model(self) -> ScoringModel:
+    def model(self) -> "ScoringModel":
+        # The model brings numpy: loaded by the run that scores, not by the code location.
+        from morpheus_pipelines.tenants.steps.scoring_model import load_model
+
         return load_model(self.model_path or None)

@@ -8,7 +8,6 @@ from morpheus_pipelines.resources.hubspot import TargetListResource
 from morpheus_pipelines.resources.notifier import NotifierResource
 from morpheus_pipelines.resources.warehouse import WarehouseResource
 from morpheus_pipelines.tenants.rules.snapshot_health import problem as snapshot_problem
-from morpheus_pipelines.tenants.steps.hubspot_snapshot import read_snapshot_state
 
 
 @dg.run_failure_sensor(
@@ -44,6 +43,9 @@ def hubspot_snapshot_health(
 ) -> dg.SkipReason:
     """Alerts once per problem when the last HubSpot sync attempt failed or the last
     successful snapshot is older than 26 hours; stays quiet while the problem persists."""
+    # The step brings pandas: imported at the first tick, not by the code location.
+    from morpheus_pipelines.tenants.steps.hubspot_snapshot import read_snapshot_state
+
     with warehouse.session() as session:
         state = read_snapshot_state(session, target_list.list_id, now=datetime.now(UTC))
     problem = snapshot_problem(state.status, state.age_seconds, state.last_attempt_status)

@@ -2,6 +2,7 @@
 
 import logging
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 import dagster as dg
 
@@ -11,11 +12,9 @@ from morpheus_pipelines.resources.hubspot import HubSpotResource, TargetListReso
 from morpheus_pipelines.resources.warehouse import WarehouseResource
 from morpheus_pipelines.tenants.rules.snapshot_health import DEFAULT_MAX_AGE_HOURS, freshness
 from morpheus_pipelines.tenants.rules.snapshot_validation import VALIDATION_RULES
-from morpheus_pipelines.tenants.steps.hubspot_snapshot import (
-    SyncOutcome,
-    read_snapshot_state,
-    sync_target_list,
-)
+
+if TYPE_CHECKING:
+    from morpheus_pipelines.tenants.steps.hubspot_snapshot import SyncOutcome
 
 ASSET_KEY = dg.AssetKey("hubspot_target_accounts")
 REFRESH_CHECK = "snapshot_refresh_succeeded"
@@ -64,6 +63,9 @@ def hubspot_target_accounts(
     (`unavailable`). An answer that means a setting is wrong fails the asset, naming the
     variable: 401/403 `HUBSPOT_PRIVATE_APP_TOKEN`, 404 on the list `HUBSPOT_TARGET_LIST_ID`.
     """
+    # The step brings pandas: imported by the run that executes it, not by the code location.
+    from morpheus_pipelines.tenants.steps.hubspot_snapshot import sync_target_list
+
     with hubspot.get_client(context.log) as client:
         outcome = sync_target_list(
             client,
@@ -85,7 +87,7 @@ def hubspot_target_accounts(
     )
 
 
-def _log_outcome(log: logging.Logger, outcome: SyncOutcome) -> None:
+def _log_outcome(log: logging.Logger, outcome: "SyncOutcome") -> None:
     state = outcome.state
     if outcome.succeeded:
         log.info(
@@ -99,7 +101,7 @@ def _log_outcome(log: logging.Logger, outcome: SyncOutcome) -> None:
         )
 
 
-def _check_results(outcome: SyncOutcome) -> list[dg.AssetCheckResult]:
+def _check_results(outcome: "SyncOutcome") -> list[dg.AssetCheckResult]:
     """One result per validation rule, then the refresh transaction's."""
     check_results = [
         dg.AssetCheckResult(
@@ -121,7 +123,7 @@ def _check_results(outcome: SyncOutcome) -> list[dg.AssetCheckResult]:
     return check_results
 
 
-def _sync_metadata(outcome: SyncOutcome) -> dict[str, object]:
+def _sync_metadata(outcome: "SyncOutcome") -> dict[str, object]:
     state = outcome.state
     return {
         "snapshot_status": state.status,
@@ -153,6 +155,9 @@ def snapshot_freshness(
 ) -> dg.AssetCheckResult:
     """Warns when the last successful HubSpot sync is older than `max_age_hours` (default
     26 h); fails with ERROR severity when no successful snapshot exists."""
+    # The step brings pandas: imported by the run that executes it, not by the code location.
+    from morpheus_pipelines.tenants.steps.hubspot_snapshot import read_snapshot_state
+
     with warehouse.session() as session:
         state = read_snapshot_state(session, target_list.list_id, now=datetime.now(UTC))
     passed, severity, summary = freshness(state.status, state.age_seconds, config.max_age_hours)

@@ -3,6 +3,7 @@
 import uuid
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 import dagster as dg
 
@@ -17,11 +18,9 @@ from morpheus_pipelines.platform.report_notes import OperationsNote
 from morpheus_pipelines.resources.hubspot import TargetListResource
 from morpheus_pipelines.resources.ownership import OwnershipResource
 from morpheus_pipelines.resources.warehouse import WarehouseResource
-from morpheus_pipelines.tenants.reports.markdown import render_daily_markdown
-from morpheus_pipelines.tenants.steps.report_publishing import (
-    DailyPublication,
-    publish_daily_summary,
-)
+
+if TYPE_CHECKING:
+    from morpheus_pipelines.tenants.steps.report_publishing import DailyPublication
 
 GROUP = "reports"
 # Written in the scoring module; referenced by key so this module does not import it.
@@ -113,6 +112,9 @@ def daily_summary(
     same partition. A backfill of a day older than the newest routed partition keeps that
     day's stored summary: the Active table no longer shows that day (docs/partitions.md).
     """
+    # The step brings pandas: imported by the run that executes it, not by the code location.
+    from morpheus_pipelines.tenants.steps.report_publishing import publish_daily_summary
+
     # Gathered once: they describe the CRM side now, whichever days the run covers.
     notes = operations_notes(warehouse, ownership)
     for note in notes:
@@ -148,9 +150,11 @@ def daily_summary(
     return dg.MaterializeResult(metadata=_daily_metadata(days, published))
 
 
-def _daily_metadata(days: list[DailyPublication], files: dict[str, Published]) -> dict:
+def _daily_metadata(days: "list[DailyPublication]", files: dict[str, Published]) -> dict:
     """The last published day in full (Markdown, counts, files); every day's counts under
     ``partitions`` when the run covered several."""
+    from morpheus_pipelines.tenants.reports.markdown import render_daily_markdown
+
     per_partition = {
         d.partition_key: {"kept": True, "live_partition": d.live_partition}
         if d.kept

@@ -8,6 +8,8 @@ a sensor that is on by default); a backfill of older days delivers nothing unles
 them, so a manager is not mailed a month of summaries by a backfill.
 """
 
+from typing import TYPE_CHECKING, Any
+
 import dagster as dg
 
 from morpheus_pipelines.assets.metadata import as_metadata, tables_written
@@ -16,7 +18,9 @@ from morpheus_pipelines.assets.reports.weekly import weekly_metrics
 from morpheus_pipelines.platform.partitions import daily_partitions, weekly_partitions
 from morpheus_pipelines.resources.report_delivery import ReportDeliveryResource
 from morpheus_pipelines.resources.warehouse import WarehouseResource
-from morpheus_pipelines.tenants.steps.report_delivery import DeliveryReport, deliver_report
+
+if TYPE_CHECKING:
+    from morpheus_pipelines.tenants.steps.report_delivery import DeliveryReport
 
 CHECK = "every_delivery_arrived"
 CHECK_DESCRIPTION = (
@@ -31,6 +35,9 @@ def _deliver(
     warehouse: WarehouseResource,
     report_delivery: ReportDeliveryResource,
 ) -> dg.MaterializeResult:
+    # The step brings pandas: imported by the run that executes it, not by the code location.
+    from morpheus_pipelines.tenants.steps.report_delivery import deliver_report
+
     with report_delivery.get_senders() as senders:
         result = deliver_report(
             warehouse.session,
@@ -65,7 +72,7 @@ def _deliver(
     )
 
 
-def _check_result(result: DeliveryReport) -> dg.AssetCheckResult:
+def _check_result(result: "DeliveryReport") -> dg.AssetCheckResult:
     return dg.AssetCheckResult(
         check_name=CHECK,
         passed=not result.problems,
@@ -80,17 +87,23 @@ def _check_result(result: DeliveryReport) -> dg.AssetCheckResult:
     )
 
 
-@dg.asset(
-    metadata=tables_written("report_deliveries"),
-    partitions_def=daily_partitions,
-    deps=[daily_summary],
-    group_name=GROUP,
-    kinds={"email", "slack"},
-    automation_condition=dg.AutomationCondition.eager(),
-    check_specs=[
-        dg.AssetCheckSpec(CHECK, asset="daily_summary_delivery", description=CHECK_DESCRIPTION)
-    ],
-)
+def _delivery_asset(
+    name: str, report: dg.AssetsDefinition, partitions_def: dg.PartitionsDefinition
+) -> dict[str, Any]:
+    """The decorator arguments both deliveries share: one partition of ``report`` each."""
+    return {
+        "name": name,
+        "metadata": tables_written("report_deliveries"),
+        "partitions_def": partitions_def,
+        "deps": [report],
+        "group_name": GROUP,
+        "kinds": {"email", "slack"},
+        "automation_condition": dg.AutomationCondition.eager(),
+        "check_specs": [dg.AssetCheckSpec(CHECK, asset=name, description=CHECK_DESCRIPTION)],
+    }
+
+
+@dg.asset(**_delivery_asset("daily_summary_delivery", daily_summary, daily_partitions))
 def daily_summary_delivery(
     context: dg.AssetExecutionContext,
     warehouse: WarehouseResource,
@@ -103,17 +116,7 @@ def daily_summary_delivery(
     return _deliver(context, "daily_summary", warehouse, report_delivery)
 
 
-@dg.asset(
-    metadata=tables_written("report_deliveries"),
-    partitions_def=weekly_partitions,
-    deps=[weekly_metrics],
-    group_name=GROUP,
-    kinds={"email", "slack"},
-    automation_condition=dg.AutomationCondition.eager(),
-    check_specs=[
-        dg.AssetCheckSpec(CHECK, asset="weekly_metrics_delivery", description=CHECK_DESCRIPTION)
-    ],
-)
+@dg.asset(**_delivery_asset("weekly_metrics_delivery", weekly_metrics, weekly_partitions))
 def weekly_metrics_delivery(
     context: dg.AssetExecutionContext,
     warehouse: WarehouseResource,

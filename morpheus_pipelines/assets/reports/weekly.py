@@ -6,8 +6,6 @@ from morpheus_pipelines.assets.metadata import as_metadata, tables_written
 from morpheus_pipelines.assets.reports.daily import GROUP, daily_summary, file_links
 from morpheus_pipelines.platform.partitions import weekly_partitions
 from morpheus_pipelines.resources.warehouse import WarehouseResource
-from morpheus_pipelines.tenants.reports.markdown import render_weekly_markdown
-from morpheus_pipelines.tenants.steps.report_publishing import publish_weekly_metrics
 
 
 @dg.asset(
@@ -32,6 +30,10 @@ def weekly_metrics(
     `metrics.md`, `priorities.png` and `match_methods.png` under
     `$MORPHEUS_REPORTS_URL/weekly/<week>/`, linked from the metadata.
     """
+    # The step brings pandas: imported by the run that executes it, not by the code location.
+    from morpheus_pipelines.tenants.reports.markdown import render_weekly_markdown
+    from morpheus_pipelines.tenants.steps.report_publishing import publish_weekly_metrics
+
     outputs = warehouse.outputs()
     weeks = [
         publish_weekly_metrics(

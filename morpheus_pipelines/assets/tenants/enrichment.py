@@ -11,7 +11,6 @@ from morpheus_pipelines.platform.partitions import daily_partitions
 from morpheus_pipelines.resources.domain_intelligence import DomainIntelligenceResource
 from morpheus_pipelines.resources.pipeline import PipelineSettingsResource
 from morpheus_pipelines.resources.warehouse import WarehouseResource
-from morpheus_pipelines.tenants.steps.partition_enrichment import enrich_partitions
 
 
 @dg.asset(
@@ -36,6 +35,9 @@ def enriched_tenants(
     Forced Sales-owned tenants are not enriched. An answer for unchanged inputs younger than
     `DOMAIN_INTELLIGENCE_MAX_AGE_DAYS` (default 30; 0 = never) is reused, not asked again.
     """
+    # The step brings pandas: imported by the run that executes it, not by the code location.
+    from morpheus_pipelines.tenants.steps.partition_enrichment import enrich_partitions
+
     client = domain_intelligence.get_client(context.log)
     with client if client is not None else contextlib.nullcontext():
         totals = enrich_partitions(

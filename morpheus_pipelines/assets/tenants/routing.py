@@ -1,6 +1,8 @@
 """``routed_tenants``: each candidate in exactly one bucket, with its decision and the
 routing checks (docs/pipeline.md; what a backfill changes: docs/partitions.md)."""
 
+from typing import TYPE_CHECKING
+
 import dagster as dg
 
 from morpheus_pipelines.assets.hubspot.snapshot import ASSET_KEY as HUBSPOT_TARGET_ACCOUNTS
@@ -13,10 +15,10 @@ from morpheus_pipelines.resources.hubspot import TargetListResource
 from morpheus_pipelines.resources.pipeline import PipelineSettingsResource
 from morpheus_pipelines.resources.routing import TenantRoutingResource
 from morpheus_pipelines.resources.warehouse import WarehouseResource
-from morpheus_pipelines.tenants.steps.hubspot_snapshot import SnapshotState
-from morpheus_pipelines.tenants.steps.routing_batches import load_snapshot
-from morpheus_pipelines.tenants.steps.tenant_events import TenantEventLog, publish_event_logs
-from morpheus_pipelines.tenants.steps.tenant_routing import PartitionRouting, route_partition
+
+if TYPE_CHECKING:
+    from morpheus_pipelines.tenants.steps.hubspot_snapshot import SnapshotState
+    from morpheus_pipelines.tenants.steps.tenant_routing import PartitionRouting
 
 ROUTING_CHECKS = {
     "buckets_disjoint": "No tenant is in both apac_active_tenants and apac_sales_owned_tenants.",
@@ -74,6 +76,11 @@ def routed_tenants(
     buckets and retires the rows it no longer selects; an older partition (a backfill)
     rewrites only its decision record. Checks and metadata cover every day of the run.
     """
+    # The step brings pandas: imported by the run that executes it, not by the code location.
+    from morpheus_pipelines.tenants.steps.routing_batches import load_snapshot
+    from morpheus_pipelines.tenants.steps.tenant_events import TenantEventLog, publish_event_logs
+    from morpheus_pipelines.tenants.steps.tenant_routing import route_partition
+
     with warehouse.session() as session:
         snapshot = load_snapshot(session, list_id=target_list.list_id, run_ids=_lineage(context))
     context.log.info(
@@ -122,7 +129,7 @@ def _lineage(context: dg.AssetExecutionContext) -> list[str]:
     return [r for r in (run.run_id, run.parent_run_id, run.root_run_id) if r]
 
 
-def _day_metadata(day: PartitionRouting) -> dict:
+def _day_metadata(day: "PartitionRouting") -> dict:
     summary = day.summary
     return {
         "decisions": summary["totals"]["decisions"],
@@ -147,7 +154,7 @@ def _day_metadata(day: PartitionRouting) -> dict:
     }
 
 
-def routing_metadata(days: dict[str, PartitionRouting], snapshot: SnapshotState) -> dict:
+def routing_metadata(days: "dict[str, PartitionRouting]", snapshot: "SnapshotState") -> dict:
     """The last day's figures at the top level (what the UI plots per partition), and every
     day's under ``partitions`` when the run covered several."""
     last = _day_metadata(days[list(days)[-1]])
@@ -161,7 +168,7 @@ def routing_metadata(days: dict[str, PartitionRouting], snapshot: SnapshotState)
     }
 
 
-def routing_check_results(days: dict[str, PartitionRouting]) -> list[dg.AssetCheckResult]:
+def routing_check_results(days: "dict[str, PartitionRouting]") -> list[dg.AssetCheckResult]:
     """One result per check for the whole run: passed only when every day passed, with the
     violations per day."""
     results = []

@@ -1,6 +1,7 @@
 """``tenant_scores``: the same versioned model over both buckets (docs/scoring.md)."""
 
 from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING
 
 import dagster as dg
 
@@ -11,8 +12,9 @@ from morpheus_pipelines.platform.partitions import daily_partitions
 from morpheus_pipelines.resources.pipeline import PipelineSettingsResource
 from morpheus_pipelines.resources.scoring import ScoringModelResource
 from morpheus_pipelines.resources.warehouse import WarehouseResource
-from morpheus_pipelines.tenants.steps.scoring import ScoringTotals, score_partition
-from morpheus_pipelines.tenants.steps.tenant_events import TenantEventLog, publish_event_logs
+
+if TYPE_CHECKING:
+    from morpheus_pipelines.tenants.steps.scoring import ScoringTotals
 
 ALLOWLIST_CHECK = "routing_messages_allowlisted"
 
@@ -48,6 +50,10 @@ def tenant_scores(
     contributions. Final priority is P0 only for HubSpot target accounts; the forced
     Sales-owned ids and retired tenants are not scored. Only the newest routed partition
     updates the bucket rows; an older one rewrites its score snapshots only."""
+    # The step brings pandas: imported by the run that executes it, not by the code location.
+    from morpheus_pipelines.tenants.steps.scoring import score_partition
+    from morpheus_pipelines.tenants.steps.tenant_events import TenantEventLog, publish_event_logs
+
     model = scoring.model
     results = {}
     outputs = warehouse.outputs()
@@ -91,7 +97,7 @@ def _summed(counts: Iterable[Mapping[str, int]]) -> dict[str, int]:
     return total
 
 
-def _metadata(results: Mapping[str, ScoringTotals], model_version: str) -> dict[str, object]:
+def _metadata(results: Mapping[str, "ScoringTotals"], model_version: str) -> dict[str, object]:
     scored = sum(r.scored for r in results.values())
     carried = sum(r.carried for r in results.values())
     return {

@@ -9,7 +9,6 @@ from morpheus_pipelines.assets.tenants.source import SOURCE_TENANTS
 from morpheus_pipelines.platform.partitions import daily_partitions
 from morpheus_pipelines.resources.routing import TenantRoutingResource
 from morpheus_pipelines.resources.warehouse import WarehouseResource
-from morpheus_pipelines.tenants.steps.tenant_selection import select_partition
 
 GROUP = "tenants"
 
@@ -45,6 +44,9 @@ def tenant_candidates(
     in the source are selected whatever their status or region. Runs after the HubSpot
     snapshot refresh (docs/pipeline.md). Re-running replaces the partition's rows.
     """
+    # The step brings pandas: imported by the run that executes it, not by the code location.
+    from morpheus_pipelines.tenants.steps.tenant_selection import select_partition
+
     per_partition = {}
     for partition_key in context.partition_keys:
         counts = select_partition(

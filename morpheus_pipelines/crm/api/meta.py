@@ -32,17 +32,16 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
-from morpheus_pipelines.crm.api.dependencies import Intake, Refused, intake_of, invalid
+from morpheus_pipelines.crm.api.dependencies import Intake, Refused, intake_of
 from morpheus_pipelines.crm.api.problems import problem
 from morpheus_pipelines.crm.api.schemas import ContactIn
 from morpheus_pipelines.crm.api.sender_leads import sender_contact, sender_lead
+from morpheus_pipelines.crm.api.signed_deliveries import read_signed_delivery
 from morpheus_pipelines.crm.rules.meta_webhooks import (
     LEAD_ADS_SOURCE,
     SIGNATURE_HEADER,
     InboundWhatsApp,
-    InvalidDelivery,
     LeadgenChange,
-    SignatureRefused,
     WhatsAppStatus,
     parse_delivery,
     verification_challenge,
@@ -76,22 +75,15 @@ async def verify_meta_webhook(request: Request) -> Response:
 
 
 async def post_meta_webhook(request: Request) -> Response:
-    intake = intake_of(request)
-    intake.admit_address(request)  # a signature is this endpoint's authentication
-    body = await intake.read_bytes(request)
-    try:
-        verify_signature(
+    intake, delivery = await read_signed_delivery(
+        request,
+        verify=lambda intake, body: verify_signature(
             intake.settings.meta_app_secret, body, request.headers.get(SIGNATURE_HEADER)
-        )
-    except SignatureRefused as refused:
-        log_event("meta_webhook_refused", level=logging.WARNING, reason=refused.reason)
-        raise intake.failed_authentication(
-            request, problem(401, refused.reason, "the delivery is not signed by our Meta app")
-        ) from None
-    try:
-        delivery = parse_delivery(body)
-    except InvalidDelivery as exc:
-        raise Refused(invalid(exc.field, str(exc))) from None
+        ),
+        parse=parse_delivery,
+        refused_event="meta_webhook_refused",
+        not_ours="the delivery is not signed by our Meta app",
+    )
     now = intake.now()
     done: Counter[str] = Counter(delivery.skipped)
     for change in delivery.leadgen:

@@ -18,13 +18,11 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from morpheus_pipelines.crm.api.dependencies import Refused, intake_of, invalid
-from morpheus_pipelines.crm.api.problems import problem
+from morpheus_pipelines.crm.api.dependencies import Intake
+from morpheus_pipelines.crm.api.signed_deliveries import read_signed_delivery
 from morpheus_pipelines.crm.rules.hubspot_webhooks import (
     SIGNATURE_HEADER,
     TIMESTAMP_HEADER,
-    InvalidDelivery,
-    SignatureRefused,
     parse_delivery,
     signed_uri,
     verify_signature,
@@ -36,33 +34,28 @@ from morpheus_pipelines.platform.observability.events import log_event
 PATH = "/v1/webhooks/hubspot"
 
 
-async def post_hubspot_webhook(request: Request) -> Response:
-    intake = intake_of(request)
-    intake.admit_address(request)  # a signature is this endpoint's authentication
-    body = await intake.read_bytes(request)
+def _verify(request: Request, intake: Intake, body: bytes) -> None:
     settings = intake.settings
+    verify_signature(
+        settings.hubspot_client_secret,
+        method=request.method,
+        uri=signed_uri(settings.public_url, request.url.path, request.url.query, str(request.url)),
+        body=body,
+        signature=request.headers.get(SIGNATURE_HEADER),
+        timestamp=request.headers.get(TIMESTAMP_HEADER),
+        now=intake.now(),
+    )
+
+
+async def post_hubspot_webhook(request: Request) -> Response:
+    intake, events = await read_signed_delivery(
+        request,
+        verify=lambda intake, body: _verify(request, intake, body),
+        parse=parse_delivery,
+        refused_event="hubspot_webhook_refused",
+        not_ours="the delivery is not HubSpot's, or not recent",
+    )
     now = intake.now()
-    try:
-        verify_signature(
-            settings.hubspot_client_secret,
-            method=request.method,
-            uri=signed_uri(
-                settings.public_url, request.url.path, request.url.query, str(request.url)
-            ),
-            body=body,
-            signature=request.headers.get(SIGNATURE_HEADER),
-            timestamp=request.headers.get(TIMESTAMP_HEADER),
-            now=now,
-        )
-    except SignatureRefused as refused:
-        log_event("hubspot_webhook_refused", level=logging.WARNING, reason=refused.reason)
-        raise intake.failed_authentication(
-            request, problem(401, refused.reason, "the delivery is not HubSpot's, or not recent")
-        ) from None
-    try:
-        events = parse_delivery(body)
-    except InvalidDelivery as exc:
-        raise Refused(invalid(exc.field, str(exc))) from None
     outcome: DeliveryOutcome = await intake.in_transaction(
         lambda session: receive_delivery(CrmStore(session), events, now=now)
     )

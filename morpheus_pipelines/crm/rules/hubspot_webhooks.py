@@ -26,6 +26,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from morpheus_pipelines.crm.rules.delivery_json import InvalidDelivery, SignatureRefused
+
 SIGNATURE_HEADER = "X-HubSpot-Signature-v3"
 TIMESTAMP_HEADER = "X-HubSpot-Request-Timestamp"
 MAX_TIMESTAMP_AGE = timedelta(minutes=5)
@@ -44,24 +46,6 @@ class WebhookEventStatus(enum.StrEnum):
     APPLIED = "applied"  # applied in the request that delivered it
     PENDING = "pending"  # needs a read from HubSpot first: applied later by a worker
     IGNORED = "ignored"  # nothing of ours depends on it
-
-
-class SignatureRefused(Exception):
-    """A delivery whose signature or timestamp does not hold; ``reason`` is what the 401
-    answer and the log line say (never the expected signature)."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
-
-
-class InvalidDelivery(ValueError):
-    """A signed delivery that is not a list of events we can read; ``field`` names where
-    (``body``, ``[3].occurredAt``)."""
-
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(message)
-        self.field = field
 
 
 # -- the signature ----------------------------------------------------------------------------

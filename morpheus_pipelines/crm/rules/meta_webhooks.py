@@ -28,6 +28,8 @@ from datetime import datetime
 from typing import Any
 
 from morpheus_pipelines.crm.rules.delivery_json import (
+    InvalidDelivery,
+    SignatureRefused,
     epoch_value,
     list_value,
     mapping_value,
@@ -47,22 +49,6 @@ _PHONE_FIELDS = ("phone_number", "work_phone_number", "phone")
 _FIRST_NAME_FIELDS = ("first_name",)
 _LAST_NAME_FIELDS = ("last_name",)
 _FULL_NAME_FIELDS = ("full_name",)
-
-
-class SignatureRefused(Exception):
-    """A delivery whose signature does not hold; ``reason`` is what the 401 says."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
-
-
-class InvalidDelivery(ValueError):
-    """A signed body that is not a Meta delivery at all; ``field`` names where."""
-
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(message)
-        self.field = field
 
 
 # -- the handshake and the signature ----------------------------------------------------------

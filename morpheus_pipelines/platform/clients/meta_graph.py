@@ -3,22 +3,22 @@
 
 One attempt per call: the retrieval's retries live in ``lead_contact_retrievals`` with a
 back-off across runs, so a Graph API that is down for an hour costs a few requests, not a
-blocked worker. The access token goes in the ``Authorization`` header, never in a URL that
-could be logged.
+blocked worker. The token is handled as every Graph client handles it
+(:class:`~.graph_api.GraphApi`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
-from urllib.parse import quote
 
-import requests
-
+from morpheus_pipelines.platform.clients.graph_api import (
+    DEFAULT_API_VERSION,
+    DEFAULT_BASE_URL,
+    GraphApi,
+)
 from morpheus_pipelines.platform.clients.http import TRANSIENT_TRANSPORT_ERRORS
 
-DEFAULT_BASE_URL = "https://graph.facebook.com"
-DEFAULT_API_VERSION = "v21.0"
+__all__ = ["DEFAULT_API_VERSION", "DEFAULT_BASE_URL", "GraphError", "MetaGraphClient"]
 LEAD_FIELDS = "id,created_time,ad_id,form_id,field_data,is_organic"
 
 
@@ -37,29 +37,22 @@ class GraphError(RuntimeError):
 _TRANSIENT_CODES = frozenset({"1", "2", "4", "17", "32", "341", "613"})
 
 
-@dataclass
-class MetaGraphClient:
-    base_url: str
-    access_token: str
-    api_version: str = DEFAULT_API_VERSION
-    timeout: float = 10.0
+class MetaGraphClient(GraphApi):
+    """Reads Lead Ads leads with a system user's access token."""
 
-    def __post_init__(self) -> None:
-        self._session = requests.Session()
-        self._session.headers["Authorization"] = f"Bearer {self.access_token}"
-
-    def close(self) -> None:
-        self._session.close()
-
-    def __enter__(self) -> MetaGraphClient:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+    def __init__(
+        self,
+        base_url: str,
+        access_token: str,
+        api_version: str = DEFAULT_API_VERSION,
+        timeout: float = 10.0,
+    ) -> None:
+        super().__init__(access_token, base_url=base_url, api_version=api_version)
+        self.timeout = timeout
 
     def lead(self, leadgen_id: str) -> dict[str, Any]:
         """The lead's object (``field_data`` holds its answers); :class:`GraphError` else."""
-        url = f"{self.base_url.rstrip('/')}/{self.api_version}/{quote(leadgen_id, safe='')}"
+        url = self.url(leadgen_id)
         try:
             answer = self._session.get(url, params={"fields": LEAD_FIELDS}, timeout=self.timeout)
         except TRANSIENT_TRANSPORT_ERRORS as exc:

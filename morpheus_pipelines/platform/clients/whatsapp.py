@@ -11,24 +11,25 @@ depends on whether it could have reached Meta, which only the caller's record ca
   was written, an answer cut short.
 
 Anything Meta answered comes back as an :class:`Answer` (status and parsed body) for the
-rules to read (``crm.rules.message_sending.whatsapp_outcome``). The token is sent only in
-the ``Authorization`` header and registered with the redaction, and no message built here
-quotes the request: the recipient's number and the text stay out of errors and logs.
+rules to read (``crm.rules.message_sending.whatsapp_outcome``). The token is handled as every
+Graph client handles it (:class:`~.graph_api.GraphApi`), and no message built here quotes the
+request: the recipient's number and the text stay out of errors and logs.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Self
+from typing import Any
 
 import requests
 import urllib3
 
+from morpheus_pipelines.platform.clients.graph_api import (
+    DEFAULT_API_VERSION,
+    DEFAULT_BASE_URL,
+    GraphApi,
+)
 from morpheus_pipelines.platform.clients.http import retry_after_seconds
-from morpheus_pipelines.platform.observability.redaction import register_secret
-
-DEFAULT_BASE_URL = "https://graph.facebook.com"
-DEFAULT_API_VERSION = "v21.0"
 
 
 @dataclass(frozen=True)
@@ -83,7 +84,7 @@ def _never_connected(exc: requests.RequestException) -> bool:
     return isinstance(reason, urllib3.exceptions.NewConnectionError | ConnectionRefusedError)
 
 
-class WhatsAppClient:
+class WhatsAppClient(GraphApi):
     """Sends messages from a business phone number through the Cloud API."""
 
     configured = True
@@ -97,28 +98,14 @@ class WhatsAppClient:
         connect_timeout: float = 5.0,
         read_timeout: float = 20.0,
     ) -> None:
-        self.base_url = base_url.rstrip("/")
-        self.api_version = api_version.strip("/")
+        super().__init__(token, base_url=base_url, api_version=api_version)
         self.timeout = (connect_timeout, read_timeout)
         self.requests = 0
-        register_secret(token)
-        self._session = requests.Session()
-        self._session.headers["Authorization"] = f"Bearer {token}"
-        self._session.headers["Accept"] = "application/json"
-
-    def close(self) -> None:
-        self._session.close()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     def send(self, phone_number_id: str, message: dict[str, Any]) -> Answer:
         """Post one message (:func:`text_message`, :func:`template_message`) from
         ``phone_number_id``; raises :class:`NotSent` or :class:`AnswerLost`."""
-        url = f"{self.base_url}/{self.api_version}/{phone_number_id}/messages"
+        url = self.url(phone_number_id, "messages")
         self.requests += 1
         try:
             response = self._session.post(url, json=message, timeout=self.timeout)
