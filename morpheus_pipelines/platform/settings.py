@@ -46,6 +46,9 @@ DEFAULTS: dict[str, str] = {
     "MORPHEUS_INTAKE_REQUESTS_PER_MINUTE": "6000",
     "MORPHEUS_INTAKE_AUTH_FAILURES_PER_MINUTE": "30",
     "MORPHEUS_INTAKE_ORIGIN_REQUESTS_PER_MINUTE": "600",
+    # 1 mounts the intake benchmark's floor endpoint (benchmarks/lead_intake.py); never in
+    # production.
+    "MORPHEUS_INTAKE_BENCHMARK_FLOOR": "0",
     "HUBSPOT_CLIENT_SECRET": "",
     "MORPHEUS_PUBLIC_URL": "",
     "MORPHEUS_LEAD_STALE_DAYS": "30",
@@ -93,6 +96,7 @@ _EXPECTED = {
     "HUBSPOT_RETRY_COUNT": "a whole number, 0 or more",
     "DOMAIN_INTELLIGENCE_MAX_AGE_DAYS": "0 (never reuse) or a whole number of days",
     "MORPHEUS_LEAD_STALE_DAYS": "0 (never) or a whole number of days",
+    "MORPHEUS_INTAKE_BENCHMARK_FLOOR": "0 or 1",
 }
 
 _PASSWORD = re.compile(r"(://[^:/@]*:)[^@]*@")
@@ -173,6 +177,7 @@ class Settings(BaseSettings):
     intake_requests_per_minute: int = _var("MORPHEUS_INTAKE_REQUESTS_PER_MINUTE")
     intake_auth_failures_per_minute: int = _var("MORPHEUS_INTAKE_AUTH_FAILURES_PER_MINUTE")
     intake_origin_requests_per_minute: int = _var("MORPHEUS_INTAKE_ORIGIN_REQUESTS_PER_MINUTE")
+    intake_benchmark_floor: bool = _var("MORPHEUS_INTAKE_BENCHMARK_FLOOR")
     public_url: str = _var("MORPHEUS_PUBLIC_URL")
     lead_stale_days: int = _var("MORPHEUS_LEAD_STALE_DAYS", ge=0)
     meta_graph_base_url: str = _var("META_GRAPH_BASE_URL")

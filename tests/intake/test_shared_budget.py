@@ -6,10 +6,11 @@ hosts together admit it once."""
 from __future__ import annotations
 
 import threading
+import uuid
 from contextlib import ExitStack
 
 import requests
-from sqlalchemy import create_engine
+from sqlalchemy import create_engine, event
 
 from morpheus_pipelines.crm.api.budget import KEY_POLICY, RequestBudget, SharedBudget
 from morpheus_pipelines.crm.rules.request_budget import BudgetPolicy
@@ -84,3 +85,31 @@ def test_morpheus_serve_with_two_workers_gives_a_keep_alive_client_the_whole_bud
         ]
     assert codes == [200] * BUDGET + [429]
     assert fresh == [429] * 4
+
+
+def test_concurrent_requests_open_no_budget_connection_past_the_pools_size(
+    tenant: Tenant, database_url: str
+) -> None:
+    """More requests at once than the budget's pool has connections: they wait their turn
+    for one. An overflow connection would be closed on its return, so every take past the
+    pool's size opened a connection (a server process) of its own."""
+    settings = intake_settings(database_url, budget_pool_size=2)
+    opened: list[object] = []
+    lead = uuid.uuid4()
+    with serving(settings) as (base, app):
+        event.listen(app.state.intake.budget_engine, "connect", lambda *_: opened.append(1))
+        start = threading.Barrier(12)
+        codes: list[int] = []
+
+        def send() -> None:
+            session = client(tenant.key)
+            start.wait()
+            codes.extend(session.get(f"{base}/v1/leads/{lead}").status_code for _ in range(15))
+
+        threads = [threading.Thread(target=send) for _ in range(12)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    assert codes == [403] * 180  # every one admitted, then not the caller's lead
+    assert len(opened) <= 2

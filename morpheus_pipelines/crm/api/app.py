@@ -23,6 +23,7 @@ from starlette.exceptions import HTTPException
 
 from morpheus_pipelines.crm.api import (
     activities,
+    floor,
     google_ads,
     health,
     leads,
@@ -45,7 +46,11 @@ RESOURCES = (leads, timeline, activities, messages, webhooks, meta, google_ads, 
 def create_app(settings: IntakeSettings) -> Starlette:
     intake = Intake(settings)
     app = Starlette(
-        routes=[route for resource in RESOURCES for route in resource.ROUTES],
+        routes=[
+            *(route for resource in RESOURCES for route in resource.ROUTES),
+            # The benchmark's floor: not a resource of the API, mounted only when asked for.
+            *(floor.ROUTES if settings.benchmark_floor else ()),
+        ],
         exception_handlers={
             HTTPException: http_exception,  # Starlette's 404 and 405
             Refused: refusal,

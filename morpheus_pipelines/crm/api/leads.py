@@ -5,14 +5,15 @@ by hand ("PATCH /v1/leads/{lead_id}").
 
 1. resolve the routing pool from the source and the campaign ids (most specific rule wins,
    else the default pool);
-2. charge the least-loaded assignable member of the pool (one ``UPDATE``); when nobody is
-   assignable, the owner ladder: the pool's fallback rep, the subscription's, else the lead
-   waits without an owner (never the AI dialer's owner);
+2. pick the least-loaded assignable member of the pool; when nobody is assignable, the owner
+   ladder: the pool's fallback rep, the subscription's, else the lead waits without an owner
+   (never the AI dialer's owner);
 3. insert the lead with its owner and its answer, ``ON CONFLICT DO NOTHING`` on the
-   idempotency key; a conflict rolls the charge back and replays the stored answer (or refuses
-   a different body under the same key);
+   idempotency key, and charge the owner only for a lead inserted; a conflict replays the
+   stored answer (or refuses a different body under the same key);
    — in the same statement, the ``FORM`` activity on the lead's timeline; commit, then
-   answer.
+   answer. With a member free, 2 and 3 are that one statement in autocommit (its own
+   transaction, one round trip); the ladder runs in a transaction.
 """
 
 from __future__ import annotations
@@ -86,10 +87,19 @@ async def post_lead(request: Request) -> Response:
     raw.pop("honeypot", None)  # an empty one is not part of the submission
     now = intake.now()
     return respond(
-        await intake.in_transaction(
+        await intake.in_statement(
             lambda session: create_lead(
+                session,
+                intake.directory,
+                lead,
+                raw,
+                idempotency_header=header,
+                now=now,
+                at_once=True,
+            ),
+            otherwise=lambda session: create_lead(
                 session, intake.directory, lead, raw, idempotency_header=header, now=now
-            )
+            ),
         )
     )
 
@@ -145,10 +155,14 @@ def create_lead(
     *,
     idempotency_header: str | None = None,
     now: datetime | None = None,
-) -> Answer:
+    at_once: bool = False,
+) -> Answer | None:
     """Create the lead and its owner (201), or replay the answer of an earlier delivery (200)
     or refuse a different body under its key (422). The caller's transaction commits the lead,
-    the owner's load and the activity together. Raises
+    the owner's load and the activity together. ``at_once``: only the usual case, a free
+    candidate, whose one statement needs no transaction around it (the session may be in
+    autocommit); ``None`` when it wrote nothing and the rest of the owner ladder is needed,
+    to be run again without ``at_once`` in a transaction. Raises
     :class:`~morpheus_pipelines.crm.rules.lead_intake.InvalidContact` for an unusable email or
     phone (before anything is written)."""
     email = normalise_email(lead.contact.email)
@@ -177,7 +191,17 @@ def create_lead(
         "activity_metadata": {"source": lead.source, "campaign_ids": list(lead.campaign_ids)},
     }
     candidates = directory.candidates(session, subscription_id, pool_id)
-    owner, state, stored = _store(session, row, candidates, pool_id, pool_name, activity)
+    if at_once:
+        owner, stored = (
+            _leads.claim_and_insert(session, row, candidates, pool_name=pool_name, **activity)
+            if candidates
+            else (None, None)
+        )
+        if owner is None:
+            return None  # nobody free: the ladder, in a transaction
+        state = OwnerState.ASSIGNED
+    else:
+        owner, state, stored = _store(session, row, candidates, pool_id, pool_name, activity)
     if stored is None:
         session.rollback()  # the owner's load charge belongs to the first delivery only
         return _replay(session, subscription_id, key, fingerprint)

@@ -23,7 +23,9 @@ class IntakeSettings:
     owner_cache: bool = True
     listen_url: str | None = None  # libpq URL for LISTEN; None = TTL only
     pool_size: int = 20
-    budget_pool_size: int = 4  # connections of the shared request budget's own pool
+    # Connections of the shared request budget's own pool, none beyond: a take waits a
+    # moment for one rather than opening (and, on return, closing) a connection of its own.
+    budget_pool_size: int = 8
     # HubSpot webhooks: the app's client secret (signs every delivery; empty refuses them all)
     # and the public URL HubSpot was given, which the signature covers (None: the request's).
     hubspot_client_secret: str = field(default="", repr=False)
@@ -32,5 +34,7 @@ class IntakeSettings:
     # verification handshake (empty refuses them all).
     meta_app_secret: str = field(default="", repr=False)
     meta_verify_token: str = field(default="", repr=False)
+    # ``POST /benchmark/floor`` (:mod:`.floor`): for the intake benchmark only.
+    benchmark_floor: bool = False
     # What "now" is for the WhatsApp window and the future-timestamp check: a test moves it.
     clock: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))

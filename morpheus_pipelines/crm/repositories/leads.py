@@ -144,31 +144,48 @@ WITH lead AS (
 SELECT response FROM lead
 """
 
-# The hot path, one round trip: charge the least-loaded candidate (skipping rows being
-# charged), insert the lead owned by it, and its FORM activity. No free candidate: nothing is
-# inserted (owner comes back NULL) and the caller takes the path that waits or falls back.
+# The hot path, one statement and so one round trip in autocommit: pick the least-loaded
+# candidate and lock it (skipping rows being charged), insert the lead owned by it, and only
+# for a lead inserted charge the owner and write its FORM activity and outbox row. A duplicate
+# delivery therefore writes nothing at all, and the statement needs no transaction around it
+# to take its charge back. No free candidate: nothing is inserted (owner comes back NULL) and
+# the caller takes the path that waits or falls back, in a transaction.
 _GIVEN_COLUMNS = tuple(c for c in _LEAD_COLUMNS if c not in _OWNER_COLUMNS)
+_PICK = """
+    SELECT s.id, s."hubspotOwnerId"
+    FROM unnest(CAST(:ids AS bigint[]), CAST(:weights AS integer[])) AS c(id, weight)
+    JOIN sales_reps AS s ON s.id = c.id
+    WHERE s."isActive" AND coalesce(s."hubspotOwnerId", '') <> ''
+      AND {available}
+    ORDER BY (s."openLeads" + 1)::float8 / c.weight,
+             s."lastLeadAssignedAt" NULLS FIRST,
+             s.id
+    LIMIT 1
+    FOR UPDATE OF s SKIP LOCKED""".replace("{available}", available_sql("s"))
 _CLAIM_AND_INSERT = f"""
-WITH owner AS (
-    {_CLAIM.format(skip="SKIP LOCKED").strip()}
+WITH pick AS ({_PICK}
 ), lead AS (
     INSERT INTO leads ({", ".join(f'"{c}"' for c in (*_GIVEN_COLUMNS, *_OWNER_COLUMNS))},
                        "firstTouchDueAt")
     SELECT {", ".join(_placeholder(c) for c in _GIVEN_COLUMNS)},
-           owner.id, owner."hubspotOwnerId", false,
+           pick.id, pick."hubspotOwnerId", false,
            jsonb_build_object(
                'lead_id', CAST(:id AS text),
                'owner', jsonb_build_object(
-                   'sales_rep_id', owner.id, 'hubspot_owner_id', owner."hubspotOwnerId"),
+                   'sales_rep_id', pick.id, 'hubspot_owner_id', pick."hubspotOwnerId"),
                'pool', CAST(:pool_name AS text),
                'owner_is_fallback', false,
                'owner_state', 'assigned',
                'created_at', CAST(:created_at_text AS text)),
            {_FIRST_TOUCH_DUE.format(owned="true")}
-    FROM owner
-    {_ON_CONFLICT}
+    FROM pick
+    {_ON_CONFLICT}, "ownerSalesRepId"
+), owner AS (
+    UPDATE sales_reps AS r
+    SET "openLeads" = r."openLeads" + 1, "lastLeadAssignedAt" = clock_timestamp()
+    FROM lead WHERE r.id = lead."ownerSalesRepId"
 ), {_FORM_ACTIVITY}, {_OUTBOX}
-SELECT (SELECT id FROM owner), (SELECT "hubspotOwnerId" FROM owner), (SELECT response FROM lead)
+SELECT (SELECT id FROM pick), (SELECT "hubspotOwnerId" FROM pick), (SELECT response FROM lead)
 """
 
 # Built once: ``text()`` parses its bind parameters, a cost every lead would pay again.
@@ -299,8 +316,9 @@ class LeadRepository(BaseRepository[Lead]):
         activity_metadata: Mapping[str, Any],
     ) -> tuple[Candidate | None, dict[str, Any] | None]:
         """The owner and the lead in one statement: ``(owner, stored answer)``; the answer is
-        ``None`` for a duplicate delivery (roll back: the charge is not its own), the owner is
-        ``None`` when no candidate was free (nothing was written)."""
+        ``None`` for a duplicate delivery (nothing was written: the owner was not charged),
+        the owner is ``None`` when no candidate was free (nothing was written). Safe to run
+        in autocommit, where it is the whole transaction."""
         params = _params(row, activity_external_id, activity_metadata) | {
             "ids": [c.sales_rep_id for c in candidates],
             "weights": [c.weight for c in candidates],

@@ -85,7 +85,10 @@ def mask_emails(value: object) -> str:
     missing value (``None``, NaN) is the empty text."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return ""
-    return EMAIL_PATTERN.sub(lambda m: mask_email(m.group(0)), str(value))
+    text = str(value)
+    if "@" not in text:  # nothing email-shaped: spare every line without one the regex scan
+        return text
+    return EMAIL_PATTERN.sub(lambda m: mask_email(m.group(0)), text)
 
 
 def redacted_traceback(exc: BaseException) -> str:
