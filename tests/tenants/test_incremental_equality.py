@@ -111,3 +111,43 @@ def test_incremental_days_equal_a_full_recomputation(warehouses, first, changes)
         incremental.live_through(partition_key, day)
         full.live_through(partition_key, day)
         assert incremental.state(partition_key) == full.state(partition_key), partition_key
+
+
+# A step after the first day: the next day with changes, a backfill of an older day (run
+# against the source as it is now), or a re-run of the newest day.
+a_step = st.one_of(
+    st.tuples(st.just("next"), next_day),
+    st.tuples(st.just("backfill"), st.integers(min_value=1, max_value=3)),
+    st.tuples(st.just("rerun"), st.none()),
+)
+
+
+@settings(
+    max_examples=8,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(first=a_day, steps=st.lists(a_step, min_size=2, max_size=5))
+def test_backfills_and_reruns_answer_every_day_as_a_full_recomputation(
+    warehouses, first, steps
+) -> None:
+    """The carry across backfills of older days and re-runs: after every step, every day run
+    so far reads the same in both warehouses."""
+    incremental, full = warehouses()
+    day, newest = first, 0
+    keys = [FIRST_DAY.isoformat()]
+    for warehouse in (incremental, full):
+        warehouse.live_through(keys[0], day)
+    for kind, value in steps:
+        if kind == "next":
+            day, newest = following(day, value), newest + 1
+            keys.append((FIRST_DAY + timedelta(days=newest)).isoformat())
+            partition_key = keys[-1]
+        elif kind == "backfill":
+            partition_key = keys[max(newest - value, 0)]
+        else:
+            partition_key = keys[-1]
+        for warehouse in (incremental, full):
+            warehouse.live_through(partition_key, day)
+        for key in keys:
+            assert incremental.state(key) == full.state(key), (kind, partition_key, key)
