@@ -64,3 +64,17 @@ def test_the_process_environment_is_read_through_pydantic_settings(
     settings = load_settings()
     assert settings.hubspot_retry_count == 7 and settings.production
     assert settings.hubspot_target_list_id == "19544"
+
+
+def test_the_benchmark_floor_is_refused_in_production_and_allowed_elsewhere() -> None:
+    floor = {"MORPHEUS_INTAKE_BENCHMARK_FLOOR": "1", "MORPHEUS_DATABASE_URL": "postgresql://h/d"}
+
+    with pytest.raises(SettingsError) as refused:
+        load_settings({**floor, "MORPHEUS_ENV": "production"})
+
+    assert [name for name, _, _ in refused.value.problems] == ["MORPHEUS_INTAKE_BENCHMARK_FLOOR"]
+    assert load_settings(floor).intake_benchmark_floor
+    off = load_settings(
+        {**floor, "MORPHEUS_ENV": "production", "MORPHEUS_INTAKE_BENCHMARK_FLOOR": "0"}
+    )
+    assert off.production and not off.intake_benchmark_floor

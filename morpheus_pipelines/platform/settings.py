@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic import Field, SecretStr, ValidationError, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 from sqlalchemy.engine import make_url
 
@@ -46,8 +46,8 @@ DEFAULTS: dict[str, str] = {
     "MORPHEUS_INTAKE_REQUESTS_PER_MINUTE": "6000",
     "MORPHEUS_INTAKE_AUTH_FAILURES_PER_MINUTE": "30",
     "MORPHEUS_INTAKE_ORIGIN_REQUESTS_PER_MINUTE": "600",
-    # 1 mounts the intake benchmark's floor endpoint (benchmarks/lead_intake.py); never in
-    # production.
+    # 1 mounts the intake benchmark's floor endpoint (benchmarks/lead_intake_wrk.py); refused
+    # with MORPHEUS_ENV=production.
     "MORPHEUS_INTAKE_BENCHMARK_FLOOR": "0",
     "HUBSPOT_CLIENT_SECRET": "",
     "MORPHEUS_PUBLIC_URL": "",
@@ -96,7 +96,7 @@ _EXPECTED = {
     "HUBSPOT_RETRY_COUNT": "a whole number, 0 or more",
     "DOMAIN_INTELLIGENCE_MAX_AGE_DAYS": "0 (never reuse) or a whole number of days",
     "MORPHEUS_LEAD_STALE_DAYS": "0 (never) or a whole number of days",
-    "MORPHEUS_INTAKE_BENCHMARK_FLOOR": "0 or 1",
+    "MORPHEUS_INTAKE_BENCHMARK_FLOOR": "0 or 1 (a boolean), and 0 with MORPHEUS_ENV=production",
 }
 
 _PASSWORD = re.compile(r"(://[^:/@]*:)[^@]*@")
@@ -208,6 +208,14 @@ class Settings(BaseSettings):
                 raise ValueError("not postgresql")
             if url.port is not None and not 0 < url.port < 65536:
                 raise ValueError("port out of range")
+        return value
+
+    @field_validator("intake_benchmark_floor")
+    @classmethod
+    def _no_floor_in_production(cls, value: bool, info: ValidationInfo) -> bool:
+        # The floor endpoint takes unauthenticated writes: a production server never mounts it.
+        if value and info.data.get("environment") == "production":
+            raise ValueError("the benchmark's floor endpoint in production")
         return value
 
     @field_validator("home")
