@@ -28,28 +28,39 @@ def message() -> None:
     multiple=True,
     metavar="REASON",
     help="Only messages failed for this reason (repeatable). Default: retries_exhausted, "
-    "template_missing, no_sender_number and no_recipient, which certainly sent nothing. "
-    "send_outcome_unknown and delivery_failed go back only when named: the person may get "
-    "the message twice. opted_out never does.",
+    "template_missing, no_sender_number and no_recipient. send_outcome_unknown goes back "
+    "only when named: the person may get the message twice. opted_out never does.",
 )
-def retry(subscription: str, reasons: tuple[str, ...]) -> int:
+@click.option(
+    "--include-accepted",
+    is_flag=True,
+    help="Also the messages the provider accepted and then reported failed (delivery_failed, "
+    "a template refused after the send): if its 'delivered' was lost, the person gets a "
+    "second copy.",
+)
+def retry(subscription: str, reasons: tuple[str, ...], include_accepted: bool) -> int:
     """Queue the subscription's failed messages again, attempts reset; the next drain sends
-    them, checking the WhatsApp window and the opt-out again. Print `requeued N`, then one
-    `requeued-reason N REASON` line per reason."""
+    them, checking the WhatsApp window and the opt-out again. By default only messages the
+    provider never accepted. Print `requeued N`, then one `requeued-reason N REASON` line per
+    reason."""
     from functools import partial
 
-    from morpheus_pipelines.crm.rules.message_sending import RequeueRefused
+    from morpheus_pipelines.crm.rules.message_sending import RequeueRefused, requeued_reasons
     from morpheus_pipelines.crm.steps.message_sending import requeue_failed_messages
     from morpheus_pipelines.db.session import get_session
 
     def body() -> int:
         subscription_uuid = subscription_id(subscription)
         try:
-            counts = requeue_failed_messages(
-                partial(get_session, checked_warehouse_url()), subscription_uuid, reasons
-            )
+            requeued_reasons(reasons)  # refused before the database is opened
         except RequeueRefused as refused:
             raise Refused("--reason", str(refused)) from None
+        counts = requeue_failed_messages(
+            partial(get_session, checked_warehouse_url()),
+            subscription_uuid,
+            reasons,
+            include_accepted=include_accepted,
+        )
         print(f"requeued {sum(counts.values())}")
         for reason, count in sorted(counts.items()):
             print(f"requeued-reason {count}  {reason}")

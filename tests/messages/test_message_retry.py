@@ -1,6 +1,7 @@
 """``morpheus message retry``: failed messages go back in the queue once their cause is
 mended, and the next drain sends them once, to the Meta Graph emulator over real HTTP; what
-may already have reached the person goes back only when named; an opt-out never does."""
+may already have reached the person goes back only when named, what the provider accepted
+only when asked for (and without its old provider id); an opt-out never does."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ from sqlalchemy import update
 
 from morpheus_pipelines.cli import main
 from morpheus_pipelines.crm.models import OutboundMessage, Subscription
+from morpheus_pipelines.crm.rules.lead_status import MessageStatus
+from morpheus_pipelines.crm.store import CrmStore
 from morpheus_pipelines.db.session import get_session
 from morpheus_pipelines.devtools.emulators import MetaGraphEmulator
 from tests.support.intake import Clock
@@ -109,3 +112,45 @@ def test_an_opt_out_or_an_unknown_reason_is_refused_in_one_line_and_nothing_move
     assert [line for line in err if line.startswith("error:")] == err[-1:]
     assert err[-1].startswith(error)
     assert messaging.message(opted_out).status == "failed"
+
+
+def test_a_message_the_provider_accepted_goes_back_only_when_asked_and_forgets_its_old_id(
+    database_url: str,
+    meta: MetaGraphEmulator,
+    clock: Clock,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("MORPHEUS_DATABASE_URL", database_url)
+    messaging = Messaging(database_url)
+    message_id = messaging.queue(
+        messaging.lead(phone=PHONE), "whatsapp", at=clock(), template="hello_world"
+    )
+    drain(database_url, _senders(meta.base_url), clock)
+    old_id = messaging.message(message_id).providerMessageId
+    assert old_id is not None
+
+    def status(value: MessageStatus, **failure: str) -> bool:
+        with get_session(database_url) as session:
+            return CrmStore(session).messages.record_provider_status(
+                session, old_id, value, clock(), **failure
+            )
+
+    # Meta took it, then failed it: the template was refused after the send.
+    assert status(MessageStatus.FAILED, failure_code="132001", failure_reason="template_missing")
+
+    assert _retry(capsys, messaging)[1] == ["requeued 0"]  # accepted: not by default
+    argv = ["message", "retry", "--subscription", str(messaging.subscription_id)]
+    assert main([*argv, "--include-accepted"]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == "requeued 1"
+    requeued = messaging.message(message_id)
+    assert (requeued.status, requeued.providerMessageId, requeued.sentAt) == ("queued", None, None)
+
+    # A late webhook of the earlier send finds no message: it cannot move the new attempt.
+    assert not status(MessageStatus.SENT)
+    assert not status(MessageStatus.FAILED, failure_code="132001", failure_reason="x")
+    drain(database_url, _senders(meta.base_url), clock.advance(minutes=5))
+
+    sent = messaging.message(message_id)
+    assert len(meta.sent_messages()) == 2
+    assert sent.status == "sent" and sent.providerMessageId not in (None, old_id)

@@ -96,18 +96,22 @@ UPDATE outbound_messages SET status = 'queued', "nextAttemptAt" = :next
 WHERE id = :id AND status = 'sending'
 """
 
-# A person's retry: failed messages of the given reasons queued again as new, due now. The
-# old reason is returned (RETURNING sees the new row) to count what went back.
+# A person's retry: failed messages of the given reasons queued again as new, due now. One
+# the provider had accepted (it has the provider's id) only when asked for; each loses that
+# id and its times, so a late status webhook of the earlier send cannot move the new attempt.
+# The old reason is returned (RETURNING sees the new row) to count what went back.
 _REQUEUE_FAILED = """
 WITH picked AS (
     SELECT id, "failureReason" AS reason FROM outbound_messages
     WHERE "subscriptionId" = :subscription_id AND status = 'failed'
       AND "failureReason" = ANY(:reasons)
+      AND ("providerMessageId" IS NULL OR :include_accepted)
     FOR UPDATE
 )
 UPDATE outbound_messages AS m
 SET status = 'queued', attempts = 0, "nextAttemptAt" = :now, "sendingAt" = NULL,
-    "failedAt" = NULL, "failureReason" = NULL, "failureCode" = NULL
+    "failedAt" = NULL, "failureReason" = NULL, "failureCode" = NULL,
+    "providerMessageId" = NULL, "sentAt" = NULL, "deliveredAt" = NULL, "readAt" = NULL
 FROM picked WHERE m.id = picked.id
 RETURNING picked.reason
 """
@@ -284,15 +288,18 @@ class MessageSendingQueries:
         reasons: Iterable[FailureReason],
         *,
         now: datetime,
+        include_accepted: bool = False,
     ) -> dict[str, int]:
         """Queue the subscription's messages failed for one of ``reasons`` again, attempts
-        reset and due at ``now``; how many went back, by their old reason."""
+        reset and due at ``now``; those the provider accepted before it reported the failure
+        only with ``include_accepted``. How many went back, by their old reason."""
         rows = session.execute(
             text(_REQUEUE_FAILED),
             {
                 "subscription_id": subscription_id,
                 "reasons": sorted(str(reason) for reason in reasons),
                 "now": now,
+                "include_accepted": include_accepted,
             },
         )
         counts: dict[str, int] = {}

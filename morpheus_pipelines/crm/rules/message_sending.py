@@ -67,9 +67,10 @@ LEADS_OWN_REASONS = frozenset({FailureReason.WHATSAPP_WINDOW_CLOSED, FailureReas
 
 # `morpheus message retry`: what a person may put back in the queue once the cause is mended
 # (the provider back, the template approved, the number or the phone set). By default the
-# failures that certainly sent nothing and that the lead did not cause. A message that may
-# have arrived (`send_outcome_unknown`), or that the provider reported undelivered, goes
-# back only when named, since it could reach the person twice; an opt-out never does.
+# failures the lead did not cause, of messages the provider never accepted: those certainly
+# sent nothing. A message that may have arrived (`send_outcome_unknown`) goes back only when
+# its reason is named, and one the provider accepted and then reported failed only when asked
+# for (`--include-accepted`: a lost `delivered` would make it a second copy); an opt-out never.
 REQUEUED_BY_DEFAULT = frozenset(
     {
         FailureReason.RETRIES_EXHAUSTED,

@@ -366,21 +366,28 @@ def requeue_failed_messages(
     subscription_id: uuid.UUID,
     reasons: Iterable[str] = (),
     *,
+    include_accepted: bool = False,
     now: datetime | None = None,
 ) -> dict[str, int]:
     """Put the subscription's failed messages back in the queue: those failed for one of
-    ``reasons``, else for a reason that certainly sent nothing (``requeued_reasons``); the
+    ``reasons``, else for the default reasons (``requeued_reasons``); with
+    ``include_accepted``, those the provider accepted before reporting the failure too. The
     next drain sends them, checking the window and the opt-out again. By old reason; raises
     :class:`RequeueRefused` for a reason that is unknown or may never be re-sent."""
     wanted = requeued_reasons(reasons)
     with session_factory() as session:
         counts = CrmStore(session).messages.requeue_failed(
-            session, subscription_id, wanted, now=now or _utc_now()
+            session,
+            subscription_id,
+            wanted,
+            now=now or _utc_now(),
+            include_accepted=include_accepted,
         )
     log_event(
         "messages_requeued",
         subscription_id=str(subscription_id),
         reasons=sorted(wanted),
+        include_accepted=include_accepted,
         requeued=sum(counts.values()),
         by_reason=counts,
     )
