@@ -1,4 +1,4 @@
-"""What a command or a run worker imports before it does anything (docs/decisions/0055).
+"""What a command or a run worker imports before it does anything (docs/decisions/0051).
 
 Each import runs in a fresh interpreter: in this one, the other tests have long imported
 everything.

@@ -31,7 +31,7 @@ def freeze_startup_heap() -> None:
     55-72 ms under load and stopped the worker's event loop, and every request in it,
     ``/healthz`` included, about once every thousand requests: the intake's p99. What is
     frozen lives as long as the process anyway; what requests leave behind is still
-    collected (docs/decisions/0057)."""
+    collected (docs/decisions/0052)."""
     gc.collect()
     gc.freeze()
 

@@ -16,7 +16,7 @@ from morpheus_pipelines.crm.api.reference import reference_page
 
 async def healthz(request: Request) -> Response:
     # One round trip in autocommit: inside a transaction it was three (BEGIN, SELECT 1,
-    # COMMIT), each waiting its turn for a core on a loaded machine (docs/decisions/0057).
+    # COMMIT), each waiting its turn for a core on a loaded machine (docs/decisions/0052).
     await intake_of(request).in_autocommit(lambda session: session.execute(text("SELECT 1")))
     return JSONResponse({"status": "ok"})
 
