@@ -78,7 +78,7 @@ def routed_tenants(
     """
     # The step brings pandas: imported by the run that executes it, not by the code location.
     from morpheus_pipelines.tenants.steps.routing_batches import load_snapshot
-    from morpheus_pipelines.tenants.steps.tenant_events import TenantEventLog, publish_event_logs
+    from morpheus_pipelines.tenants.steps.tenant_events import PartitionEventLogs
     from morpheus_pipelines.tenants.steps.tenant_routing import route_partition
 
     with warehouse.session() as session:
@@ -88,11 +88,8 @@ def routed_tenants(
         + (f", sync {snapshot.state.sync_id}" if snapshot.state.sync_id else "")
     )
     days: dict[str, PartitionRouting] = {}
-    outputs = warehouse.outputs()
-    logs: dict[str, TenantEventLog] = {}
-    try:
+    with PartitionEventLogs(warehouse.outputs()) as logs:
         for partition_key in context.partition_keys:
-            logs[partition_key] = TenantEventLog.for_partition(outputs, partition_key)
             days[partition_key] = route_partition(
                 warehouse.session,
                 snapshot=snapshot,
@@ -101,15 +98,13 @@ def routed_tenants(
                 sales_emails=routing.sales_emails,
                 forced_ids=routing.forced_ids,
                 batch_size=pipeline.chunk_size,
-                events=logs[partition_key],
+                events=logs.open(partition_key),
                 log=context.log,
             )
-    finally:  # the lines of a failed run are what its reader most needs
-        event_files = publish_event_logs(logs)
     return dg.MaterializeResult(
         metadata={
             **as_metadata(routing_metadata(days, snapshot.state)),
-            **event_file_links(event_files),
+            **event_file_links(logs.published),
         },
         check_results=routing_check_results(days),
     )

@@ -52,15 +52,12 @@ def tenant_scores(
     updates the bucket rows; an older one rewrites its score snapshots only."""
     # The step brings pandas: imported by the run that executes it, not by the code location.
     from morpheus_pipelines.tenants.steps.scoring import score_partition
-    from morpheus_pipelines.tenants.steps.tenant_events import TenantEventLog, publish_event_logs
+    from morpheus_pipelines.tenants.steps.tenant_events import PartitionEventLogs
 
     model = scoring.model
     results = {}
-    outputs = warehouse.outputs()
-    logs: dict[str, TenantEventLog] = {}
-    try:
+    with PartitionEventLogs(warehouse.outputs()) as logs:
         for partition_key in context.partition_keys:
-            logs[partition_key] = TenantEventLog.for_partition(outputs, partition_key)
             results[partition_key] = score_partition(
                 warehouse.session,
                 partition_key=partition_key,
@@ -68,16 +65,14 @@ def tenant_scores(
                 model=model,
                 batch_size=pipeline.chunk_size,
                 log=context.log,
-                events=logs[partition_key],
+                events=logs.open(partition_key),
             )
-    finally:
-        event_files = publish_event_logs(logs)
     rejected = sum(r.rejected for r in results.values())
     reasons = _summed(r.rejection_reasons for r in results.values())
     return dg.MaterializeResult(
         metadata={
             **as_metadata(_metadata(results, model.version)),
-            **event_file_links(event_files),
+            **event_file_links(logs.published),
         },
         check_results=[
             dg.AssetCheckResult(

@@ -171,7 +171,23 @@ class TenantEventLog:
             )
 
 
-def publish_event_logs(logs: dict[str, TenantEventLog]) -> dict[str, Published]:
-    """Every partition's file published (those with lines), by partition."""
-    published = {key: log.publish() for key, log in logs.items()}
-    return {key: file for key, file in published.items() if file is not None}
+class PartitionEventLogs:
+    """The event files of a run's partitions, opened as the run reaches each partition and
+    published when the block ends, a failed run's too (its lines are what its reader most
+    needs): ``published`` then holds those with lines, by partition."""
+
+    def __init__(self, outputs: ReportOutputs) -> None:
+        self.outputs = outputs
+        self.logs: dict[str, TenantEventLog] = {}
+        self.published: dict[str, Published] = {}
+
+    def open(self, partition_key: str) -> TenantEventLog:
+        log = self.logs[partition_key] = TenantEventLog.for_partition(self.outputs, partition_key)
+        return log
+
+    def __enter__(self) -> PartitionEventLogs:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        published = {key: log.publish() for key, log in self.logs.items()}
+        self.published = {key: file for key, file in published.items() if file is not None}
