@@ -47,15 +47,12 @@ __all__ = [
     "LeadRepository",
 ]
 
-# One statement picks and charges the owner: the least loaded candidate relative to its
-# weight, the longest-waiting first on a tie (a rotation), skipping rows another request is
-# charging right now, and only if the rep is still active and available now (working hours in
-# their zone, not away, below the cap: decided here, at the database's now(), never cached).
-_CLAIM = """
-UPDATE sales_reps AS r
-SET "openLeads" = r."openLeads" + 1, "lastLeadAssignedAt" = clock_timestamp()
-WHERE r.id = (
-    SELECT s.id
+# The owner: the least loaded candidate relative to its weight, the longest-waiting first on a
+# tie (a rotation), locked, and only if the rep is still active and available now (working
+# hours in their zone, not away, below the cap: decided here, at the database's now(), never
+# cached). ``{skip}``: SKIP LOCKED passes over rows another request is charging right now.
+_PICK_OWNER = """
+    SELECT {columns}
     FROM unnest(CAST(:ids AS bigint[]), CAST(:weights AS integer[])) AS c(id, weight)
     JOIN sales_reps AS s ON s.id = c.id
     WHERE s."isActive" AND coalesce(s."hubspotOwnerId", '') <> ''
@@ -64,10 +61,15 @@ WHERE r.id = (
              s."lastLeadAssignedAt" NULLS FIRST,
              s.id
     LIMIT 1
-    FOR UPDATE OF s {skip}
+    FOR UPDATE OF s {skip}""".replace("{available}", available_sql("s"))
+# One statement picks and charges it (the transaction path).
+_CLAIM = f"""
+UPDATE sales_reps AS r
+SET "openLeads" = r."openLeads" + 1, "lastLeadAssignedAt" = clock_timestamp()
+WHERE r.id = ({_PICK_OWNER.replace("{columns}", "s.id")}
 )
 RETURNING r.id, r."hubspotOwnerId"
-""".replace("{available}", available_sql("s"))
+"""
 
 
 _LEAD_COLUMNS = (
@@ -151,17 +153,9 @@ SELECT response FROM lead
 # to take its charge back. No free candidate: nothing is inserted (owner comes back NULL) and
 # the caller takes the path that waits or falls back, in a transaction.
 _GIVEN_COLUMNS = tuple(c for c in _LEAD_COLUMNS if c not in _OWNER_COLUMNS)
-_PICK = """
-    SELECT s.id, s."hubspotOwnerId"
-    FROM unnest(CAST(:ids AS bigint[]), CAST(:weights AS integer[])) AS c(id, weight)
-    JOIN sales_reps AS s ON s.id = c.id
-    WHERE s."isActive" AND coalesce(s."hubspotOwnerId", '') <> ''
-      AND {available}
-    ORDER BY (s."openLeads" + 1)::float8 / c.weight,
-             s."lastLeadAssignedAt" NULLS FIRST,
-             s.id
-    LIMIT 1
-    FOR UPDATE OF s SKIP LOCKED""".replace("{available}", available_sql("s"))
+_PICK = _PICK_OWNER.replace("{columns}", 's.id, s."hubspotOwnerId"').replace(
+    "{skip}", "SKIP LOCKED"
+)
 _CLAIM_AND_INSERT = f"""
 WITH pick AS ({_PICK}
 ), lead AS (
