@@ -346,7 +346,12 @@ class RoutingInputRepository(SetBasedRepository[RoutingInput]):
         self, session: Session, frame: pd.DataFrame, *, partition_key: str, run_id: str
     ) -> int:
         """Upsert the inputs of the decided tenants of ``frame`` (``INPUT_COLUMNS``), inside
-        the caller's transaction, the one that writes their bucket rows."""
+        the caller's transaction, the one that writes their bucket rows. When none of them
+        has inputs recorded yet (a first run), the rows are copied straight in."""
+        constants = {"partition_key": partition_key, "run_id": run_id}
+        copied = self.copy_frame_if_new(session, frame, columns=INPUT_COLUMNS, constants=constants)
+        if copied is not None:
+            return copied
         staging = self.copy_frame_into_staging(session, frame, columns=INPUT_COLUMNS)
         return self.upsert_from_staging(
             session,

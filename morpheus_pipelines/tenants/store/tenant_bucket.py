@@ -25,9 +25,7 @@ from sqlalchemy import func, select, text
 from sqlalchemy.orm import Session
 
 from morpheus_pipelines.db.session import driver_cursor
-from morpheus_pipelines.platform.store.set_based import (
-    SetBasedRepository,
-)
+from morpheus_pipelines.platform.store.set_based import SetBasedRepository, write_frame
 from morpheus_pipelines.tenants.store.models import ActiveTenant, SalesOwnedTenant
 from morpheus_pipelines.tenants.store.models.tenants import ENRICHMENT_COLUMNS
 
@@ -118,6 +116,10 @@ class TenantBucketRepository:
         carrying it.
         """
         self.lock_routing(session)
+        if self._key_range_is_free(session, frame["tenant_id"]):
+            return MoveResult(
+                self._copy_new_rows(session, frame, partition_key, run_id, forced_priority), {}
+            )
         staging = self.active.copy_frame_into_staging(
             session, frame, columns=ROUTED_COLUMNS, extra_columns={"tenant_bucket": "text"}
         )
@@ -144,6 +146,56 @@ class TenantBucketRepository:
                 for (tenant_id,) in cursor.fetchall():
                     moved_from[tenant_id] = other_bucket
         return MoveResult(written, moved_from)
+
+    def _key_range_is_free(self, session: Session, tenant_ids: pd.Series) -> bool:
+        """Whether neither table has a row between the least and the greatest of
+        ``tenant_ids`` (in the database's collation): then no tenant of the batch is in
+        either table, and nothing moves or is carried. Under the routing lock, it stays so
+        until the transaction ends."""
+        if tenant_ids.empty:
+            return False
+        free = sql.SQL(" AND ").join(
+            sql.SQL(
+                "NOT EXISTS (SELECT 1 FROM {} t WHERE t.tenant_id BETWEEN r.lo AND r.hi)"
+            ).format(sql.Identifier(table))
+            for table in BUCKET_TABLES.values()
+        )
+        with driver_cursor(session) as cursor:
+            cursor.execute(
+                sql.SQL(
+                    "SELECT {free} FROM (SELECT min(k) AS lo, max(k) AS hi "
+                    "FROM unnest(%s::text[]) AS k) r"
+                ).format(free=free),
+                (tenant_ids.tolist(),),
+            )
+            return bool(cursor.fetchone()[0])
+
+    def _copy_new_rows(
+        self,
+        session: Session,
+        frame: pd.DataFrame,
+        partition_key: str,
+        run_id: str,
+        forced_priority: str | None,
+    ) -> dict[str, int]:
+        """``COPY`` a batch none of whose tenants is in either table straight into its
+        bucket table: the rows the upsert would insert (entered as ``new``, nothing carried),
+        without a staging table or a conflict check (a first run's batches)."""
+        constants: dict[str, object] = {
+            "partition_key": partition_key,
+            "run_id": run_id,
+            "updated_at": session.scalar(text("SELECT now()")),
+            "bucket_entered_partition": partition_key,
+            "entered_from": "new",
+        }
+        if forced_priority:
+            constants["priority"] = forced_priority
+        written = {}
+        for bucket, table in BUCKET_TABLES.items():
+            rows = frame.loc[frame["tenant_bucket"] == bucket, list(ROUTED_COLUMNS)]
+            write_frame(session, table, rows.assign(**constants), [*ROUTED_COLUMNS, *constants])
+            written[bucket] = len(rows)
+        return written
 
     def _upsert_bucket(
         self,

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 import pandas as pd
 from psycopg import sql
-from sqlalchemy import func, select
+from sqlalchemy import func, select, text
 from sqlalchemy.orm import Session
 
 from morpheus_pipelines.db.session import driver_cursor
@@ -36,6 +36,8 @@ SNAPSHOT_COLUMNS = (
     "input_fingerprint",
 )
 SCORE_COLUMNS = ("total_score", "calculated_priority", "priority", "priority_reason")
+# What a bucket row takes from its tenant's score.
+BUCKET_SCORE_COLUMNS = ("tenant_id", "tenant_bucket", *SCORE_COLUMNS)
 # The decisions (alias ``d``) that are scoring input: routed, not forced, not retired.
 SCORED_DECISION = sql.SQL(
     "d.rejection_reason IS NULL AND d.routing_rule NOT IN ({forced}, {retired})"
@@ -299,26 +301,48 @@ class TenantScoreSnapshotRepository(SetBasedRepository[TenantScoreSnapshot]):
         A bucket row is rewritten only when its score or priority changed; a priority change
         keeps the old value in ``previous_priority`` and the partition in
         ``priority_changed_partition`` (what the Daily Summary reports as new or changed).
+
+        When none of the tenants has a snapshot of the partition yet (its first run), the
+        snapshots are copied straight in, and the bucket update reads a staging table of the
+        scores alone; otherwise every column is staged and upserted.
         """
-        staging = self.copy_frame_into_staging(session, scores, columns=SNAPSHOT_COLUMNS)
-        written = {
-            "snapshots": self.upsert_from_staging(
-                session,
-                staging,
-                columns=SNAPSHOT_COLUMNS,
-                conflict_columns=["partition_key", "tenant_id"],
-                touch_columns=["run_id", "scored_at"],
-                computed={
-                    "partition_key": sql.Literal(partition_key),
-                    "run_id": sql.Literal(run_id),
-                    "scored_at": sql.SQL("now()"),
-                },
-            )
-        }
+        copied = self.copy_frame_if_new(
+            session,
+            scores,
+            columns=SNAPSHOT_COLUMNS,
+            # now(): the transaction's start, the time the upsert below would stamp.
+            constants={
+                "partition_key": partition_key,
+                "run_id": run_id,
+                "scored_at": session.scalar(text("SELECT now()")),
+            },
+        )
+        if copied is not None:
+            written = {"snapshots": copied}
+            if not live:
+                return written
+            # The bucket update reads the scores alone: no second parse of ``contributions``.
+            staging = self.copy_frame_into_staging(session, scores, columns=BUCKET_SCORE_COLUMNS)
+        else:
+            staging = self.copy_frame_into_staging(session, scores, columns=SNAPSHOT_COLUMNS)
+            written = {
+                "snapshots": self.upsert_from_staging(
+                    session,
+                    staging,
+                    columns=SNAPSHOT_COLUMNS,
+                    conflict_columns=["partition_key", "tenant_id"],
+                    touch_columns=["run_id", "scored_at"],
+                    computed={
+                        "partition_key": sql.Literal(partition_key),
+                        "run_id": sql.Literal(run_id),
+                        "scored_at": sql.SQL("now()"),
+                    },
+                )
+            }
         if live:
             for bucket, table in BUCKET_TABLES.items():
                 written[bucket] = self._update_bucket(
-                    session, sql.Identifier(staging), bucket, table, partition_key
+                    session, sql.Identifier(staging), bucket, table, partition_key, in_range=True
                 )
         return written
 
@@ -329,11 +353,20 @@ class TenantScoreSnapshotRepository(SetBasedRepository[TenantScoreSnapshot]):
         bucket: str,
         table: str,
         partition_key: str,
+        in_range: bool = False,
     ) -> int:
         """Set the score columns of ``table``'s unretired rows in ``bucket`` to those of the
         relation ``scores`` (``tenant_id``, ``tenant_bucket`` and :data:`SCORE_COLUMNS`) where
-        they differ."""
+        they differ. ``in_range``: ``scores`` is one chunk of the partition's keys, so the
+        update reads the table's key range between its least and greatest ``tenant_id`` (in
+        the database's collation), not the whole table once per chunk."""
         ident = sql.Identifier
+        key_range = sql.SQL("")
+        if in_range:
+            key_range = sql.SQL(
+                " AND t.tenant_id BETWEEN (SELECT min(tenant_id) FROM {s}) "
+                "AND (SELECT max(tenant_id) FROM {s})"
+            ).format(s=scores)
         changed = sql.SQL("t.priority IS DISTINCT FROM s.priority")
         statement = sql.SQL(
             "UPDATE {table} t SET {assign}, scored_at = now(), "
@@ -342,8 +375,9 @@ class TenantScoreSnapshotRepository(SetBasedRepository[TenantScoreSnapshot]):
             "priority_changed_partition = CASE WHEN {changed} THEN {p} "
             "ELSE t.priority_changed_partition END "
             "FROM {s} s WHERE s.tenant_id = t.tenant_id AND s.tenant_bucket = {bucket} "
-            "AND t.retired_at IS NULL AND ({old}) IS DISTINCT FROM ({new})"
+            "AND t.retired_at IS NULL AND ({old}) IS DISTINCT FROM ({new}){key_range}"
         ).format(
+            key_range=key_range,
             table=ident(table),
             assign=sql.SQL(", ").join(
                 sql.SQL("{c} = s.{c}").format(c=ident(c)) for c in SCORE_COLUMNS

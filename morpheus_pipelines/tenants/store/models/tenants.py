@@ -186,6 +186,11 @@ class _TenantBucketColumns:
     )
 
 
+# Half of each page kept free and no index on a score column: scoring's update of a bucket
+# row then stays on its page, a HOT update (docs/decisions/0054).
+BUCKET_FILL_FACTOR = 50
+
+
 def _bucket_table_args(*extra: CheckConstraint) -> tuple:
     return (
         CheckConstraint(_in("source_type", SOURCE_TYPES), name="source_type"),
@@ -193,8 +198,8 @@ def _bucket_table_args(*extra: CheckConstraint) -> tuple:
         CheckConstraint(_in("calculated_priority", PRIORITIES), name="calculated_priority"),
         CheckConstraint(_in("priority", PRIORITIES), name="priority"),
         CheckConstraint(_in("priority_override", (Priority.P0.value,)), name="priority_override"),
-        Index(None, "priority"),
         *extra,
+        {"postgresql_with": {"fillfactor": BUCKET_FILL_FACTOR}},
     )
 
 
