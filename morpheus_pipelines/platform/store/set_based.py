@@ -19,7 +19,7 @@ import pandas as pd
 from psycopg import sql
 from psycopg.errors import UniqueViolation
 from sqlalchemy import exists as sql_exists
-from sqlalchemy import func
+from sqlalchemy import func, text
 from sqlalchemy import select as sql_select
 from sqlalchemy.orm import Session
 
@@ -162,6 +162,30 @@ class SetBasedRepository(StagingRepository[ModelT]):
                 return None
             cursor.execute("RELEASE SAVEPOINT copy_if_new")
         return len(rows)
+
+    def copy_run_if_new(
+        self,
+        session: Session,
+        frame: pd.DataFrame,
+        *,
+        columns: Sequence[str],
+        partition_key: str,
+        run_id: str,
+        stamped: str,
+    ) -> int | None:
+        """:meth:`copy_frame_if_new` of one run's rows of a partition: ``partition_key`` and
+        ``run_id`` on every row, and the column ``stamped`` set to ``now()`` (the
+        transaction's start, the time the upsert a caller falls back to would stamp)."""
+        return self.copy_frame_if_new(
+            session,
+            frame,
+            columns=columns,
+            constants={
+                "partition_key": partition_key,
+                "run_id": run_id,
+                stamped: session.scalar(text("SELECT now()")),
+            },
+        )
 
     def upsert_from_staging(
         self,

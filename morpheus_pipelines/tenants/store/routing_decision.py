@@ -154,16 +154,13 @@ class RoutingDecisionRepository(SetBasedRepository[RoutingDecision]):
         partition yet (a first run), the rows are copied straight in: the same rows, for about
         half the time.
         """
-        copied = self.copy_frame_if_new(
+        copied = self.copy_run_if_new(
             session,
             frame,
             columns=DECISION_COLUMNS,
-            # now(): the transaction's start, the time the upsert below would stamp.
-            constants={
-                "partition_key": partition_key,
-                "run_id": run_id,
-                "decided_at": session.scalar(text("SELECT now()")),
-            },
+            partition_key=partition_key,
+            run_id=run_id,
+            stamped="decided_at",
         )
         if copied is not None:
             return copied

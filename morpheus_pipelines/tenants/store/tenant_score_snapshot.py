@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 import pandas as pd
 from psycopg import sql
-from sqlalchemy import func, select, text
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from morpheus_pipelines.db.session import driver_cursor
@@ -306,16 +306,13 @@ class TenantScoreSnapshotRepository(SetBasedRepository[TenantScoreSnapshot]):
         snapshots are copied straight in, and the bucket update reads a staging table of the
         scores alone; otherwise every column is staged and upserted.
         """
-        copied = self.copy_frame_if_new(
+        copied = self.copy_run_if_new(
             session,
             scores,
             columns=SNAPSHOT_COLUMNS,
-            # now(): the transaction's start, the time the upsert below would stamp.
-            constants={
-                "partition_key": partition_key,
-                "run_id": run_id,
-                "scored_at": session.scalar(text("SELECT now()")),
-            },
+            partition_key=partition_key,
+            run_id=run_id,
+            stamped="scored_at",
         )
         if copied is not None:
             written = {"snapshots": copied}
