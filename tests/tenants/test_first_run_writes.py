@@ -1,16 +1,22 @@
 """A first run's writes: bucket rows, routing inputs and score snapshots copied straight in
-when none of their keys is there yet, with the same rows the upsert gives; the bucket tables
-keep room on their pages and no index on a score column, so scoring's update is HOT
-(docs/decisions/0054)."""
+when none of their keys is there yet, with the same rows the upsert gives; a chunk's score
+update reads its own key range; the bucket tables keep room on their pages and no index on a
+score column, so scoring's update is HOT (docs/decisions/0054).
+
+Which path a write took is seen in its transaction: the upsert stages its rows in a temporary
+table first (``_stage_…``, dropped at commit), the copy does not (scoring's copy stages the
+score columns alone, for the bucket update)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime
 
 import pandas as pd
 import psycopg
-import pytest
+from psycopg import sql
 from sqlalchemy import text
+from sqlalchemy.orm import Session
 
 from morpheus_pipelines.db.session import get_session
 from morpheus_pipelines.db.urls import libpq_url
@@ -18,18 +24,36 @@ from morpheus_pipelines.tenants.store.models.tenants import ENRICHMENT_COLUMNS
 from morpheus_pipelines.tenants.store.routing_decision import INPUT_COLUMNS
 from morpheus_pipelines.tenants.store.store import TenantStore
 from morpheus_pipelines.tenants.store.tenant_bucket import ROUTED_COLUMNS, TenantBucketRepository
-from morpheus_pipelines.tenants.store.tenant_score_snapshot import SNAPSHOT_COLUMNS
+from morpheus_pipelines.tenants.store.tenant_score_snapshot import (
+    SNAPSHOT_COLUMNS,
+    bucket_score_update,
+)
 
 PARTITION = "2026-11-28"
 # Bucket columns that depend on when or by which run a row was written.
 STAMPS = ("updated_at", "run_id")
+STAGED_COLUMNS = (
+    "SELECT a.attname FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid "
+    "WHERE c.relpersistence = 't' AND c.relname LIKE '\\_stage\\_%' AND a.attnum > 0"
+)
+
+
+def staged_columns(session: Session) -> set[str]:
+    """The columns of the staging tables the session's transaction has made so far."""
+    return {name for (name,) in session.execute(text(STAGED_COLUMNS))}
+
+
+def in_session(database_url: str, work: Callable[[Session], object]) -> tuple[object, set[str]]:
+    """``work``'s result and the columns it staged, in one committed transaction."""
+    with get_session(database_url) as session:
+        return work(session), staged_columns(session)
 
 
 def routed(tenants: dict[str, str]) -> pd.DataFrame:
     """Bucket rows (``ROUTED_COLUMNS`` and ``tenant_bucket``) of ``tenant_id → bucket``."""
     rows = []
     for n, (tenant_id, bucket) in enumerate(tenants.items()):
-        row: dict[str, object] = {column: None for column in ROUTED_COLUMNS}
+        row: dict[str, object] = dict.fromkeys((*ROUTED_COLUMNS, *ENRICHMENT_COLUMNS))
         row.update(
             tenant_id=tenant_id,
             name=f"Tenant {n}",
@@ -44,8 +68,6 @@ def routed(tenants: dict[str, str]) -> pd.DataFrame:
             hubspot_snapshot_synced_at=datetime(2026, 11, 28, 1, 2, 3, tzinfo=UTC),
             tenant_bucket=bucket,
         )
-        for column in ENRICHMENT_COLUMNS:
-            row.setdefault(column, None)
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -65,33 +87,52 @@ def bucket_rows(database_url: str, tenant_ids: list[str]) -> dict[str, tuple[str
     return found
 
 
-def move(database_url: str, frame: pd.DataFrame, run_id: str = "run-1") -> dict[str, int]:
-    with get_session(database_url) as session:
-        result = TenantStore(session).buckets.move_batch(
-            session, frame, partition_key=PARTITION, run_id=run_id
+def move(
+    database_url: str, frame: pd.DataFrame, run_id: str = "run-1", forced: str | None = None
+) -> tuple[dict[str, int], set[str]]:
+    """Route ``frame`` as one batch; (rows written per bucket, the columns it staged)."""
+
+    def work(session: Session) -> dict[str, int]:
+        return (
+            TenantStore(session)
+            .buckets.move_batch(
+                session, frame, partition_key=PARTITION, run_id=run_id, forced_priority=forced
+            )
+            .written
         )
-    return result.written
+
+    return in_session(database_url, work)
 
 
 def test_a_batch_of_new_tenants_is_copied_in_as_the_upsert_would_write_it(
     database_url: str, database_factory
 ) -> None:
     batch = routed({"t-1": "active", "t-2": "sales_owned", "t-3": "active"})
-    # Empty tables: the batch is copied straight in.
-    assert move(database_url, batch) == {"active": 2, "sales_owned": 1}
+    # Empty tables: the batch is copied straight in, nothing staged.
+    assert move(database_url, batch) == ({"active": 2, "sales_owned": 1}, set())
     copied = bucket_rows(database_url, ["t-1", "t-2", "t-3"])
 
     # Another database where one unrelated row lies inside the batch's key range: the same
     # batch then goes through the staging table and the upsert.
     other = database_factory()
     move(other, routed({"t-2a": "active"}))
-    assert move(other, batch) == {"active": 2, "sales_owned": 1}
+    written, staged = move(other, batch)
+    assert written == {"active": 2, "sales_owned": 1}
+    assert set(ROUTED_COLUMNS) <= staged
     upserted = bucket_rows(other, ["t-1", "t-2", "t-3"])
 
     assert copied == upserted
     assert copied["t-2"][0] == "apac_sales_owned_tenants"
     assert copied["t-1"][1]["entered_from"] == "new"
     assert copied["t-1"][1]["bucket_entered_partition"] == PARTITION
+    assert copied["t-1"][1]["partition_key"] == PARTITION
+
+
+def test_the_forced_ids_are_copied_in_with_their_priority(database_url: str) -> None:
+    forced = routed({"t-forced-1": "sales_owned", "t-forced-2": "sales_owned"})
+    assert move(database_url, forced, forced="P0") == ({"active": 0, "sales_owned": 2}, set())
+    rows = bucket_rows(database_url, ["t-forced-1", "t-forced-2"])
+    assert {row["priority"] for _, row in rows.values()} == {"P0"}
 
 
 def test_a_tenant_of_the_other_bucket_in_the_batch_range_is_moved_not_copied(
@@ -107,8 +148,9 @@ def test_a_tenant_of_the_other_bucket_in_the_batch_range_is_moved_not_copied(
         )
     batch = routed({"t-1": "active", "t-2": "active", "t-3": "active"})
 
-    move(database_url, batch, run_id="run-2")
+    _, staged = move(database_url, batch, run_id="run-2")
 
+    assert set(ROUTED_COLUMNS) <= staged  # the upsert, not the copy
     rows = bucket_rows(database_url, ["t-1", "t-2", "t-3"])
     assert {tenant: table for tenant, (table, _) in rows.items()} == dict.fromkeys(
         ("t-1", "t-2", "t-3"), "apac_active_tenants"
@@ -134,21 +176,47 @@ def test_copying_without_the_key_range_check_would_leave_a_tenant_in_both_bucket
         session.rollback()
 
 
+def record_inputs(
+    database_url: str, frame: pd.DataFrame, partition_key: str, run_id: str
+) -> tuple[object, set[str]]:
+    def work(session: Session) -> int:
+        return TenantStore(session).routing_inputs.record(
+            session, frame, partition_key=partition_key, run_id=run_id
+        )
+
+    return in_session(database_url, work)
+
+
+def stored_inputs(database_url: str) -> list[tuple]:
+    with get_session(database_url) as session:
+        return sorted(
+            session.execute(
+                text(
+                    "SELECT tenant_id, input_fingerprint, partition_key, run_id "
+                    "FROM apac_routing_inputs"
+                )
+            ).all()
+        )
+
+
 def test_routing_inputs_are_copied_on_a_first_run_and_upserted_after(database_url: str) -> None:
     blank = dict.fromkeys(INPUT_COLUMNS)
     frame = pd.DataFrame([blank | {"tenant_id": t, "input_fingerprint": "f1"} for t in "ab"])
-    with get_session(database_url) as session:
-        inputs = TenantStore(session).routing_inputs
-        assert inputs.record(session, frame, partition_key=PARTITION, run_id="run-1") == 2
+
+    assert record_inputs(database_url, frame, PARTITION, "run-1") == (2, set())
+    assert stored_inputs(database_url) == [
+        ("a", "f1", PARTITION, "run-1"),
+        ("b", "f1", PARTITION, "run-1"),
+    ]
+
     changed = frame.assign(input_fingerprint=["f1", "f2"])
-    with get_session(database_url) as session:
-        inputs = TenantStore(session).routing_inputs
-        # A key already there: the upsert, which rewrites both (the run is stamped on each).
-        assert inputs.record(session, changed, partition_key="2026-11-29", run_id="run-2") == 2
-        stored = session.execute(
-            text("SELECT tenant_id, input_fingerprint, partition_key FROM apac_routing_inputs")
-        ).all()
-    assert sorted(stored) == [("a", "f1", "2026-11-29"), ("b", "f2", "2026-11-29")]
+    written, staged = record_inputs(database_url, changed, "2026-11-29", "run-2")
+    # A key already there: the upsert, which stamps the run on each row.
+    assert written == 2 and set(INPUT_COLUMNS) <= staged
+    assert stored_inputs(database_url) == [
+        ("a", "f1", "2026-11-29", "run-2"),
+        ("b", "f2", "2026-11-29", "run-2"),
+    ]
 
 
 def scores(tenants: dict[str, tuple[str, float, str]]) -> pd.DataFrame:
@@ -199,35 +267,42 @@ def snapshots(database_url: str, partition_key: str) -> dict[str, tuple]:
         }
 
 
-def write(database_url: str, frame: pd.DataFrame, partition_key: str, run_id: str) -> dict:
-    with get_session(database_url) as session:
+def write(
+    database_url: str, frame: pd.DataFrame, partition_key: str, run_id: str, live: bool = True
+) -> tuple[object, set[str]]:
+    def work(session: Session) -> dict[str, int]:
         return TenantStore(session).scores.write_scores(
-            session, frame, partition_key=partition_key, run_id=run_id
+            session, frame, partition_key=partition_key, run_id=run_id, live=live
         )
 
+    return in_session(database_url, work)
 
-def test_score_chunks_copied_in_update_every_bucket_row_of_their_own_key_range(
+
+def test_a_first_run_copies_its_scores_in_and_stages_only_the_score_columns(
     database_url: str,
 ) -> None:
-    move(database_url, routed({"t-1": "active", "t-2": "sales_owned", "t-3": "active"}))
-    move(database_url, routed({"t-4": "active", "t-5": "active"}))
-    first = scores({"t-1": ("active", 40.0, "P2"), "t-2": ("sales_owned", 70.0, "P1")})
-    second = scores({"t-3": ("active", 90.0, "P0"), "t-4": ("active", 10.0, "P3")})
+    move(database_url, routed({"t-1": "active", "t-2": "sales_owned"}))
+    frame = scores({"t-1": ("active", 40.0, "P2"), "t-2": ("sales_owned", 70.0, "P1")})
 
-    assert write(database_url, first, PARTITION, "run-1") == {
-        "snapshots": 2,
-        "active": 1,
-        "sales_owned": 1,
-    }
-    write(database_url, second, PARTITION, "run-1")
+    written, staged = write(database_url, frame, PARTITION, "run-1")
 
-    # t-5 lies outside both chunks' ranges and keeps no score.
-    assert bucket_scores(database_url) == {
-        "t-1": (40.0, "P2"),
-        "t-2": (70.0, "P1"),
-        "t-3": (90.0, "P0"),
-        "t-4": (10.0, "P3"),
-    }
+    assert written == {"snapshots": 2, "active": 1, "sales_owned": 1}
+    assert "contributions" not in staged and {"tenant_id", "priority"} <= staged
+    assert bucket_scores(database_url) == {"t-1": (40.0, "P2"), "t-2": (70.0, "P1")}
+    assert snapshots(database_url, PARTITION)["t-1"][2] == "P2"
+
+
+def test_a_backfill_s_first_run_copies_its_scores_and_leaves_the_buckets(
+    database_url: str,
+) -> None:
+    move(database_url, routed({"t-1": "active"}))
+    frame = scores({"t-1": ("active", 40.0, "P2")})
+
+    assert write(database_url, frame, "2026-11-20", "run-old", live=False) == (
+        {"snapshots": 1},
+        set(),
+    )
+    assert bucket_scores(database_url) == {}
 
 
 def test_a_partition_scored_again_is_upserted_to_the_rows_a_first_run_copies(
@@ -238,16 +313,71 @@ def test_a_partition_scored_again_is_upserted_to_the_rows_a_first_run_copies(
     write(database_url, frame, PARTITION, "run-1")  # copied in
     copied = snapshots(database_url, PARTITION)
 
-    # The second day already holds one of the tenants: the chunk is upserted.
+    # The second day already holds one of the tenants: the chunk is staged and upserted.
     write(database_url, frame.iloc[:1], "2026-11-29", "run-2")
-    write(database_url, frame, "2026-11-29", "run-2")
+    _, staged = write(database_url, frame, "2026-11-29", "run-2")
+    assert "contributions" in staged
 
     assert snapshots(database_url, "2026-11-29") == copied
     # Re-run on the first partition with a changed score: upserted, and the bucket follows.
     rescored = frame.assign(total_score=[41.0, 70.0])
-    assert write(database_url, rescored, PARTITION, "run-3")["snapshots"] == 1
-    assert snapshots(database_url, PARTITION)["t-1"][1] == pytest.approx(41.0)
+    assert write(database_url, rescored, PARTITION, "run-3")[0]["snapshots"] == 1
+    assert float(snapshots(database_url, PARTITION)["t-1"][1]) == 41.0
     assert bucket_scores(database_url)["t-1"] == (41.0, "P2")
+
+
+def test_score_chunks_update_every_bucket_row_of_their_own_tenants(database_url: str) -> None:
+    move(database_url, routed({"t-1": "active", "t-2": "sales_owned", "t-3": "active"}))
+    move(database_url, routed({"t-4": "active", "t-5": "active"}))
+    first = scores({"t-1": ("active", 40.0, "P2"), "t-3": ("active", 90.0, "P0")})
+    # A chunk whose range holds t-3 and t-5, neither of which it scores.
+    second = scores({"t-2": ("sales_owned", 70.0, "P1"), "t-4": ("active", 10.0, "P3")})
+
+    write(database_url, first, PARTITION, "run-1")
+    write(database_url, second, PARTITION, "run-1")
+
+    assert bucket_scores(database_url) == {
+        "t-1": (40.0, "P2"),
+        "t-2": (70.0, "P1"),
+        "t-3": (90.0, "P0"),
+        "t-4": (10.0, "P3"),
+    }
+
+
+def test_a_chunk_s_update_reads_its_key_range_through_the_primary_key(database_url: str) -> None:
+    """Without the range, each chunk's update reads the whole table; with it, an index range
+    scan of the chunk's keys (docs/decisions/0054)."""
+    with psycopg.connect(libpq_url(database_url)) as conn:
+        conn.execute(
+            "INSERT INTO apac_active_tenants (tenant_id, name, hubspot_target) "
+            "SELECT 't-' || lpad(i::text, 6, '0'), 'Tenant', false "
+            "FROM generate_series(1, 20000) i"
+        )
+        conn.execute(
+            "CREATE TEMP TABLE chunk AS SELECT tenant_id, 'active'::text AS tenant_bucket, "
+            "50.0::numeric(6,2) AS total_score, 'P2'::text AS calculated_priority, "
+            "'P2'::text AS priority, 'score'::text AS priority_reason "
+            "FROM apac_active_tenants ORDER BY tenant_id LIMIT 4000 OFFSET 8000"
+        )
+        conn.execute("ANALYZE apac_active_tenants")
+        conn.execute("ANALYZE chunk")
+
+        def plan(in_range: bool) -> str:
+            statement = bucket_score_update(
+                sql.Identifier("chunk"),
+                "active",
+                "apac_active_tenants",
+                PARTITION,
+                in_range=in_range,
+            )
+            rows = conn.execute(sql.SQL("EXPLAIN (COSTS OFF) {}").format(statement)).fetchall()
+            return "\n".join(line for (line,) in rows)
+
+        assert "Seq Scan on apac_active_tenants" in plan(in_range=False)
+        ranged = plan(in_range=True)
+        assert "Seq Scan on apac_active_tenants" not in ranged
+        assert "pk_apac_active_tenants" in ranged
+        conn.rollback()
 
 
 HOT_UPDATES = (
@@ -257,9 +387,9 @@ HOT_UPDATES = (
 
 
 def score_new_rows(database_url: str, n: int) -> tuple[int, int]:
-    """Insert ``n`` unscored bucket rows and score them, in one transaction rolled back, on
-    a connection of its own (a backend keeps counting until it reports its statistics);
-    (rows updated, of them HOT)."""
+    """Insert ``n`` unscored bucket rows and score them with scoring's own statement, in one
+    transaction rolled back, on a connection of its own (a backend keeps counting until it
+    reports its statistics); (rows updated, of them HOT)."""
     with psycopg.connect(libpq_url(database_url)) as conn:
         conn.execute(
             "INSERT INTO apac_active_tenants (tenant_id, name, hubspot_target) "
@@ -267,8 +397,13 @@ def score_new_rows(database_url: str, n: int) -> tuple[int, int]:
             (n,),
         )
         conn.execute(
-            "UPDATE apac_active_tenants SET total_score = 50, calculated_priority = 'P2', "
-            "priority = 'P2', priority_reason = 'score', scored_at = now()"
+            "CREATE TEMP TABLE chunk ON COMMIT DROP AS SELECT tenant_id, "
+            "'active'::text AS tenant_bucket, 50.0::numeric(6,2) AS total_score, "
+            "'P2'::text AS calculated_priority, 'P2'::text AS priority, "
+            "'score'::text AS priority_reason FROM apac_active_tenants"
+        )
+        conn.execute(
+            bucket_score_update(sql.Identifier("chunk"), "active", "apac_active_tenants", PARTITION)
         )
         counts = conn.execute(HOT_UPDATES).fetchone()
         conn.rollback()

@@ -352,40 +352,45 @@ class TenantScoreSnapshotRepository(SetBasedRepository[TenantScoreSnapshot]):
         partition_key: str,
         in_range: bool = False,
     ) -> int:
-        """Set the score columns of ``table``'s unretired rows in ``bucket`` to those of the
-        relation ``scores`` (``tenant_id``, ``tenant_bucket`` and :data:`SCORE_COLUMNS`) where
-        they differ. ``in_range``: ``scores`` is one chunk of the partition's keys, so the
-        update reads the table's key range between its least and greatest ``tenant_id`` (in
-        the database's collation), not the whole table once per chunk."""
-        ident = sql.Identifier
-        key_range = sql.SQL("")
-        if in_range:
-            key_range = sql.SQL(
-                " AND t.tenant_id BETWEEN (SELECT min(tenant_id) FROM {s}) "
-                "AND (SELECT max(tenant_id) FROM {s})"
-            ).format(s=scores)
-        changed = sql.SQL("t.priority IS DISTINCT FROM s.priority")
-        statement = sql.SQL(
-            "UPDATE {table} t SET {assign}, scored_at = now(), "
-            "previous_priority = CASE WHEN {changed} THEN t.priority "
-            "ELSE t.previous_priority END, "
-            "priority_changed_partition = CASE WHEN {changed} THEN {p} "
-            "ELSE t.priority_changed_partition END "
-            "FROM {s} s WHERE s.tenant_id = t.tenant_id AND s.tenant_bucket = {bucket} "
-            "AND t.retired_at IS NULL AND ({old}) IS DISTINCT FROM ({new}){key_range}"
-        ).format(
-            key_range=key_range,
-            table=ident(table),
-            assign=sql.SQL(", ").join(
-                sql.SQL("{c} = s.{c}").format(c=ident(c)) for c in SCORE_COLUMNS
-            ),
-            changed=changed,
-            p=sql.Literal(partition_key),
-            s=scores,
-            bucket=sql.Literal(bucket),
-            old=sql.SQL(", ").join(sql.SQL("t.{}").format(ident(c)) for c in SCORE_COLUMNS),
-            new=sql.SQL(", ").join(sql.SQL("s.{}").format(ident(c)) for c in SCORE_COLUMNS),
-        )
+        """:func:`bucket_score_update` in the session's transaction; rows updated."""
+        statement = bucket_score_update(scores, bucket, table, partition_key, in_range=in_range)
         with driver_cursor(session) as cursor:
             cursor.execute(statement)
             return max(cursor.rowcount, 0)
+
+
+def bucket_score_update(
+    scores: sql.Composable, bucket: str, table: str, partition_key: str, *, in_range: bool = False
+) -> sql.Composed:
+    """Set the score columns of ``table``'s unretired rows in ``bucket`` to those of the
+    relation ``scores`` (``tenant_id``, ``tenant_bucket`` and :data:`SCORE_COLUMNS`) where they
+    differ. ``in_range``: ``scores`` is one chunk of the partition's keys, so the update reads
+    the table's key range between its least and greatest ``tenant_id`` (in the database's
+    collation), not the whole table once per chunk."""
+    ident = sql.Identifier
+    key_range = sql.SQL("")
+    if in_range:
+        key_range = sql.SQL(
+            " AND t.tenant_id BETWEEN (SELECT min(tenant_id) FROM {s}) "
+            "AND (SELECT max(tenant_id) FROM {s})"
+        ).format(s=scores)
+    changed = sql.SQL("t.priority IS DISTINCT FROM s.priority")
+    return sql.SQL(
+        "UPDATE {table} t SET {assign}, scored_at = now(), "
+        "previous_priority = CASE WHEN {changed} THEN t.priority "
+        "ELSE t.previous_priority END, "
+        "priority_changed_partition = CASE WHEN {changed} THEN {p} "
+        "ELSE t.priority_changed_partition END "
+        "FROM {s} s WHERE s.tenant_id = t.tenant_id AND s.tenant_bucket = {bucket} "
+        "AND t.retired_at IS NULL AND ({old}) IS DISTINCT FROM ({new}){key_range}"
+    ).format(
+        key_range=key_range,
+        table=ident(table),
+        assign=sql.SQL(", ").join(sql.SQL("{c} = s.{c}").format(c=ident(c)) for c in SCORE_COLUMNS),
+        changed=changed,
+        p=sql.Literal(partition_key),
+        s=scores,
+        bucket=sql.Literal(bucket),
+        old=sql.SQL(", ").join(sql.SQL("t.{}").format(ident(c)) for c in SCORE_COLUMNS),
+        new=sql.SQL(", ").join(sql.SQL("s.{}").format(ident(c)) for c in SCORE_COLUMNS),
+    )
