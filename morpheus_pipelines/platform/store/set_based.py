@@ -187,6 +187,32 @@ class SetBasedRepository(StagingRepository[ModelT]):
             },
         )
 
+    def upsert_run_from_staging(
+        self,
+        session: Session,
+        staging: str,
+        *,
+        columns: Sequence[str],
+        partition_key: str,
+        run_id: str,
+        stamped: str,
+    ) -> int:
+        """:meth:`upsert_from_staging` of one run's rows of a partition, keyed by partition and
+        tenant: ``partition_key``, and ``run_id`` and ``stamped`` (``now()``) as touch columns,
+        so an unchanged row keeps the run and time that last changed it."""
+        return self.upsert_from_staging(
+            session,
+            staging,
+            columns=columns,
+            conflict_columns=["partition_key", "tenant_id"],
+            touch_columns=["run_id", stamped],
+            computed={
+                "partition_key": sql.Literal(partition_key),
+                "run_id": sql.Literal(run_id),
+                stamped: sql.SQL("now()"),
+            },
+        )
+
     def upsert_from_staging(
         self,
         session: Session,

@@ -174,17 +174,13 @@ class RoutingDecisionRepository(SetBasedRepository[RoutingDecision]):
                     "AND d.tenant_bucket IS NOT DISTINCT FROM s.tenant_bucket"
                 ).format(s=sql.Identifier(staging), p=sql.Literal(partition_key))
             )
-        return self.upsert_from_staging(
+        return self.upsert_run_from_staging(
             session,
             staging,
             columns=DECISION_COLUMNS,
-            conflict_columns=["partition_key", "tenant_id"],
-            touch_columns=["run_id", "decided_at"],
-            computed={
-                "partition_key": sql.Literal(partition_key),
-                "run_id": sql.Literal(run_id),
-                "decided_at": sql.SQL("now()"),
-            },
+            partition_key=partition_key,
+            run_id=run_id,
+            stamped="decided_at",
         )
 
     def summary(self, session: Session, *, partition_key: str) -> dict[str, dict[str, int]]:

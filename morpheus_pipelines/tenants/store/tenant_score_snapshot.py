@@ -323,17 +323,13 @@ class TenantScoreSnapshotRepository(SetBasedRepository[TenantScoreSnapshot]):
         else:
             staging = self.copy_frame_into_staging(session, scores, columns=SNAPSHOT_COLUMNS)
             written = {
-                "snapshots": self.upsert_from_staging(
+                "snapshots": self.upsert_run_from_staging(
                     session,
                     staging,
                     columns=SNAPSHOT_COLUMNS,
-                    conflict_columns=["partition_key", "tenant_id"],
-                    touch_columns=["run_id", "scored_at"],
-                    computed={
-                        "partition_key": sql.Literal(partition_key),
-                        "run_id": sql.Literal(run_id),
-                        "scored_at": sql.SQL("now()"),
-                    },
+                    partition_key=partition_key,
+                    run_id=run_id,
+                    stamped="scored_at",
                 )
             }
         if live:
