@@ -306,7 +306,7 @@ class TenantScoreSnapshotRepository(SetBasedRepository[TenantScoreSnapshot]):
         snapshots are copied straight in, and the bucket update reads a staging table of the
         scores alone; otherwise every column is staged and upserted.
         """
-        copied = self.copy_run_if_new(
+        snapshots = self.copy_run_if_new(
             session,
             scores,
             columns=SNAPSHOT_COLUMNS,
@@ -314,24 +314,20 @@ class TenantScoreSnapshotRepository(SetBasedRepository[TenantScoreSnapshot]):
             run_id=run_id,
             stamped="scored_at",
         )
-        if copied is not None:
-            written = {"snapshots": copied}
-            if not live:
-                return written
+        if snapshots is None:
+            staging = self.copy_frame_into_staging(session, scores, columns=SNAPSHOT_COLUMNS)
+            snapshots = self.upsert_run_from_staging(
+                session,
+                staging,
+                columns=SNAPSHOT_COLUMNS,
+                partition_key=partition_key,
+                run_id=run_id,
+                stamped="scored_at",
+            )
+        elif live:
             # The bucket update reads the scores alone: no second parse of ``contributions``.
             staging = self.copy_frame_into_staging(session, scores, columns=BUCKET_SCORE_COLUMNS)
-        else:
-            staging = self.copy_frame_into_staging(session, scores, columns=SNAPSHOT_COLUMNS)
-            written = {
-                "snapshots": self.upsert_run_from_staging(
-                    session,
-                    staging,
-                    columns=SNAPSHOT_COLUMNS,
-                    partition_key=partition_key,
-                    run_id=run_id,
-                    stamped="scored_at",
-                )
-            }
+        written = {"snapshots": snapshots}
         if live:
             for bucket, table in BUCKET_TABLES.items():
                 written[bucket] = self._update_bucket(
