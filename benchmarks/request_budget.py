@@ -1,7 +1,8 @@
 """What the shared request budget costs a request (docs/decisions/0049).
 
-1. ``SharedBudget.take`` alone, on the embedded PostgreSQL: one thread on one key, then 8
-   threads on one key (every take queues on the same row) and 8 threads on 8 keys.
+1. ``SharedBudget.take`` alone, on the embedded PostgreSQL, on an event loop as the service
+   takes it: one taker on one key, then 8 at once on one key (every take queues on the same
+   row) and 8 on 8 keys.
 2. A keep-alive client reading one lead, ``GET /v1/leads/{id}`` against the app under uvicorn
    in this process, with the key's budget shared (the service as it is) and, for the
    baseline, counted in the process's memory as before; the difference is what a request
@@ -13,15 +14,14 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import statistics
-import threading
 import time
 import uuid
 from typing import Any
 
 import requests
 from _common import scratch_database
-from sqlalchemy import create_engine
 
 from morpheus_pipelines.crm.api.app import create_app
 from morpheus_pipelines.crm.api.budget import KEY_POLICY, RequestBudget, SharedBudget
@@ -29,39 +29,39 @@ from morpheus_pipelines.crm.api.server import create_api_key
 from morpheus_pipelines.crm.api.settings import IntakeSettings
 from morpheus_pipelines.crm.models import SalesRep, Subscription
 from morpheus_pipelines.crm.rules.request_budget import BudgetPolicy
+from morpheus_pipelines.db.autocommit import AutocommitConnections
 from morpheus_pipelines.db.session import get_session
+from morpheus_pipelines.db.urls import libpq_url
 from morpheus_pipelines.devtools.demo.intake import serving_in_thread
 
 POLICY = BudgetPolicy(KEY_POLICY, 10_000_000)  # never refuses: the cost, not the limit
 
 
-def takes(url: str, count: int, threads: int, keys: int) -> tuple[float, float]:
-    """Microseconds per take, wall clock and this process's CPU, ``threads`` threads over
-    ``keys`` keys."""
-    engine = create_engine(
-        url,
-        pool_size=threads,
-        isolation_level="AUTOCOMMIT",
-        connect_args={"options": "-c synchronous_commit=off"},
-    )
-    budget = SharedBudget(engine, POLICY)
-    budget.take("warm-up")
-    per_thread = count // threads
+def takes(url: str, count: int, takers: int, keys: int) -> tuple[float, float]:
+    """Microseconds per take, wall clock and this process's CPU, ``takers`` concurrent tasks
+    over ``keys`` keys on ``takers`` connections."""
+    per_taker = count // takers
 
-    def run(index: int) -> None:
-        key = f"k{index % keys}"
-        for _ in range(per_thread):
-            budget.take(key)
+    async def run() -> tuple[float, float]:
+        connections = AutocommitConnections(
+            libpq_url(url), size=takers, options="-c synchronous_commit=off"
+        )
+        budget = SharedBudget(connections, POLICY)
+        await budget.take("warm-up")
 
-    workers = [threading.Thread(target=run, args=(i,)) for i in range(threads)]
-    started, cpu = time.perf_counter(), time.process_time()
-    for worker in workers:
-        worker.start()
-    for worker in workers:
-        worker.join()
-    elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
-    engine.dispose()
-    total = per_thread * threads
+        async def taker(index: int) -> None:
+            key = f"k{index % keys}"
+            for _ in range(per_taker):
+                await budget.take(key)
+
+        started, cpu = time.perf_counter(), time.process_time()
+        await asyncio.gather(*(taker(i) for i in range(takers)))
+        elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
+        await connections.close()
+        return elapsed, cpu
+
+    elapsed, cpu = asyncio.run(run())
+    total = per_taker * takers
     return elapsed / total * 1e6, cpu / total * 1e6
 
 
@@ -72,7 +72,7 @@ class _LocalBudget:
         self._bucket = RequestBudget(POLICY.quota, name=KEY_POLICY)
         self.policy = self._bucket.policy
 
-    def take(self, key: str) -> Any:
+    async def take(self, key: str) -> Any:
         self._bucket.take(key)
         return self._bucket.allowance(key)
 
@@ -117,10 +117,10 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=3_000)
     args = parser.parse_args()
     with scratch_database() as url:
-        for threads, keys in ((1, 1), (8, 1), (8, 8)):
-            wall, cpu = takes(url, args.takes, threads, keys)
+        for takers, keys in ((1, 1), (8, 1), (8, 8)):
+            wall, cpu = takes(url, args.takes, takers, keys)
             print(
-                f"take, {threads} thread(s), {keys} key(s): {wall:6.1f} µs wall a take, "
+                f"take, {takers} at once, {keys} key(s): {wall:6.1f} µs wall a take, "
                 f"{cpu:6.1f} µs CPU of this process"
             )
         medians: dict[bool, list[float]] = {False: [], True: []}

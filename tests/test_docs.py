@@ -272,7 +272,8 @@ DOCUMENTS = sorted([ROOT / "README.md", *(ROOT / "docs").rglob("*.md")])
 OUTSIDE_REFERENCES = {
     "a seed document": re.compile(r"\bseed\s+0\d\d\b|\bthe seed\b", re.IGNORECASE),
     "a numbered document's section": re.compile(r"\b0\d\d\s*§|§"),
-    "a numbered document": re.compile(r"(?<![\w./-])00[1-9](?![\w/])(?!\.\w)"),
+    # Not the thousands of a figure ("1,006 leads/s").
+    "a numbered document": re.compile(r"(?<![\w./-])(?<!\d,)00[1-9](?![\w/])(?!\.\w)"),
     "the design document": re.compile(r"\bDESIGN\b"),
     "a folder beside the repository": re.compile(r"\.\./shared|\.\./\.\./"),
     "a task card": re.compile(r"\bthe card\b", re.IGNORECASE),
@@ -320,6 +321,7 @@ def test_the_search_catches_each_kind_of_outside_reference(line: str) -> None:
         "migration `0005`, `0010_rule_inputs_uncompressed`, [0001](decisions/0001-x.md)",
         "Please do not open a public issue.",
         "starting 2026-01-01 at 00:00 CST; 0.005 s; +61 2 9999 0000",
+        "| leads/s at 16 connections | 1,060 | 1,006 |",
     ],
 )
 def test_the_search_leaves_the_repository_s_own_numbers_alone(line: str) -> None:

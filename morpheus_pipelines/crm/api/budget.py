@@ -5,18 +5,18 @@
   worker process of every host spends the same budget. A keep-alive client whose requests
   all reach one worker gets the whole budget, and two hosts together admit it once, not
   twice. Each request costs one ``INSERT … ON CONFLICT DO UPDATE`` of that row
-  (:mod:`~morpheus_pipelines.crm.repositories.request_budgets`), in autocommit on a small
-  pool of its own, on an UNLOGGED table with ``synchronous_commit=off``: no WAL flush, and
-  the row locked for that one statement, never for the request's work. Why here: the
+  (:mod:`~morpheus_pipelines.crm.repositories.request_budgets`), in autocommit on a few
+  connections of its own used from the event loop (no worker thread), on an UNLOGGED table
+  with ``synchronous_commit=off``: no WAL flush, and the row locked for that one statement,
+  never for the request's work. Why here: the
   database is already on every request's path and already shared by every host, where a
   limiter server (Redis) would be one more service to run and reach. Of the limiter
   libraries, ``limits`` has no PostgreSQL store, and ``pyrate-limiter``'s keeps one row per
   request (a sliding log: up to 6,000 rows a key, counted on every request, in a table it
   creates itself outside the migrations, through a pool of its own); the state a generic
   cell rate needs is one timestamp per key (:mod:`~morpheus_pipelines.crm.rules.request_budget`).
-  What it costs (docs/decisions/0049): about a tenth of a millisecond for the statement,
-  and 0.3 ms of a request's median latency with the hop to a worker thread, on a request
-  of about 2 ms.
+  What it costs (docs/decisions/0049, 0055): about a tenth of a millisecond for the
+  statement, and no hop to a worker thread.
 * **per client address, of failed authentications** (``MORPHEUS_INTAKE_AUTH_FAILURES_PER_MINUTE``),
   so guessing keys is slow and costs the service nothing: :class:`RequestBudget`, a token
   bucket in each process's memory, checked before any key is looked at. It is per process on
@@ -37,8 +37,6 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from sqlalchemy import Engine
-
 from morpheus_pipelines.crm.repositories.request_budgets import take_budget
 from morpheus_pipelines.crm.rules.request_budget import (
     Allowance,
@@ -46,6 +44,7 @@ from morpheus_pipelines.crm.rules.request_budget import (
     limit_item,
     policy_item,
 )
+from morpheus_pipelines.db.autocommit import AutocommitConnections
 
 MAX_BUCKETS = 10_000
 KEY_POLICY = "api-key"
@@ -56,15 +55,14 @@ ORIGIN_POLICY = "origin"
 class SharedBudget:
     """A key's budget in PostgreSQL, shared by every process that uses the same database."""
 
-    def __init__(self, engine: Engine, policy: BudgetPolicy) -> None:
-        # The engine is the budget's own: autocommit, commits that do not wait for a flush.
-        self._engine = engine
+    def __init__(self, connections: AutocommitConnections, policy: BudgetPolicy) -> None:
+        # The connections are the budgets' own: commits that do not wait for a flush.
+        self._connections = connections
         self.policy = policy
 
-    def take(self, key: str) -> Allowance:
+    async def take(self, key: str) -> Allowance:
         """Count one request of ``key``; the allowance says whether it was admitted."""
-        with self._engine.connect() as connection:
-            admitted, ahead = take_budget(connection, f"key:{key}", self.policy)
+        admitted, ahead = await take_budget(self._connections, f"key:{key}", self.policy)
         return self.policy.allowance(ahead, admitted=admitted)
 
 

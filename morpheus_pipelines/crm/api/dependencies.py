@@ -25,6 +25,7 @@ from datetime import datetime
 from typing import Any, TypeVar
 
 import anyio
+import psycopg
 from pydantic import BaseModel, ValidationError
 from sqlalchemy import create_engine
 from sqlalchemy.exc import DBAPIError, OperationalError
@@ -50,6 +51,8 @@ from morpheus_pipelines.crm.api.schemas import field_errors
 from morpheus_pipelines.crm.api.settings import IntakeSettings
 from morpheus_pipelines.crm.repositories.intake_keys import IntakeApiKeyRepository
 from morpheus_pipelines.crm.rules.request_budget import Allowance, BudgetPolicy
+from morpheus_pipelines.db.autocommit import AutocommitConnections
+from morpheus_pipelines.db.urls import libpq_url
 from morpheus_pipelines.platform.observability.events import log_event
 from morpheus_pipelines.platform.observability.redaction import register_secret
 from morpheus_pipelines.platform.text.origins import origin_header
@@ -163,27 +166,25 @@ class Intake:
             else None
         )
         self.keys = KeyDirectory(lambda: self.run(_keys.active_keys))
-        # The shared budget's own small pool: one autocommit statement per request whose
-        # commit need not wait for a flush (the table is UNLOGGED anyway). No overflow: an
-        # overflow connection is closed when it is given back, so past the pool's size every
-        # take opened a connection (a new server process) for a 0.1 ms statement.
-        self.budget_engine = create_engine(
-            settings.database_url,
-            pool_size=settings.budget_pool_size,
-            max_overflow=0,
-            pool_timeout=5,
-            isolation_level="AUTOCOMMIT",
-            connect_args={"connect_timeout": 3, "options": "-c synchronous_commit=off"},
+        # The shared budgets' own few connections, used from the event loop: one autocommit
+        # statement per request, whose commit need not wait for a flush (the table is
+        # UNLOGGED anyway). Never more than their number: each one is a server process.
+        self.budget_connections = AutocommitConnections(
+            libpq_url(settings.database_url),
+            size=settings.budget_pool_size,
+            options="-c synchronous_commit=off",
+            application_name="morpheus-intake-budget",
         )
         self.budget = SharedBudget(
-            self.budget_engine, BudgetPolicy(KEY_POLICY, settings.requests_per_minute)
+            self.budget_connections, BudgetPolicy(KEY_POLICY, settings.requests_per_minute)
         )
         self.auth_failures = RequestBudget(
             settings.auth_failures_per_minute, name=AUTH_FAILURE_POLICY
         )
         # Browser forms: each origin's leads share one budget, whichever key and address.
         self.origin_budget = SharedBudget(
-            self.budget_engine, BudgetPolicy(ORIGIN_POLICY, settings.origin_requests_per_minute)
+            self.budget_connections,
+            BudgetPolicy(ORIGIN_POLICY, settings.origin_requests_per_minute),
         )
         # Named on every /v1/ answer; the origin's is added to the answers it counted.
         self.policies = (self.budget.policy, self.auth_failures.policy)
@@ -201,7 +202,7 @@ class Intake:
             if self.listener is not None:
                 self.listener.stop()
             self.engine.dispose()
-            self.budget_engine.dispose()
+            await self.budget_connections.close()
 
     # -- the transaction ---------------------------------------------------------------------
 
@@ -248,22 +249,7 @@ class Intake:
                     raise
                 return attempt()
         except (DBAPIError, PoolTimeout) as exc:
-            failure = database_failure(exc)
-            if failure == "unavailable":
-                log_event(
-                    "intake_database_unavailable", level=logging.ERROR, error=type(exc).__name__
-                )
-                raise unavailable() from None
-            if failure == "value_refused":
-                log_event(
-                    "intake_value_refused_by_database",
-                    level=logging.WARNING,
-                    sqlstate=getattr(getattr(exc, "orig", None), "sqlstate", None),
-                )
-                raise Refused(
-                    invalid("body", "the database cannot store a value of this request")
-                ) from None
-            raise
+            raise refusal_of(exc) from None
 
     def _attempt(
         self, work: Callable[[Session], Any], sessions: sessionmaker[Session] | None = None
@@ -300,7 +286,7 @@ class Intake:
         entry = self.keys.entry(key_id)
         if entry is not None and entry.publishable:
             await self._admit_browser_form(request, entry.origins)
-        allowance: Allowance = await anyio.to_thread.run_sync(self._take_budget, key_id.hex)
+        allowance = await self._take_budget(self.budget, key_id.hex)
         note_allowance(request.scope, allowance)
         if not allowance.admitted:
             raise _quota_exceeded(
@@ -326,9 +312,7 @@ class Intake:
             raise Refused(
                 problem(403, "origin_not_allowed", "this key may not be used from this origin")
             )
-        allowance = await anyio.to_thread.run_sync(
-            lambda: self._guarded(lambda: self.origin_budget.take(f"origin:{origin}"))
-        )
+        allowance = await self._take_budget(self.origin_budget, f"origin:{origin}")
         note_allowance(request.scope, allowance)
         if not allowance.admitted:
             raise _quota_exceeded(
@@ -372,8 +356,12 @@ class Intake:
         client = scope.get("client")
         return self.auth_failures.allowance(client[0] if client else "unknown")
 
-    def _take_budget(self, key: str) -> Allowance:
-        return self._guarded(lambda: self.budget.take(key))
+    async def _take_budget(self, budget: SharedBudget, key: str) -> Allowance:
+        # On the event loop: no worker thread for one statement (docs/decisions/0055).
+        try:
+            return await budget.take(key)
+        except (psycopg.Error, TimeoutError) as exc:
+            raise refusal_of(exc) from None
 
     def _reload_keys(self) -> None:
         with contextlib.suppress(Refused):
@@ -478,19 +466,46 @@ def lead_id_of(request: Request) -> uuid.UUID:
 _UNAVAILABLE_STATES = frozenset({"53000", "53300", "57P01", "57P02", "57P03"})
 
 
+def refusal_of(exc: Exception) -> Exception:
+    """What to raise for a failed database call: the 503 of an outage, the 422 of a value
+    the database will not store (each logged), else ``exc`` itself, a fault of the service."""
+    failure = database_failure(exc)
+    if failure == "unavailable":
+        log_event("intake_database_unavailable", level=logging.ERROR, error=type(exc).__name__)
+        return unavailable()
+    if failure == "value_refused":
+        log_event(
+            "intake_value_refused_by_database",
+            level=logging.WARNING,
+            sqlstate=getattr(_driver_error(exc), "sqlstate", None),
+        )
+        return Refused(invalid("body", "the database cannot store a value of this request"))
+    return exc
+
+
+def _driver_error(exc: Exception) -> Exception:
+    """psycopg's own error, whether or not SQLAlchemy wrapped it."""
+    return exc.orig if isinstance(exc, DBAPIError) else exc
+
+
 def database_failure(exc: Exception) -> str:
     """``unavailable`` (a 503 the sender retries), ``value_refused`` (a value of the request
     the database will not store: data exceptions, class 22, and program limits, class 54),
-    or ``error`` (a fault of the service: a 500)."""
-    if isinstance(exc, PoolTimeout):
+    or ``error`` (a fault of the service: a 500). ``exc`` is SQLAlchemy's error, or
+    psycopg's own from the event loop's connections."""
+    if isinstance(exc, PoolTimeout | TimeoutError):
         return "unavailable"  # every connection busy for the pool's timeout
     if isinstance(exc, DBAPIError) and exc.connection_invalidated:
         return "unavailable"
-    state = getattr(getattr(exc, "orig", None), "sqlstate", None)
+    driver_error = _driver_error(exc)
+    state = getattr(driver_error, "sqlstate", None)
     if state is None:
         # No answer from a server at all (refused, timed out, reset): only a connection
         # failure is raised without one.
-        return "unavailable" if isinstance(exc, OperationalError) else "error"
+        operational = isinstance(exc, OperationalError) or isinstance(
+            driver_error, psycopg.OperationalError
+        )
+        return "unavailable" if operational else "error"
     if state.startswith("08") or state in _UNAVAILABLE_STATES:
         return "unavailable"
     if state.startswith(("22", "54")):

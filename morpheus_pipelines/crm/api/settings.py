@@ -23,8 +23,8 @@ class IntakeSettings:
     owner_cache: bool = True
     listen_url: str | None = None  # libpq URL for LISTEN; None = TTL only
     pool_size: int = 20
-    # Connections of the shared request budget's own pool, none beyond: a take waits a
-    # moment for one rather than opening (and, on return, closing) a connection of its own.
+    # Connections of the shared request budget, used from the event loop, none beyond: a
+    # take waits a moment for one rather than opening a connection (a server process).
     budget_pool_size: int = 8
     # HubSpot webhooks: the app's client secret (signs every delivery; empty refuses them all)
     # and the public URL HubSpot was given, which the signature covers (None: the request's).
