@@ -10,7 +10,7 @@ sender. That pool connects in background tasks with a growing back-off: a reques
 finds the database gone waits its whole timeout before it can be told 503, and once the
 database is back requests keep waiting out the back-off. Here a connection is opened by the
 request that needs one, so a refused connection is an answer at once and the first request
-after the outage connects again; and a connection found dead makes every idle one be
+after the outage connects again; and a connection found broken makes every idle one be
 dropped, as a server restart closes them all (the SQLAlchemy pool of the transactions does
 the same on an invalidated connection).
 """
@@ -23,12 +23,23 @@ from typing import Any
 
 import psycopg
 
+Params = Mapping[str, Any] | Sequence[Any]
+
+
+class _Lost(Exception):
+    """The connection broke under the statement (``error`` is psycopg's)."""
+
+    def __init__(self, error: psycopg.Error) -> None:
+        super().__init__(str(error))
+        self.error = error
+
 
 class AutocommitConnections:
     """At most ``size`` connections in autocommit, each opened when a statement first needs
     it and kept for the next. Statements past ``size`` at once wait for a connection, at
-    most ``wait_timeout`` seconds (then :class:`TimeoutError`). Bound to the event loop that
-    first uses it."""
+    most ``wait_timeout`` seconds; a statement runs at most ``statement_timeout`` seconds
+    (either: :class:`TimeoutError`). Bound to the event loop that first has to wait on it:
+    one object per event loop."""
 
     def __init__(
         self,
@@ -39,6 +50,7 @@ class AutocommitConnections:
         application_name: str = "morpheus",
         connect_timeout: int = 3,
         wait_timeout: float = 5.0,
+        statement_timeout: float = 5.0,
     ) -> None:
         if size < 1:
             raise ValueError(f"at least one connection is needed, got {size}")
@@ -49,44 +61,70 @@ class AutocommitConnections:
             "application_name": application_name,
         }
         self._wait_timeout = wait_timeout
+        self._statement_timeout = statement_timeout
         self._slots = asyncio.Semaphore(size)
         self._idle: list[psycopg.AsyncConnection[Any]] = []
+        self._closed = False
         self.size = size
         self.opened = 0  # connections opened over this object's life
 
-    async def fetch_one(self, query: str, params: Mapping[str, Any] | Sequence[Any]) -> Any:
-        """The first row of ``query``, run as its own transaction. A connection that was
-        kept and turns out dead (the server restarted) is tried once more on a new one; any
-        other failure is raised as psycopg raised it."""
+    async def fetch_one(self, query: str, params: Params) -> Any:
+        """The first row of ``query``, run as its own transaction. When a kept connection
+        turns out broken (the server restarted, or ended the session), every idle one is
+        dropped and the statement is tried once more on a new connection; any other
+        failure is raised as psycopg raised it. A statement whose connection broke after
+        the server committed it is therefore run twice: a budget counts one request twice."""
+        if self._closed:
+            raise RuntimeError("these connections are closed")
         async with asyncio.timeout(self._wait_timeout):
             await self._slots.acquire()
         try:
             reused = bool(self._idle)
             try:
                 return await self._run(query, params)
-            except psycopg.OperationalError:
+            except _Lost as lost:
                 if not reused:
-                    raise
-                await self._drop_idle()
+                    raise lost.error from None
+            await self._drop_idle()
+            try:
                 return await self._run(query, params)
+            except _Lost as lost:
+                raise lost.error from None
         finally:
             self._slots.release()
 
     async def close(self) -> None:
-        """Close every idle connection (those in use close when their statement ends)."""
+        """Close every idle connection now, and each one in use when its statement ends;
+        no statement is taken afterwards."""
+        self._closed = True
         await self._drop_idle()
 
-    async def _run(self, query: str, params: Mapping[str, Any] | Sequence[Any]) -> Any:
+    async def _run(self, query: str, params: Params) -> Any:
         connection = self._idle.pop() if self._idle else await self._connect()
         try:
-            cursor = await connection.execute(query, params)
-            row = await cursor.fetchone()
+            async with asyncio.timeout(self._statement_timeout):
+                cursor = await connection.execute(query, params)
+                row = await cursor.fetchone()
+        except psycopg.Error as exc:
+            if connection.broken or connection.closed:
+                await connection.close()
+                raise _Lost(exc) from exc
+            # The server refused the statement; in autocommit the connection is as good
+            # as before.
+            await self._give_back(connection)
+            raise
         except BaseException:
-            # Dead, or left in an unknown state by a cancelled statement: not kept.
+            # Cancelled (a timeout, the client gone): its state is not known, so not kept.
             await connection.close()
             raise
-        self._idle.append(connection)
+        await self._give_back(connection)
         return row
+
+    async def _give_back(self, connection: psycopg.AsyncConnection[Any]) -> None:
+        if self._closed:
+            await connection.close()
+        else:
+            self._idle.append(connection)
 
     async def _connect(self) -> psycopg.AsyncConnection[Any]:
         connection = await psycopg.AsyncConnection.connect(

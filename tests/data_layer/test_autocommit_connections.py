@@ -1,6 +1,8 @@
 """The event loop's autocommit connections (``morpheus_pipelines.db.autocommit``), against the
-real server: at most their number open, a dead connection replaced within the statement that
-found it, a refused connection an error at once, a wait for a busy one bounded."""
+real server: at most their number open, a broken connection replaced within the statement that
+found it, a statement's own error no reason to reconnect, a cancelled statement's connection
+not kept, a refused connection an error at once, the wait for a busy one and a statement
+bounded, nothing left open once closed."""
 
 from __future__ import annotations
 
@@ -96,24 +98,121 @@ def test_a_refused_connection_is_an_error_at_once() -> None:
     assert connections.opened == 0
 
 
+LOCK = 4_242_001
+
+
+async def _held_lock_statement(connections: AutocommitConnections) -> asyncio.Task:
+    """A statement waiting for :data:`LOCK` (held by the caller), once it has its connection."""
+    blocked = asyncio.create_task(connections.fetch_one("SELECT pg_advisory_lock(%s)", (LOCK,)))
+    opened = connections.opened
+    while connections.opened == opened and not blocked.done():  # it has its connection
+        await asyncio.sleep(0)
+    return blocked
+
+
 def test_a_wait_for_a_busy_connection_is_bounded(database_url: str) -> None:
     """One connection, held by a statement waiting on a lock: the next statement gives up
     after the wait timeout rather than queueing behind it for ever."""
     connections = _connections(database_url, size=1, wait_timeout=0.2)
-    lock = 4_242_001
 
     async def run() -> None:
         with psycopg.connect(libpq_url(database_url), autocommit=True) as holder:
-            holder.execute("SELECT pg_advisory_lock(%s)", (lock,))
-            blocked = asyncio.create_task(
-                connections.fetch_one("SELECT pg_advisory_lock(%s)", (lock,))
-            )
-            while connections.opened == 0:  # the first statement has its connection
-                await asyncio.sleep(0)
+            holder.execute("SELECT pg_advisory_lock(%s)", (LOCK,))
+            blocked = await _held_lock_statement(connections)
             with pytest.raises(TimeoutError):
                 await connections.fetch_one("SELECT 1", ())
-            holder.execute("SELECT pg_advisory_unlock(%s)", (lock,))
+            holder.execute("SELECT pg_advisory_unlock(%s)", (LOCK,))
             await blocked
         await connections.close()
 
-    asyncio.run(run())
+    asyncio.run(asyncio.wait_for(run(), 30))  # a failure, not a hang, without the bound
+
+
+def test_a_statement_is_bounded_and_its_connection_not_kept(database_url: str) -> None:
+    connections = _connections(database_url, size=1, statement_timeout=0.2)
+
+    async def run() -> int:
+        with psycopg.connect(libpq_url(database_url), autocommit=True) as holder:
+            holder.execute("SELECT pg_advisory_lock(%s)", (LOCK,))
+            with pytest.raises(TimeoutError):
+                await connections.fetch_one("SELECT pg_advisory_lock(%s)", (LOCK,))
+        (answer,) = await connections.fetch_one("SELECT 1", ())
+        await connections.close()
+        return answer
+
+    assert asyncio.run(asyncio.wait_for(run(), 30)) == 1
+    assert connections.opened == 2  # the timed-out statement's connection was closed
+
+
+def test_a_cancelled_statement_s_connection_is_not_kept(database_url: str) -> None:
+    """A statement cancelled half-way (its client gone) leaves its connection in a state
+    nobody knows: closed, and the next statement opens another."""
+    connections = _connections(database_url, size=1)
+
+    async def run() -> int:
+        with psycopg.connect(libpq_url(database_url), autocommit=True) as holder:
+            holder.execute("SELECT pg_advisory_lock(%s)", (LOCK,))
+            blocked = await _held_lock_statement(connections)
+            blocked.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await blocked
+        (answer,) = await connections.fetch_one("SELECT 1", ())
+        await connections.close()
+        return answer
+
+    assert asyncio.run(asyncio.wait_for(run(), 30)) == 1
+    assert connections.opened == 2
+
+
+def test_a_statement_the_server_refuses_keeps_its_connection(database_url: str) -> None:
+    """An error of the statement is not a broken connection: raised as it is, nothing
+    retried, the connection kept."""
+    connections = _connections(database_url, size=1)
+
+    async def run() -> tuple[int, int]:
+        (before,) = await connections.fetch_one("SELECT pg_backend_pid()", ())
+        with pytest.raises(psycopg.errors.DivisionByZero):
+            await connections.fetch_one("SELECT 1 / 0", ())
+        # The server's own statement timeout: an OperationalError, on a sound connection.
+        await connections.fetch_one("SELECT set_config('statement_timeout', '1', false)", ())
+        with pytest.raises(psycopg.errors.QueryCanceled):
+            await connections.fetch_one("SELECT pg_sleep(1)", ())
+        await connections.fetch_one("SELECT set_config('statement_timeout', '0', false)", ())
+        (after,) = await connections.fetch_one("SELECT pg_backend_pid()", ())
+        await connections.close()
+        return before, after
+
+    before, after = asyncio.run(run())
+    assert before == after and connections.opened == 1
+
+
+def test_closed_connections_leave_no_session_behind(database_url: str) -> None:
+    """Closed while a statement is running (the service shutting down): the idle ones close
+    at once, the busy one when its statement ends, and no statement is taken after."""
+    connections = _connections(database_url, size=2)
+    name = connections._connect_options["application_name"]
+
+    async def run() -> None:
+        await _open_both(connections)
+        with psycopg.connect(libpq_url(database_url), autocommit=True) as holder:
+            holder.execute("SELECT pg_advisory_lock(%s)", (LOCK,))
+            blocked = asyncio.create_task(
+                connections.fetch_one("SELECT pg_advisory_lock(%s)", (LOCK,))
+            )
+            while len(connections._idle) == 2:  # it has taken a kept connection
+                await asyncio.sleep(0)
+            await connections.close()
+            holder.execute("SELECT pg_advisory_unlock(%s)", (LOCK,))
+            await blocked
+        with pytest.raises(RuntimeError):
+            await connections.fetch_one("SELECT 1", ())
+
+    asyncio.run(asyncio.wait_for(run(), 30))
+    # A backend leaves the activity view once it has read its client's goodbye: asked again
+    # until it has, a bounded number of times.
+    left = _backends(database_url, name)
+    for _ in range(200):
+        if not left:
+            break
+        left = _backends(database_url, name)
+    assert left == []

@@ -1,12 +1,16 @@
-"""The database goes away: 503 with nothing half-written, and the service recovers by itself
-when it returns (docs/leads.md)."""
+"""The database goes away or stops answering: 503 with nothing half-written, and the service
+recovers by itself when it returns (docs/leads.md)."""
 
 from __future__ import annotations
+
+import uuid
+from concurrent.futures import ThreadPoolExecutor
 
 import psycopg
 from psycopg import sql
 from sqlalchemy.engine import make_url
 
+from morpheus_pipelines.db.urls import libpq_url
 from tests.support.databases import admin_url
 from tests.support.intake import Tenant, client, intake_settings, problem_of, serving
 
@@ -48,3 +52,43 @@ def test_503_while_the_database_is_away_then_recovery(
         assert after.status_code == 201  # the same submission, now stored once
     assert tenant.leads() == 2
     assert sum(tenant.open_leads().values()) == 2
+
+
+def _budget_statement_waiting_on_a_lock(database_url: str) -> bool:
+    with psycopg.connect(libpq_url(database_url), autocommit=True) as conn:
+        return bool(
+            conn.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE application_name = %s "
+                "AND wait_event_type = 'Lock'",
+                ("morpheus-intake-budget",),
+            ).fetchone()[0]
+        )
+
+
+def test_a_budget_stuck_in_the_database_is_a_503_in_bounded_time(
+    tenant: Tenant, database_url: str
+) -> None:
+    """The key's budget row locked by someone else, and the budget's one connection taken
+    by a request waiting for it: that request's statement and the next request's wait for a
+    connection both end in a 503 the sender retries, not a hang or a 500."""
+    settings = intake_settings(database_url, budget_pool_size=1)
+    lead = uuid.uuid4()
+    with serving(settings) as (base, _):
+        session = client(tenant.key)
+        assert session.get(f"{base}/v1/leads/{lead}").status_code == 403  # the row exists
+        with psycopg.connect(libpq_url(database_url)) as holder:
+            holder.execute(
+                "SELECT 1 FROM intake_request_budgets WHERE bucket = %s FOR UPDATE",
+                (f"key:{tenant.key_id.hex}",),
+            )
+            with ThreadPoolExecutor(1) as pool:
+                first = pool.submit(client(tenant.key).get, f"{base}/v1/leads/{lead}")
+                while not _budget_statement_waiting_on_a_lock(database_url):
+                    assert not first.done(), first.result().status_code
+                second = session.get(f"{base}/v1/leads/{lead}")
+                first = first.result()
+            holder.rollback()
+        after = session.get(f"{base}/v1/leads/{lead}")
+    problem_of(first, 503, "database_unavailable")
+    problem_of(second, 503, "database_unavailable")
+    assert after.status_code == 403  # admitted again, then not the caller's lead
