@@ -380,6 +380,40 @@ def test_a_chunk_s_update_reads_its_key_range_through_the_primary_key(database_u
         conn.rollback()
 
 
+def test_write_scores_reads_only_its_chunk_s_range_of_the_bucket_table(
+    database_url: str,
+) -> None:
+    """Scoring's own write of a chunk, on a bucket table far larger than the chunk: no
+    sequential scan of the bucket table in its transaction (the server's count of this
+    transaction's scans), where an update without the chunk's key range reads it whole."""
+    with get_session(database_url) as session:
+        session.execute(
+            text(
+                "INSERT INTO apac_active_tenants (tenant_id, name, hubspot_target) "
+                "SELECT 't-' || lpad(i::text, 6, '0'), 'Tenant', false "
+                "FROM generate_series(1, 20000) i"
+            )
+        )
+    with get_session(database_url) as session:
+        session.execute(text("ANALYZE apac_active_tenants"))
+    chunk = [f"t-{i:06d}" for i in range(8001, 12001)]
+    frame = scores(dict.fromkeys(chunk, ("active", 50.0, "P2")))
+
+    def work(session: Session) -> tuple[dict[str, int], int]:
+        written = TenantStore(session).scores.write_scores(
+            session, frame, partition_key=PARTITION, run_id="run-1", live=True
+        )
+        seq_scans = session.execute(
+            text("SELECT pg_stat_get_xact_numscans('apac_active_tenants'::regclass)")
+        ).scalar_one()
+        return written, seq_scans
+
+    (written, seq_scans), _ = in_session(database_url, work)
+    assert written == {"snapshots": 4000, "active": 4000, "sales_owned": 0}
+    assert seq_scans == 0
+    assert bucket_scores(database_url) == dict.fromkeys(chunk, (50.0, "P2"))
+
+
 HOT_UPDATES = (
     "SELECT pg_stat_get_xact_tuples_updated('apac_active_tenants'::regclass), "
     "pg_stat_get_xact_tuples_hot_updated('apac_active_tenants'::regclass)"
