@@ -92,3 +92,25 @@ def test_a_budget_stuck_in_the_database_is_a_503_in_bounded_time(
     problem_of(first, 503, "database_unavailable")
     problem_of(second, 503, "database_unavailable")
     assert after.status_code == 403  # admitted again, then not the caller's lead
+
+
+def test_an_operator_tells_the_intake_s_connections_apart(
+    tenant: Tenant, database_url: str
+) -> None:
+    """``pg_stat_activity`` names the requests' transactions and the budget's connections
+    (docs/deployment.md, "Connection budget")."""
+    tenant.add_rep("ana@acme.test", "101")
+    with serving(intake_settings(database_url)) as (base, _):
+        assert (
+            client(tenant.key).post(f"{base}/v1/leads", json=tenant.lead_body("named")).status_code
+            == 201
+        )
+        with psycopg.connect(libpq_url(database_url), autocommit=True) as admin:
+            names = {
+                name
+                for (name,) in admin.execute(
+                    "SELECT application_name FROM pg_stat_activity WHERE datname = "
+                    "current_database()"
+                )
+            }
+    assert {"morpheus-intake", "morpheus-intake-budget"} <= names

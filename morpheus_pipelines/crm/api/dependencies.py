@@ -149,7 +149,11 @@ class Intake:
             pool_timeout=5,
             # A lead acknowledged must survive a crash: commits wait for the WAL flush even on
             # a server tuned for batch work (the embedded one runs with synchronous_commit=off).
-            connect_args={"connect_timeout": 3, "options": "-c synchronous_commit=on"},
+            connect_args={
+                "connect_timeout": 3,
+                "options": "-c synchronous_commit=on",
+                "application_name": "morpheus-intake",
+            },
         )
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
         # The same pool in autocommit, for work that is one statement: no BEGIN and no COMMIT
