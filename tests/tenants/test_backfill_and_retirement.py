@@ -182,6 +182,35 @@ def test_a_tenant_that_stops_being_selected_is_retired_and_comes_back(
     ) == [(None, "called")]
 
 
+def test_the_newest_day_run_again_retires_what_its_earlier_run_routed(
+    pipeline: Pipeline,
+) -> None:
+    """A tenant the newest day's first run routed, gone from the source when the same day
+    runs again: retired, although its bucket row was written for this very day. Only the
+    rows this run wrote itself are known to be selected, and left unexamined."""
+    rows = busy_tenants()
+    load_source(pipeline.database_url, rows)
+    process(pipeline, D)
+    assert pipeline.bucket_of("t-quiet") == "active"
+
+    load_source(pipeline.database_url, [r for r in rows if r["id"] != "t-quiet"])
+    result = pipeline.materialize(DAILY_ASSETS, D)
+
+    assert result.success
+    assert pipeline.query(
+        "SELECT retired_at IS NOT NULL, partition_key, run_id FROM apac_active_tenants "
+        "WHERE tenant_id = 't-quiet'"
+    ) == [(True, D, result.run_id)]
+    assert pipeline.query(
+        "SELECT routing_rule FROM apac_routing_decisions WHERE partition_key = :p "
+        "AND tenant_id = 't-quiet'",
+        p=D,
+    ) == [("retired",)]
+    assert pipeline.query(
+        "SELECT count(*) FROM apac_active_tenants WHERE retired_at IS NOT NULL"
+    ) == [(1,)]
+
+
 def test_a_limited_selection_retires_nobody(pipeline: Pipeline) -> None:
     load_source(pipeline.database_url, busy_tenants())
     process(pipeline, D)

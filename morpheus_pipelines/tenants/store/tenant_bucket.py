@@ -263,7 +263,9 @@ class TenantBucketRepository:
         """Mark retired (``retired_at = now()``) every bucket row that is not a routable
         candidate of the partition, inside the caller's transaction; returns the newly retired
         tenants (``tenant_id``, ``source_type``, ``tenant_bucket``). Nothing is deleted: the
-        row keeps its score and tracking fields, and routing it again clears ``retired_at``."""
+        row keeps its score and tracking fields, and routing it again clears ``retired_at``.
+        A row this run wrote for this partition is one of its routable candidates (rejected
+        ones get no bucket row), so only the others are looked up: on a first day, none."""
         self.lock_routing(session)
         retired = []
         for bucket, table in BUCKET_TABLES.items():
@@ -272,6 +274,7 @@ class TenantBucketRepository:
                     sql.SQL(
                         "UPDATE {table} t SET retired_at = now(), updated_at = now(), "
                         "partition_key = {p}, run_id = {run} WHERE t.retired_at IS NULL "
+                        "AND (t.partition_key, t.run_id) IS DISTINCT FROM ({p}, {run}) "
                         "AND NOT EXISTS (SELECT 1 FROM apac_tenant_candidates c "
                         "WHERE c.partition_key = {p} AND c.tenant_id = t.tenant_id "
                         "AND c.rejection_reason IS NULL) RETURNING t.tenant_id, t.source_type"
