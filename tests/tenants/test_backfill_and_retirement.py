@@ -187,7 +187,7 @@ def test_the_newest_day_run_again_retires_what_its_earlier_run_routed(
 ) -> None:
     """A tenant the newest day's first run routed, gone from the source when the same day
     runs again: retired, although its bucket row was written for this very day. Only the
-    rows this run wrote itself are known to be selected, and left unexamined."""
+    rows this run wrote for this partition are known to be selected, and left unexamined."""
     rows = busy_tenants()
     load_source(pipeline.database_url, rows)
     process(pipeline, D)
@@ -209,6 +209,25 @@ def test_the_newest_day_run_again_retires_what_its_earlier_run_routed(
     assert pipeline.query(
         "SELECT count(*) FROM apac_active_tenants WHERE retired_at IS NOT NULL"
     ) == [(1,)]
+
+
+def test_one_run_over_two_days_retires_the_first_day_s_signup_on_the_second(
+    pipeline: Pipeline,
+) -> None:
+    """A range backfill routes both days in one run: a tenant that is a candidate of the
+    first day only (that day's signup) is retired by the second, although the run itself
+    wrote its bucket row, for the first day."""
+    signup_day = datetime.fromisoformat(f"{D}T12:00:00+08:00")
+    rows = [tenant("t-old"), tenant("t-signup", status="free_trial", created_at=signup_day)]
+    load_source(pipeline.database_url, rows)
+
+    result = pipeline.materialize(DAILY_ASSETS, partition_range=(D, D1))
+
+    assert result.success
+    assert pipeline.query(
+        "SELECT retired_at IS NOT NULL, partition_key, run_id FROM apac_active_tenants "
+        "WHERE tenant_id = 't-signup'"
+    ) == [(True, D1, result.run_id)]
 
 
 def test_a_limited_selection_retires_nobody(pipeline: Pipeline) -> None:
