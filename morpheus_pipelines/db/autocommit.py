@@ -65,7 +65,6 @@ class AutocommitConnections:
         self._slots = asyncio.Semaphore(size)
         self._idle: list[psycopg.AsyncConnection[Any]] = []
         self._closed = False
-        self.size = size
         self.opened = 0  # connections opened over this object's life
 
     async def fetch_one(self, query: str, params: Params) -> Any:

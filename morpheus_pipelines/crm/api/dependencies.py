@@ -28,7 +28,7 @@ import anyio
 import psycopg
 from pydantic import BaseModel, ValidationError
 from sqlalchemy import create_engine
-from sqlalchemy.exc import DBAPIError, OperationalError
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlalchemy.orm import Session, sessionmaker
 from starlette.applications import Starlette
@@ -498,18 +498,15 @@ def database_failure(exc: Exception) -> str:
     or ``error`` (a fault of the service: a 500). ``exc`` is SQLAlchemy's error, or
     psycopg's own from the event loop's connections."""
     if isinstance(exc, PoolTimeout | TimeoutError):
-        return "unavailable"  # every connection busy for the pool's timeout
+        return "unavailable"  # no connection free, or no answer, within the timeout
     if isinstance(exc, DBAPIError) and exc.connection_invalidated:
         return "unavailable"
     driver_error = _driver_error(exc)
     state = getattr(driver_error, "sqlstate", None)
     if state is None:
         # No answer from a server at all (refused, timed out, reset): only a connection
-        # failure is raised without one.
-        operational = isinstance(exc, OperationalError) or isinstance(
-            driver_error, psycopg.OperationalError
-        )
-        return "unavailable" if operational else "error"
+        # failure is raised without one (SQLAlchemy's OperationalError wraps psycopg's).
+        return "unavailable" if isinstance(driver_error, psycopg.OperationalError) else "error"
     if state.startswith("08") or state in _UNAVAILABLE_STATES:
         return "unavailable"
     if state.startswith(("22", "54")):

@@ -13,6 +13,7 @@ settings and ``ANALYZE`` ``planner``'s.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
 from typing import Any
 
 import pandas as pd
@@ -39,9 +40,16 @@ __all__ = [
     "StagingRepository",
     "copy_into_empty_partition",
     "merge_joins",
+    "transaction_start",
     "write_frame",
     "write_selected",
 ]
+
+
+def transaction_start(session: Session) -> datetime:
+    """``now()`` of the session's transaction: what an upsert in it stamps, for the rows a
+    ``COPY`` writes beside it."""
+    return session.scalar(text("SELECT now()"))
 
 
 def write_selected(
@@ -183,7 +191,7 @@ class SetBasedRepository(StagingRepository[ModelT]):
             constants={
                 "partition_key": partition_key,
                 "run_id": run_id,
-                stamped: session.scalar(text("SELECT now()")),
+                stamped: transaction_start(session),
             },
         )
 

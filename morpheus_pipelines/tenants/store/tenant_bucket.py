@@ -25,7 +25,11 @@ from sqlalchemy import func, select, text
 from sqlalchemy.orm import Session
 
 from morpheus_pipelines.db.session import driver_cursor
-from morpheus_pipelines.platform.store.set_based import SetBasedRepository, write_frame
+from morpheus_pipelines.platform.store.set_based import (
+    SetBasedRepository,
+    transaction_start,
+    write_frame,
+)
 from morpheus_pipelines.tenants.store.models import ActiveTenant, SalesOwnedTenant
 from morpheus_pipelines.tenants.store.models.tenants import ENRICHMENT_COLUMNS
 
@@ -184,7 +188,7 @@ class TenantBucketRepository:
         constants: dict[str, object] = {
             "partition_key": partition_key,
             "run_id": run_id,
-            "updated_at": session.scalar(text("SELECT now()")),
+            "updated_at": transaction_start(session),
             "bucket_entered_partition": partition_key,
             "entered_from": "new",
         }
