@@ -13,17 +13,18 @@ from sqlalchemy import select, text
 
 from morpheus_pipelines.db.session import get_session
 from morpheus_pipelines.tenants.store import (
+    DailySummaryRepository,
     HubSpotTargetAccountRepository,
     HubSpotTargetSyncStateRepository,
     RepositoryError,
-    TenantCandidateRepository,
     TenantScoreSnapshotRepository,
 )
-from morpheus_pipelines.tenants.store.models import HubSpotTargetSyncState, TenantCandidate
+from morpheus_pipelines.tenants.store.models import DailySummaryTenant, HubSpotTargetSyncState
 
 sync_state_repo = HubSpotTargetSyncStateRepository()
 account_repo = HubSpotTargetAccountRepository()
-candidate_repo = TenantCandidateRepository()
+# A table keyed by partition and tenant.
+summary_repo = DailySummaryRepository()
 NOW = datetime(2026, 11, 30, 7, 30, tzinfo=UTC)
 
 
@@ -39,11 +40,13 @@ def _account(company_id: str, **overrides: object) -> dict:
     return row
 
 
-def _candidate(tenant_id: str, partition: str = "2026-11-29") -> dict:
+def _summary_row(tenant_id: str, partition: str = "2026-11-29") -> dict:
     return {
         "partition_key": partition,
         "tenant_id": tenant_id,
-        "source_type": "active",
+        "priority": "P1",
+        "change": "new",
+        "reason": "a reason",
         "run_id": "r1",
     }
 
@@ -92,7 +95,7 @@ def test_get_many_by_ids_and_composite_key_refused(database_url: str) -> None:
         assert sorted(a.hubspot_company_id for a in found) == ["1", "3"]
         assert account_repo.get_many_by_ids(session, []) == []
         with pytest.raises(ValueError, match="composite primary key"):
-            candidate_repo.get_many_by_ids(session, [("2026-11-29", "t1")])
+            summary_repo.get_many_by_ids(session, [("2026-11-29", "t1")])
 
 
 def test_get_all_pages_in_key_order(database_url: str) -> None:
@@ -161,12 +164,12 @@ def test_upsert_refuses_conflict_columns_without_unique_constraint(database_url:
 def test_upsert_composite_key(database_url: str) -> None:
     with get_session(database_url) as session:
         for run in ("r1", "r2"):
-            candidate_repo.upsert(
+            summary_repo.upsert(
                 session,
-                {**_candidate("t1"), "run_id": run},
+                {**_summary_row("t1"), "run_id": run},
                 conflict_columns=["partition_key", "tenant_id"],
             )
-        rows = candidate_repo.filter_by(session, tenant_id="t1")
+        rows = summary_repo.filter_by(session, tenant_id="t1")
     assert [(r.partition_key, r.run_id) for r in rows] == [("2026-11-29", "r2")]
 
 
@@ -277,7 +280,7 @@ def test_sync_state_status_constraint(database_url: str) -> None:
     with get_session(database_url) as session:
         sync_state_repo.insert(session, {"list_id": "1", "last_attempt_status": "success"})
         assert session.scalar(select(HubSpotTargetSyncState.last_attempt_status)) == "success"
-        assert session.scalar(select(TenantCandidate)) is None
+        assert session.scalar(select(DailySummaryTenant)) is None
 
 
 def test_staging_tables_are_analysed_with_a_small_sample(database_url: str) -> None:
@@ -309,25 +312,26 @@ def test_copy_if_new_copies_a_new_partition_and_steps_aside_for_an_existing_key(
     database_url: str,
 ) -> None:
     def frame(*tenants: str) -> pd.DataFrame:
-        return pd.DataFrame({"tenant_id": list(tenants), "source_type": "active"})
+        return pd.DataFrame({"tenant_id": list(tenants), "priority": "P1"})
 
     def stored(session) -> list[tuple[str, str]]:
         return session.execute(
             text(
-                "SELECT tenant_id, run_id FROM apac_tenant_candidates "
+                "SELECT tenant_id, run_id FROM apac_daily_summary_tenants "
                 "WHERE partition_key = '2026-11-29' ORDER BY tenant_id"
             )
         ).all()
 
     def copy(session, tenants: pd.DataFrame, run_id: str) -> int | None:
-        return candidate_repo.copy_frame_if_new(
+        return summary_repo.copy_frame_if_new(
             session,
             tenants,
-            columns=["tenant_id", "source_type"],
+            columns=["tenant_id", "priority"],
             constants={
                 "partition_key": "2026-11-29",
                 "run_id": run_id,
-                "forced_sales_owned": False,
+                "change": "new",
+                "reason": "a reason",
             },
         )
 
@@ -337,10 +341,10 @@ def test_copy_if_new_copies_a_new_partition_and_steps_aside_for_an_existing_key(
         # t-2 is there: nothing of this frame is written, and the transaction goes on (the
         # caller upserts instead), so t-3 below is committed with it.
         assert copy(session, frame("t-3", "t-2"), "r2") is None
-        session.add(TenantCandidate(**_candidate("t-3")))
+        session.add(DailySummaryTenant(**_summary_row("t-3")))
         session.flush()
     with get_session(database_url) as session:
         assert stored(session) == [("t-1", "r1"), ("t-2", "r1"), ("t-3", "r1")]
         # Another constraint's violation is not taken for an existing key.
         with pytest.raises(psycopg.errors.NotNullViolation):
-            copy(session, pd.DataFrame({"tenant_id": ["t-4"], "source_type": [None]}), "r3")
+            copy(session, pd.DataFrame({"tenant_id": ["t-4"], "priority": [None]}), "r3")

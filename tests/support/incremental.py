@@ -9,9 +9,11 @@ from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 import pandas as pd
+from psycopg import sql
 from sqlalchemy import text
 
 from morpheus_pipelines.db.session import get_session
+from morpheus_pipelines.platform.store.day_versions import write_day
 from morpheus_pipelines.tenants.rules.matching import SNAPSHOT_COLUMNS, prepare_snapshot
 from morpheus_pipelines.tenants.rules.scoring_model import ScoringModel
 from morpheus_pipelines.tenants.steps.hubspot_snapshot import SnapshotState
@@ -23,6 +25,7 @@ from morpheus_pipelines.tenants.steps.tenant_routing import (
     route_partition,
 )
 from morpheus_pipelines.tenants.steps.tenant_selection import select_partition
+from morpheus_pipelines.tenants.store.enriched_tenant import ANSWER_VERSIONS
 from tests.support.pipeline import SCHEMA, load_source
 
 FIRST_DAY = date(2026, 11, 20)
@@ -59,8 +62,10 @@ class Warehouse:
         with self.session() as session:
             session.execute(
                 text(
-                    "TRUNCATE apac_tenant_candidates, apac_candidate_selections, "
-                    "apac_enriched_tenants, apac_routing_decisions, apac_routing_states, "
+                    "TRUNCATE apac_tenant_candidate_versions, apac_tenant_candidate_days, "
+                    "apac_candidate_selections, "
+                    "apac_enriched_tenant_versions, apac_enriched_tenant_days, "
+                    "apac_routing_decisions, apac_routing_states, "
                     "apac_routing_inputs, "
                     "apac_active_tenants, apac_sales_owned_tenants, apac_tenant_score_snapshots"
                 )
@@ -105,35 +110,40 @@ class Warehouse:
         return routing, scoring
 
     def _enrich(self, partition_key: str, day: dict[str, Any]) -> None:
+        """The day's answers for every candidate not forced Sales-owned, written as the
+        enrichment asset writes them (only what changed)."""
         answers = {t: d for t, d in zip(TENANT_IDS, day["tenants"], strict=True)}
         with self.session() as session:
-            candidates = session.execute(
-                text(
-                    "SELECT tenant_id FROM apac_tenant_candidates WHERE partition_key = :p "
-                    "AND NOT forced_sales_owned"
-                ),
-                {"p": partition_key},
-            ).scalars()
-            for tenant_id in candidates:
-                answer = answers.get(tenant_id)
-                session.execute(
-                    text(
-                        "INSERT INTO apac_enriched_tenants (partition_key, tenant_id, "
-                        "official_website, country, employee_count, industry, "
-                        "enrichment_status, enrichment_error_count, run_id) VALUES (:p, :t, "
-                        ":website, :country, :employees, 'software', 'enriched', 0, 'enrich') "
-                        "ON CONFLICT (partition_key, tenant_id) DO UPDATE SET "
-                        "official_website = EXCLUDED.official_website, "
-                        "country = EXCLUDED.country, employee_count = EXCLUDED.employee_count"
-                    ),
-                    {
-                        "p": partition_key,
-                        "t": tenant_id,
-                        "website": answer and answer["website"],
-                        "country": answer and answer["country"],
-                        "employees": answer and answer["employees"],
-                    },
+            rows = [
+                (
+                    tenant_id,
+                    answer and answer["website"],
+                    answer and answer["country"],
+                    answer and answer["employees"],
                 )
+                for tenant_id, answer in (
+                    (t, answers.get(t))
+                    for t in session.execute(
+                        text(
+                            "SELECT tenant_id FROM apac_tenant_candidates "
+                            "WHERE partition_key = :p AND NOT forced_sales_owned"
+                        ),
+                        {"p": partition_key},
+                    ).scalars()
+                )
+            ]
+            day_rows = sql.SQL(
+                "SELECT t, NULL, NULL, w, NULL, 'software', e, c, 'enriched', 0, "
+                "NULL::timestamptz, NULL, NULL::integer, 'enrich' "
+                "FROM unnest({t}::text[], {w}::text[], {c}::text[], {e}::integer[]) "
+                "AS a(t, w, c, e)"
+            ).format(
+                t=sql.Literal([r[0] for r in rows]),
+                w=sql.Literal([r[1] for r in rows]),
+                c=sql.Literal([r[2] for r in rows]),
+                e=sql.Literal([r[3] for r in rows]),
+            )
+            write_day(session, ANSWER_VERSIONS, day=partition_key, rows=day_rows, complete=True)
 
     def state(self, partition_key: str) -> dict[str, list[tuple]]:
         """Everything a user reads, without the times each run stamps."""

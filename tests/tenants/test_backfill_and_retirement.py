@@ -104,13 +104,16 @@ def test_range_check_fails_when_any_day_of_the_range_fails(three_days: Pipeline)
     pipeline = three_days
     # A decision of the first day that matches no candidate: only a per-day check sees it.
     pipeline.execute(
-        f"INSERT INTO apac_tenant_candidates (partition_key, tenant_id, source_type, run_id, "
-        f"forced_sales_owned) VALUES ('{D}', 't-ghost', 'active', 'x', false)"
+        "INSERT INTO apac_tenant_candidate_versions (valid_from, valid_to, tenant_id, "
+        f"source_type, run_id, forced_sales_owned) SELECT '{D}', min(partition_key), "
+        "'t-ghost', 'active', 'x', false FROM apac_tenant_candidate_days "
+        f"WHERE partition_key > '{D}'"
     )
     pipeline.execute(
         "CREATE FUNCTION keep_ghost() RETURNS trigger AS $$ BEGIN "
         "IF OLD.tenant_id = 't-ghost' THEN RETURN NULL; END IF; RETURN OLD; END $$ "
-        "LANGUAGE plpgsql; CREATE TRIGGER keep_ghost BEFORE DELETE ON apac_tenant_candidates "
+        "LANGUAGE plpgsql; CREATE TRIGGER keep_ghost "
+        "BEFORE DELETE ON apac_tenant_candidate_versions "
         "FOR EACH ROW EXECUTE FUNCTION keep_ghost(); "
         "CREATE FUNCTION no_ghost_decision() RETURNS trigger AS $$ BEGIN "
         "IF NEW.tenant_id = 't-ghost' THEN RETURN NULL; END IF; RETURN NEW; END $$ "

@@ -1,5 +1,6 @@
-"""Selecting a partition's candidates: the first run copies the source rows straight into
-``apac_tenant_candidates``; a re-run stages and upserts them. Both must write the same rows."""
+"""Selecting a partition's candidates: the first day copies the source rows straight into
+the candidate versions; every later day or re-run stages them and writes only what changed.
+Both must give the same rows."""
 
 from __future__ import annotations
 
@@ -7,8 +8,9 @@ from datetime import datetime
 from functools import partial
 
 from morpheus_pipelines.db.session import get_session
+from morpheus_pipelines.platform.store.day_versions import copy_day_if_empty
 from morpheus_pipelines.tenants.steps.tenant_selection import candidate_query, select_partition
-from morpheus_pipelines.tenants.store import TenantCandidateRepository
+from morpheus_pipelines.tenants.store.tenant_candidate import CANDIDATE_VERSIONS, candidate_rows
 from tests.support.pipeline import SCHEMA, load_source, tenant
 
 FIRST, SECOND = "2026-11-27", "2026-11-28"
@@ -46,13 +48,16 @@ def _select(database_url: str, partition_key: str, run_id: str) -> dict[str, int
 
 def _load_new(database_url: str, partition_key: str, run_id: str) -> int | None:
     with get_session(database_url) as session, get_session(database_url) as source:
-        return TenantCandidateRepository().load_new_partition(
+        return copy_day_if_empty(
             session,
+            CANDIDATE_VERSIONS,
+            day=partition_key,
+            rows=candidate_rows(
+                candidate_query(SCHEMA, partition_key, forced_ids=FORCED),
+                run_id=run_id,
+                forced_ids=FORCED,
+            ),
             source=source,
-            query=candidate_query(SCHEMA, partition_key, forced_ids=FORCED),
-            partition_key=partition_key,
-            run_id=run_id,
-            forced_ids=FORCED,
         )
 
 
@@ -71,7 +76,7 @@ def test_a_first_run_copies_what_a_rerun_would_upsert(database_url: str) -> None
             tenant("t-trial", status="free_trial"),
         ],
     )
-    # An empty partition: the rows are copied straight in.
+    # No version valid on the day: the rows are copied straight in.
     assert _load_new(database_url, FIRST, "run-1") == 4
     copied = _rows(database_url, FIRST)
     assert [(r[0], r[1], r[-2], r[-1]) for r in copied] == [
@@ -81,20 +86,20 @@ def test_a_first_run_copies_what_a_rerun_would_upsert(database_url: str) -> None
         ("t-signup", "signup", False, None),
     ]
     # Not empty any more: the copy declines and writes nothing, and a re-run over the
-    # unchanged source upserts nothing (any column the copy computed differently would be
+    # unchanged source writes nothing (any column the copy computed differently would be
     # rewritten and counted).
     assert _load_new(database_url, FIRST, "run-2") is None
     assert _select(database_url, FIRST, "run-2")["rows_written"] == 0
     assert _rows(database_url, FIRST) == copied
 
-    # The upsert path writes what the copy wrote: another day's first run copies its rows,
-    # they are spoiled, and a re-run of that day upserts them back.
-    _select(database_url, SECOND, "run-3")
+    # The comparing path writes what the copy wrote: the next day removes only the signup
+    # of the day before; the versions it carries are spoiled, and a re-run of that day
+    # writes them back.
+    assert _select(database_url, SECOND, "run-3")["rows_written"] == 1
     with get_session(database_url) as session:
         session.connection().exec_driver_sql(
-            "UPDATE apac_tenant_candidates SET name = 'stale', forced_sales_owned = NOT "
-            "forced_sales_owned, rejection_reason = 'stale' WHERE partition_key = %(p)s",
-            {"p": SECOND},
+            "UPDATE apac_tenant_candidate_versions SET name = 'stale', forced_sales_owned = NOT "
+            "forced_sales_owned, rejection_reason = 'stale'"
         )
     # The signup of the 27th is not a candidate of the 28th (status new_user).
     expected = [r for r in copied if r[0] != "t-signup"]

@@ -78,8 +78,8 @@ def test_a_decision_without_its_candidate_is_not_routed_once(routed: Pipeline) -
     """The other direction of ``every_candidate_routed_once``: a decision whose tenant is not
     a candidate of the partition, unless it records the tenant's retirement."""
     routed.execute(
-        f"DELETE FROM apac_tenant_candidates WHERE partition_key = '{PARTITION}' "
-        "AND tenant_id = 't-b'"
+        "DELETE FROM apac_tenant_candidate_versions WHERE tenant_id = 't-b' "
+        f"AND valid_from <= '{PARTITION}' AND (valid_to IS NULL OR valid_to > '{PARTITION}')"
     )
     assert figures(routed)["every_candidate_routed_once"] == 1
     routed.execute(

@@ -66,11 +66,12 @@ def test_an_old_or_unavailable_answer_is_asked_again(
     pipeline.route(DAY_1)
     asked(domain_intel)
     pipeline.execute(
-        "UPDATE apac_enriched_tenants SET enriched_at = enriched_at - interval '31 days' "
+        "UPDATE apac_enriched_tenant_versions SET enriched_at = enriched_at - interval '31 days' "
         "WHERE tenant_id = 't-0'"
     )
     pipeline.execute(  # enriched_at kept: only the status keeps it from being reused
-        "UPDATE apac_enriched_tenants SET enrichment_status = 'unavailable' WHERE tenant_id = 't-1'"
+        "UPDATE apac_enriched_tenant_versions SET enrichment_status = 'unavailable' "
+        "WHERE tenant_id = 't-1'"
     )
 
     pipeline.route(DAY_2)
@@ -132,7 +133,7 @@ def test_an_answer_stored_under_other_domain_lists_is_asked_again(
     pipeline.route(DAY_1)
     asked(domain_intel)
     pipeline.execute(
-        "UPDATE apac_enriched_tenants SET input_fingerprint = "
+        "UPDATE apac_enriched_tenant_versions SET input_fingerprint = "
         "'000000000000:' || split_part(input_fingerprint, ':', 2) WHERE tenant_id = 't-2'"
     )
 

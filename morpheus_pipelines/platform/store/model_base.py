@@ -3,7 +3,7 @@ column lists passed to ``upsert`` are literal SQL identifiers."""
 
 from __future__ import annotations
 
-from sqlalchemy import MetaData, Table
+from sqlalchemy import Column, MetaData, PrimaryKeyConstraint, Table, Text
 from sqlalchemy.orm import DeclarativeBase
 
 # Deterministic constraint names, so Alembic migrations and error messages are stable.
@@ -18,6 +18,30 @@ NAMING_CONVENTION = {
 
 class Base(DeclarativeBase):
     metadata = MetaData(naming_convention=NAMING_CONVENTION)
+
+
+# The views the migrations create: mapped for reading, kept out of ``Base.metadata`` so the
+# comparison of the models with the migrated schema sees tables only.
+VIEWS = MetaData(naming_convention=NAMING_CONVENTION)
+
+
+def day_view(name: str, versions: Table) -> Table:
+    """The view ``name`` over a day-versioned table (``platform.store.day_versions``): the
+    versions' columns without their range, and the day each row answers, ``partition_key``."""
+    key = [c.name for c in versions.primary_key.columns if c.name != "valid_from"]
+    columns = []
+    for column in versions.columns:
+        if column.name not in ("valid_from", "valid_to"):
+            copy = column._copy()
+            copy.primary_key = False
+            columns.append(copy)
+    return Table(
+        name,
+        VIEWS,
+        Column("partition_key", Text, nullable=False),
+        *columns,
+        PrimaryKeyConstraint("partition_key", *key),
+    )
 
 
 def mapped_tables(package: str) -> dict[str, Table]:

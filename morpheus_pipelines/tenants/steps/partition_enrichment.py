@@ -64,11 +64,12 @@ class PartitionEnrichment:
         for status, n in statuses:
             self.status_counts[status] = self.status_counts.get(status, 0) + int(n)
 
-    def add_carried(self, carried: int, status_counts: Mapping[str, int]) -> None:
-        """Answers copied from the partition before, in one statement."""
+    def add_carried(self, carried: int, written: int, status_counts: Mapping[str, int]) -> None:
+        """Answers carried from the partition before, in one statement (``written`` of them
+        changed the partition's answer)."""
         self.tenants += carried
         self.reused += carried
-        self.rows_written += carried
+        self.rows_written += written
         self._count(status_counts.items())
 
     def add_chunk(self, chunk: _AnsweredChunk, rows: int, *, configured: bool) -> None:
@@ -158,11 +159,6 @@ def enrich_partitions(
     totals = PartitionEnrichment()
     answered_after = reuse_cutoff(now, max_age_days, configured=client is not None)
     for partition_key in partition_keys:
-        with session_factory() as session:
-            # Only a re-run can leave answers of tenants that are no longer candidates.
-            rerun = TenantStore(session).enriched.has_partition(
-                session, partition_key=partition_key
-            )
         tenant_ids = None
         if answered_after is not None:
             tenant_ids = _carry_forward(
@@ -183,8 +179,8 @@ def enrich_partitions(
             log=log,
         )
         with session_factory() as session:
-            totals.rows_written += TenantStore(session).enriched.delete_orphans(
-                session, partition_key=partition_key, rerun=rerun
+            totals.rows_written += TenantStore(session).enriched.remove_orphans(
+                session, partition_key=partition_key
             )
     return totals
 
@@ -197,32 +193,28 @@ def _carry_forward(
     answered_after: datetime,
     log: logging.Logger | None,
 ) -> list[str] | None:
-    """Copy, in one statement, the answers of the tenants asked about with the same name and
+    """Carry, in one statement, the answers of the tenants asked about with the same name and
     email in the partition before (docs/pipeline.md, "Enrichment reuse"). Returns the tenants
     still to enrich, or None (every one) when there is no partition before."""
-    with session_factory() as session, session_factory() as source:
+    with session_factory() as session:
         enriched = TenantStore(session).enriched
-        base = enriched.newest_partition_before(session, partition_key=partition_key)
+        base = enriched.base_day(session, partition_key=partition_key)
         if base is None:
             return None
         carried = enriched.carry_forward(
             session,
-            source=source,
             partition_key=partition_key,
             run_id=run_id,
             base_partition=base,
             answered_after=answered_after,
             fingerprint_prefix=fingerprint_prefix(),
         )
-        tenant_ids = enriched.unanswered_candidates(
-            session, partition_key=partition_key, run_id=run_id
-        )
-        totals.add_carried(
-            carried, enriched.status_counts(session, partition_key=partition_key, run_id=run_id)
-        )
+        tenant_ids = enriched.unanswered_candidates(session, partition_key=partition_key)
+        totals.add_carried(carried.carried, carried.written, carried.statuses)
     if log is not None:
         log.info(
-            f"enrichment: {partition_key}: copied {carried:,} answers from {base}; "
+            f"enrichment: {partition_key}: carried {carried.carried:,} answers from {base} "
+            f"({carried.written:,} of them changed); "
             f"{len(tenant_ids or ()):,} tenants left"
         )
     return tenant_ids
@@ -244,7 +236,7 @@ def _answer_chunks(
 
     def write(frame: pd.DataFrame) -> int:
         with session_factory() as session:
-            return TenantStore(session).enriched.upsert_chunk(
+            return TenantStore(session).enriched.write_chunk(
                 session, frame, partition_key=partition_key, run_id=run_id
             )
 

@@ -3,15 +3,21 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 import pandas as pd
 from psycopg import sql
-from sqlalchemy import func, select
+from sqlalchemy import text
 from sqlalchemy.orm import Session
 
 from morpheus_pipelines.db.session import driver_cursor
+from morpheus_pipelines.platform.store.day_versions import (
+    DayVersions,
+    remove_from_day,
+    write_day,
+)
 from morpheus_pipelines.platform.store.planner import analyze
 from morpheus_pipelines.platform.store.set_based import SetBasedRepository
 from morpheus_pipelines.tenants.rules.enrichment import REUSABLE_STATUSES
@@ -23,23 +29,40 @@ ENRICHMENT_RESULT_COLUMNS = ("tenant_id", *ENRICHMENT_COLUMNS, "enrichment_ms")
 STORED_COLUMNS = (*ENRICHMENT_RESULT_COLUMNS, "enriched_at", "input_fingerprint")
 
 
+# Answers are stored once per change (docs/data-layer.md, "Day-versioned tables"). Only
+# the run that wrote an answer and how long it took are not a change on their own.
+ANSWER_VERSIONS = DayVersions(
+    versions="apac_enriched_tenant_versions",
+    days="apac_enriched_tenant_days",
+    key="tenant_id",
+    compared=tuple(c for c in STORED_COLUMNS[1:] if c != "enrichment_ms"),
+    carried=("enrichment_ms", "run_id"),
+)
+# The answers a run copied from the day before, for the rest of its transaction.
+CARRIED = "enrichment_carried"
+# A candidate enrichment asks about: neither forced Sales-owned nor rejected.
+ENRICHABLE = "NOT c.forced_sales_owned AND c.rejection_reason IS NULL"
+
+
 class EnrichedTenantRepository(SetBasedRepository[EnrichedTenant]):
+    """``apac_enriched_tenants``: read through its view, written as versions."""
+
     model_class = EnrichedTenant
 
-    def upsert_chunk(
+    def write_chunk(
         self, session: Session, frame: pd.DataFrame, *, partition_key: str, run_id: str
     ) -> int:
-        """Upsert one chunk of enrichment results; unchanged rows are not rewritten (their
-        timing and run id stay those of the run that produced the values)."""
+        """Write one chunk of answers to the partition; returns the tenants whose answer of
+        the day changed. An unchanged answer is not rewritten (its timing and run id stay
+        those of the run that produced the values)."""
         staging = self.copy_frame_into_staging(session, frame, columns=STORED_COLUMNS)
-        return self.upsert_from_staging(
+        return write_day(
             session,
-            staging,
-            columns=STORED_COLUMNS,
-            conflict_columns=["partition_key", "tenant_id"],
-            touch_columns=["enrichment_ms", "run_id"],
-            computed={"partition_key": sql.Literal(partition_key), "run_id": sql.Literal(run_id)},
-        )
+            ANSWER_VERSIONS,
+            day=partition_key,
+            rows=_answer_rows(sql.Identifier(staging), "s", run_id=run_id),
+            complete=False,
+        ).changed
 
     def reusable_answers(
         self,
@@ -49,9 +72,9 @@ class EnrichedTenantRepository(SetBasedRepository[EnrichedTenant]):
         answered_after: datetime,
     ) -> dict[str, dict[str, Any]]:
         """For each ``(tenant id, input fingerprint)``, the newest ``enriched`` or
-        ``not_found`` answer given for exactly those inputs after ``answered_after``, in any
-        partition: one probe per tenant into the partial index
-        ``ix_apac_enriched_tenants_reuse``."""
+        ``not_found`` answer given for exactly those inputs after ``answered_after``, on any
+        day: one probe per tenant into the partial index
+        ``ix_apac_enriched_tenant_versions_reuse``."""
         if not wanted:
             return {}
         tenants, fingerprints = zip(*wanted, strict=True)
@@ -60,7 +83,7 @@ class EnrichedTenantRepository(SetBasedRepository[EnrichedTenant]):
             cursor.execute(
                 sql.SQL(
                     "SELECT {columns} FROM unnest(%s::text[], %s::text[]) AS w(tenant_id, fp) "
-                    "CROSS JOIN LATERAL (SELECT * FROM apac_enriched_tenants e "
+                    "CROSS JOIN LATERAL (SELECT * FROM apac_enriched_tenant_versions e "
                     "  WHERE e.tenant_id = w.tenant_id AND e.enrichment_status = ANY(%s) "
                     "    AND e.enriched_at > %s AND e.input_fingerprint = w.fp "
                     "  ORDER BY e.enriched_at DESC LIMIT 1) AS e"
@@ -68,6 +91,17 @@ class EnrichedTenantRepository(SetBasedRepository[EnrichedTenant]):
                 (list(tenants), list(fingerprints), list(REUSABLE_STATUSES), answered_after),
             )
             return {row[0]: dict(zip(STORED_COLUMNS, row, strict=True)) for row in cursor}
+
+    def base_day(self, session: Session, *, partition_key: str) -> str | None:
+        """The newest day before ``partition_key`` with answers: what it carries forward."""
+        return session.scalar(
+            text(
+                "SELECT max(d.partition_key) FROM apac_enriched_tenant_days d "
+                "WHERE d.partition_key < :p AND EXISTS (SELECT 1 FROM apac_enriched_tenants e "
+                "WHERE e.partition_key = d.partition_key)"
+            ),
+            {"p": partition_key},
+        )
 
     def carry_forward(
         self,
@@ -78,85 +112,114 @@ class EnrichedTenantRepository(SetBasedRepository[EnrichedTenant]):
         base_partition: str,
         answered_after: datetime,
         fingerprint_prefix: str,
-        source: Session | None = None,
-    ) -> int:
-        """Copy ``base_partition``'s answer for every enrichable candidate of
-        ``partition_key`` asked about with the same name and email that day, when the answer
-        is reusable (``enriched``/``not_found``, given after ``answered_after``, its
-        fingerprint made with today's domain lists: ``fingerprint_prefix``). A copied answer
-        is a reused one (no errors, its original time and duration). ``source``: a second
-        connection to stream the rows with, when the partition has no rows yet
-        (``write_selected``). Returns rows copied."""
+    ) -> CarriedAnswers:
+        """Carry ``base_partition``'s answer to ``partition_key`` for every enrichable
+        candidate asked about with the same name and email that day, when the answer is
+        reusable (``enriched``/``not_found``, given after ``answered_after``, its fingerprint
+        made with today's domain lists: ``fingerprint_prefix``). A carried answer is a reused
+        one (no errors, its original time and duration); only those that differ from the
+        partition's answer are written, normally none. Returns what was carried; the
+        carried tenants stay listed for :meth:`unanswered_candidates` in this
+        transaction."""
         copied = [c for c in STORED_COLUMNS if c not in ("tenant_id", "enrichment_error_count")]
-        rows = sql.SQL(
-            "SELECT {p}, c.tenant_id, {run}, 0, {values} FROM apac_tenant_candidates c "
-            "JOIN apac_tenant_candidates cb "
-            "ON cb.partition_key = {base} AND cb.tenant_id = c.tenant_id "
-            "JOIN apac_enriched_tenants eb "
-            "ON eb.partition_key = {base} AND eb.tenant_id = c.tenant_id "
-            "WHERE c.partition_key = {p} AND NOT c.forced_sales_owned "
-            "AND c.rejection_reason IS NULL "
-            "AND (c.name, c.email) IS NOT DISTINCT FROM (cb.name, cb.email) "
-            "AND eb.enrichment_status = ANY({reusable}::text[]) AND eb.enriched_at > {after} "
-            "AND starts_with(eb.input_fingerprint, {prefix})"
-        ).format(
-            p=sql.Literal(partition_key),
-            run=sql.Literal(run_id),
-            values=sql.SQL(", ").join(sql.SQL("eb.{}").format(sql.Identifier(c)) for c in copied),
-            base=sql.Literal(base_partition),
-            reusable=sql.Literal(list(REUSABLE_STATUSES)),
-            after=sql.Literal(answered_after),
-            prefix=sql.Literal(fingerprint_prefix),
-        )
-        return self.write_rows(
+        with driver_cursor(session) as cursor:
+            cursor.execute(
+                sql.SQL(
+                    "CREATE TEMP TABLE {carried} ON COMMIT DROP AS "
+                    "SELECT c.tenant_id, 0 AS enrichment_error_count, {values} "
+                    "FROM apac_tenant_candidates c JOIN apac_tenant_candidates cb "
+                    "ON cb.partition_key = {base} AND cb.tenant_id = c.tenant_id "
+                    "JOIN apac_enriched_tenants eb "
+                    "ON eb.partition_key = {base} AND eb.tenant_id = c.tenant_id "
+                    "WHERE c.partition_key = {p} AND {enrichable} "
+                    "AND (c.name, c.email) IS NOT DISTINCT FROM (cb.name, cb.email) "
+                    "AND eb.enrichment_status = ANY({reusable}::text[]) "
+                    "AND eb.enriched_at > {after} AND starts_with(eb.input_fingerprint, {prefix})"
+                ).format(
+                    carried=sql.Identifier(CARRIED),
+                    values=sql.SQL(", ").join(
+                        sql.SQL("eb.{}").format(sql.Identifier(c)) for c in copied
+                    ),
+                    base=sql.Literal(base_partition),
+                    p=sql.Literal(partition_key),
+                    enrichable=sql.SQL(ENRICHABLE),
+                    reusable=sql.Literal(list(REUSABLE_STATUSES)),
+                    after=sql.Literal(answered_after),
+                    prefix=sql.Literal(fingerprint_prefix),
+                )
+            )
+            cursor.execute(
+                sql.SQL(
+                    "SELECT enrichment_status, count(*) FROM {} GROUP BY enrichment_status"
+                ).format(sql.Identifier(CARRIED))
+            )
+            statuses = {status: n for status, n in cursor}
+        written = write_day(
             session,
-            columns=["partition_key", "tenant_id", "run_id", "enrichment_error_count", *copied],
-            rows=rows,
-            partition_key=partition_key,
-            source=source,
-        )
+            ANSWER_VERSIONS,
+            day=partition_key,
+            rows=_answer_rows(sql.Identifier(CARRIED), "s", run_id=run_id),
+            complete=False,
+        ).changed
+        return CarriedAnswers(carried=sum(statuses.values()), written=written, statuses=statuses)
 
-    def status_counts(self, session: Session, *, partition_key: str, run_id: str) -> dict[str, int]:
-        """The partition's answers from this run, per status."""
-        e = EnrichedTenant
-        rows = session.execute(
-            select(e.enrichment_status, func.count())
-            .where(e.partition_key == partition_key, e.run_id == run_id)
-            .group_by(e.enrichment_status)
-        )
-        return {status: n for status, n in rows}
-
-    def unanswered_candidates(
-        self, session: Session, *, partition_key: str, run_id: str
-    ) -> list[str]:
-        """The partition's enrichable candidates without an answer from this run, in
-        tenant-id order."""
+    def unanswered_candidates(self, session: Session, *, partition_key: str) -> list[str]:
+        """The partition's enrichable candidates whose answer :meth:`carry_forward` did not
+        carry in this transaction, in tenant-id order."""
         with driver_cursor(session) as cursor:
             cursor.execute(
                 sql.SQL(
                     "SELECT c.tenant_id FROM apac_tenant_candidates c WHERE c.partition_key = {p} "
-                    "AND NOT c.forced_sales_owned AND c.rejection_reason IS NULL "
-                    "AND NOT EXISTS (SELECT 1 FROM apac_enriched_tenants e "
-                    "WHERE e.partition_key = c.partition_key AND e.tenant_id = c.tenant_id "
-                    "AND e.run_id = {run}) ORDER BY c.tenant_id"
-                ).format(p=sql.Literal(partition_key), run=sql.Literal(run_id))
+                    "AND {enrichable} AND NOT EXISTS (SELECT 1 FROM {carried} k "
+                    "WHERE k.tenant_id = c.tenant_id) ORDER BY c.tenant_id"
+                ).format(
+                    p=sql.Literal(partition_key),
+                    enrichable=sql.SQL(ENRICHABLE),
+                    carried=sql.Identifier(CARRIED),
+                )
             )
             return [tenant_id for (tenant_id,) in cursor]
 
-    def delete_orphans(self, session: Session, *, partition_key: str, rerun: bool = True) -> int:
-        """Drop results of tenants that are no longer enrichable candidates of the partition.
-        Only a re-run can leave any: ``rerun`` False skips the search (the statistics are
-        refreshed either way)."""
-        analyze(session, "apac_enriched_tenants")
-        if not rerun:
-            return 0
-        with driver_cursor(session) as cursor:
-            cursor.execute(
-                sql.SQL(
-                    "DELETE FROM apac_enriched_tenants e WHERE e.partition_key = {p} "
-                    "AND NOT EXISTS (SELECT 1 FROM apac_tenant_candidates c "
-                    "WHERE c.partition_key = e.partition_key AND c.tenant_id = e.tenant_id "
-                    "AND NOT c.forced_sales_owned AND c.rejection_reason IS NULL)"
-                ).format(p=sql.Literal(partition_key))
-            )
-            return max(cursor.rowcount, 0)
+    def remove_orphans(self, session: Session, *, partition_key: str) -> int:
+        """Remove from the partition the answers of tenants that are not its enrichable
+        candidates: tenants that left since the day its answers carry forward from, or a
+        re-run's after the source changed. Returns the answers removed."""
+        removed = remove_from_day(
+            session,
+            ANSWER_VERSIONS,
+            day=partition_key,
+            keys=sql.SQL(
+                "SELECT e.tenant_id FROM apac_enriched_tenants e WHERE e.partition_key = {p} "
+                "AND NOT EXISTS (SELECT 1 FROM apac_tenant_candidates c "
+                "WHERE c.partition_key = e.partition_key AND c.tenant_id = e.tenant_id "
+                "AND {enrichable})"
+            ).format(p=sql.Literal(partition_key), enrichable=sql.SQL(ENRICHABLE)),
+        )
+        analyze(session, ANSWER_VERSIONS.versions)
+        return removed
+
+
+@dataclass(frozen=True)
+class CarriedAnswers:
+    """What :meth:`EnrichedTenantRepository.carry_forward` carried."""
+
+    # Tenants whose answer was carried from the day before, and by status.
+    carried: int
+    statuses: dict[str, int]
+    # Of them, those whose answer of the day changed (written): normally none.
+    written: int
+
+
+def _answer_rows(table: sql.Composable, alias: str, *, run_id: str) -> sql.Composable:
+    """The answers in ``table`` in ``ANSWER_VERSIONS.columns`` order, written by ``run_id``."""
+    a = sql.Identifier(alias)
+    return sql.SQL("SELECT {columns}, {run} FROM {table} {a}").format(
+        columns=sql.SQL(", ").join(
+            sql.SQL("{}.{}").format(a, sql.Identifier(c))
+            for c in ANSWER_VERSIONS.columns
+            if c != "run_id"
+        ),
+        run=sql.Literal(run_id),
+        table=table,
+        a=a,
+    )

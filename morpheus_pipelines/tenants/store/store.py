@@ -37,7 +37,7 @@ from morpheus_pipelines.tenants.store.tenant_score_snapshot import TenantScoreSn
 
 @dataclass(frozen=True)
 class TenantStore:
-    """The tenant tables as seen through ``session``: ``store.candidates.load_new_partition(
+    """The tenant tables as seen through ``session``: ``store.candidates.write_partition(
     store.session, ...)``. The caller owns the session and its transaction."""
 
     session: Session

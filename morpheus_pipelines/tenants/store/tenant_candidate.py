@@ -9,15 +9,16 @@ from psycopg import sql
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from morpheus_pipelines.db.session import driver_cursor
 from morpheus_pipelines.platform.store.base import BaseRepository
 from morpheus_pipelines.platform.store.copying import copy_out, read_frame
+from morpheus_pipelines.platform.store.day_versions import (
+    DayVersions,
+    copy_day_if_empty,
+    write_day,
+)
 from morpheus_pipelines.platform.store.keyset import keyset_after
 from morpheus_pipelines.platform.store.planner import analyze
-from morpheus_pipelines.platform.store.set_based import (
-    SetBasedRepository,
-    copy_into_empty_partition,
-)
+from morpheus_pipelines.platform.store.set_based import SetBasedRepository
 from morpheus_pipelines.tenants.store.models import CandidateSelection, TenantCandidate
 
 # What the source selection gives, in this order.
@@ -61,18 +62,37 @@ INTEGER_COLUMNS = (
 )
 
 
-def _computed_columns(
-    partition_key: str, run_id: str, forced_ids: Iterable[str]
-) -> dict[str, sql.Composable]:
-    """The candidate columns the pipeline adds to a source row ``s``."""
+# Candidates are stored once per change (docs/data-layer.md, "Day-versioned tables").
+CANDIDATE_VERSIONS = DayVersions(
+    versions="apac_tenant_candidate_versions",
+    days="apac_tenant_candidate_days",
+    key="tenant_id",
+    compared=(*CANDIDATE_SOURCE_COLUMNS[1:], "forced_sales_owned", "rejection_reason"),
+    carried=("run_id",),
+)
+
+
+def candidate_rows(
+    query: sql.Composable, *, run_id: str, forced_ids: Iterable[str]
+) -> sql.Composable:
+    """The day's candidate rows, in ``CANDIDATE_VERSIONS.columns`` order, from the source rows
+    of ``query`` (``CANDIDATE_SOURCE_COLUMNS``): with whether each is forced Sales-owned, why
+    it is rejected, and the run."""
     forced = sql.Literal(sorted(forced_ids))
-    return {
-        "partition_key": sql.Literal(partition_key),
-        "forced_sales_owned": sql.SQL("s.tenant_id = ANY({}::text[])").format(forced),
+    return sql.SQL(
+        "SELECT {columns}, s.tenant_id = ANY({forced}::text[]), "
         # A blank id cannot be routed or joined on; it is kept with its reason.
-        "rejection_reason": sql.SQL("CASE WHEN btrim(s.tenant_id) = '' THEN 'blank tenant id' END"),
-        "run_id": sql.Literal(run_id),
-    }
+        "CASE WHEN btrim(s.tenant_id) = '' THEN 'blank tenant id' END, {run} "
+        "FROM ({query}) AS s ({names})"
+    ).format(
+        columns=sql.SQL(", ").join(
+            sql.SQL("s.{}").format(sql.Identifier(c)) for c in CANDIDATE_SOURCE_COLUMNS
+        ),
+        forced=forced,
+        run=sql.Literal(run_id),
+        query=query,
+        names=sql.SQL(", ").join(map(sql.Identifier, CANDIDATE_SOURCE_COLUMNS)),
+    )
 
 
 class CandidateSelectionRepository(BaseRepository[CandidateSelection]):
@@ -80,43 +100,11 @@ class CandidateSelectionRepository(BaseRepository[CandidateSelection]):
 
 
 class TenantCandidateRepository(SetBasedRepository[TenantCandidate]):
-    """``apac_tenant_candidates``, and ``apac_candidate_selections`` (one row per partition)."""
+    """``apac_tenant_candidates`` (read through its view; written as versions), and
+    ``apac_candidate_selections`` (one row per partition)."""
 
     model_class = TenantCandidate
     selections = CandidateSelectionRepository()
-
-    def replace_partition(
-        self,
-        session: Session,
-        staging: str,
-        *,
-        partition_key: str,
-        run_id: str,
-        forced_ids: Iterable[str],
-    ) -> int:
-        """Make the partition's candidates exactly the staged rows; returns rows written.
-
-        Unchanged rows are left as they were (their ``run_id`` included), so re-running a
-        partition over unchanged source data leaves the table byte-identical.
-        """
-        written = self.upsert_from_staging(
-            session,
-            staging,
-            columns=CANDIDATE_SOURCE_COLUMNS,
-            conflict_columns=["partition_key", "tenant_id"],
-            touch_columns=["run_id"],
-            computed=_computed_columns(partition_key, run_id, forced_ids),
-        )
-        with driver_cursor(session) as cursor:
-            cursor.execute(
-                sql.SQL(
-                    "DELETE FROM apac_tenant_candidates c WHERE c.partition_key = {p} "
-                    "AND NOT EXISTS (SELECT 1 FROM {s} s WHERE s.tenant_id = c.tenant_id)"
-                ).format(p=sql.Literal(partition_key), s=sql.Identifier(staging))
-            )
-            written += max(cursor.rowcount, 0)
-        analyze(session, "apac_tenant_candidates")
-        return written
 
     def write_partition(
         self,
@@ -129,60 +117,31 @@ class TenantCandidateRepository(SetBasedRepository[TenantCandidate]):
         forced_ids: Iterable[str],
     ) -> int:
         """Make the partition's candidates exactly the rows of ``query`` (run on ``source``,
-        columns in ``CANDIDATE_SOURCE_COLUMNS`` order); returns rows written. A first run
-        copies them straight in (:meth:`load_new_partition`); a re-run stages them and
-        upserts (:meth:`replace_partition`)."""
-        written = self.load_new_partition(
+        columns in ``CANDIDATE_SOURCE_COLUMNS`` order); returns the tenants whose row of the
+        day changed. Only those are written: an unchanged candidate keeps the version it
+        has, its ``run_id`` included, so a quiet day or a re-run over unchanged source data
+        writes nothing. With no version valid on the day yet (the first day) the rows are
+        streamed straight in; otherwise they are staged and compared."""
+        written = copy_day_if_empty(
             session,
+            CANDIDATE_VERSIONS,
+            day=partition_key,
+            rows=candidate_rows(query, run_id=run_id, forced_ids=forced_ids),
             source=source,
-            query=query,
-            partition_key=partition_key,
-            run_id=run_id,
-            forced_ids=forced_ids,
         )
-        if written is not None:
-            return written
-        staging = self.stream_into_staging(
-            session, copy_out(source, query), columns=CANDIDATE_SOURCE_COLUMNS
-        )
-        return self.replace_partition(
-            session, staging, partition_key=partition_key, run_id=run_id, forced_ids=forced_ids
-        )
-
-    def load_new_partition(
-        self,
-        session: Session,
-        *,
-        source: Session,
-        query: sql.Composable,
-        partition_key: str,
-        run_id: str,
-        forced_ids: Iterable[str],
-    ) -> int | None:
-        """When the partition has no candidates yet (its first run, every day's case), stream
-        the rows of ``query`` — run on ``source``, columns in ``CANDIDATE_SOURCE_COLUMNS``
-        order — straight into the table, with the columns :meth:`replace_partition` computes
-        computed by the same expressions; returns rows written. Otherwise None, nothing
-        written (:meth:`write_partition` then stages and upserts them)."""
-        computed = _computed_columns(partition_key, run_id, forced_ids)
-        rows = sql.SQL("SELECT {columns}, {computed} FROM ({query}) AS s ({names})").format(
-            columns=sql.SQL(", ").join(
-                sql.SQL("s.{}").format(sql.Identifier(c)) for c in CANDIDATE_SOURCE_COLUMNS
-            ),
-            computed=sql.SQL(", ").join(computed.values()),
-            query=query,
-            names=sql.SQL(", ").join(map(sql.Identifier, CANDIDATE_SOURCE_COLUMNS)),
-        )
-        written = copy_into_empty_partition(
-            session,
-            table=self.table.name,
-            columns=[*CANDIDATE_SOURCE_COLUMNS, *computed],
-            select=rows,
-            source=source,
-            partition_key=partition_key,
-        )
-        if written is not None:
-            analyze(session, self.table.name)
+        if written is None:
+            staging = self.stream_into_staging(
+                session, copy_out(source, query), columns=CANDIDATE_SOURCE_COLUMNS
+            )
+            staged = sql.SQL("SELECT * FROM {}").format(sql.Identifier(staging))
+            written = write_day(
+                session,
+                CANDIDATE_VERSIONS,
+                day=partition_key,
+                rows=candidate_rows(staged, run_id=run_id, forced_ids=forced_ids),
+                complete=True,
+            ).changed
+        analyze(session, CANDIDATE_VERSIONS.versions)
         return written
 
     def record_selection(

@@ -16,11 +16,15 @@ from morpheus_pipelines.tenants.store.models.tenants import (
     ActiveTenant,
     CandidateSelection,
     EnrichedTenant,
+    EnrichedTenantDay,
+    EnrichedTenantVersion,
     RoutingDecision,
     RoutingInput,
     RoutingState,
     SalesOwnedTenant,
     TenantCandidate,
+    TenantCandidateDay,
+    TenantCandidateVersion,
 )
 
 __all__ = [
@@ -30,6 +34,8 @@ __all__ = [
     "DailySummaryMetric",
     "DailySummaryTenant",
     "EnrichedTenant",
+    "EnrichedTenantDay",
+    "EnrichedTenantVersion",
     "HubSpotTargetAccount",
     "HubSpotTargetSyncState",
     "ReportDelivery",
@@ -38,6 +44,8 @@ __all__ = [
     "RoutingState",
     "SalesOwnedTenant",
     "TenantCandidate",
+    "TenantCandidateDay",
+    "TenantCandidateVersion",
     "TenantScoreSnapshot",
     "WeeklyMetric",
 ]

@@ -19,7 +19,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
-from morpheus_pipelines.platform.store.model_base import Base
+from morpheus_pipelines.platform.store.model_base import Base, day_view
 from morpheus_pipelines.tenants.rules.vocabulary import (
     Bucket,
     MatchMethod,
@@ -50,12 +50,9 @@ def _in(column: str, values: tuple[str, ...]) -> str:
     return f"{column} IS NULL OR {column} IN ({', '.join(repr(v) for v in values)})"
 
 
-class TenantCandidate(Base):
-    """A tenant selected for one partition (active candidate or that day's signup)."""
+class _CandidateColumns:
+    """What the source and the pipeline say of a selected tenant."""
 
-    __tablename__ = "apac_tenant_candidates"
-
-    partition_key: Mapped[str] = mapped_column(Text, primary_key=True)
     tenant_id: Mapped[str] = mapped_column(Text, primary_key=True)
     source_type: Mapped[str] = mapped_column(Text, nullable=False)
     custom_id: Mapped[str | None] = mapped_column(Text)
@@ -72,7 +69,36 @@ class TenantCandidate(Base):
     rejection_reason: Mapped[str | None] = mapped_column(Text)
     run_id: Mapped[str] = mapped_column(Text, nullable=False)
 
-    __table_args__ = (CheckConstraint(_in("source_type", SOURCE_TYPES), name="source_type"),)
+
+class TenantCandidateVersion(_CandidateColumns, Base):
+    """A tenant's candidate row, valid for the days ``[valid_from, valid_to)`` (open while
+    ``valid_to`` is NULL): written when it changes, not every day (docs/data-layer.md,
+    "Day-versioned tables")."""
+
+    __tablename__ = "apac_tenant_candidate_versions"
+    __table_args__ = (
+        CheckConstraint(_in("source_type", SOURCE_TYPES), name="source_type"),
+        CheckConstraint("valid_to IS NULL OR valid_to > valid_from", name="valid_range"),
+        {"postgresql_with": {"fillfactor": 90}},
+    )
+
+    valid_from: Mapped[str] = mapped_column(Text, primary_key=True)
+    valid_to: Mapped[str | None] = mapped_column(Text)
+
+
+class TenantCandidateDay(Base):
+    """A day whose candidates were written: the days ``apac_tenant_candidates`` answers."""
+
+    __tablename__ = "apac_tenant_candidate_days"
+
+    partition_key: Mapped[str] = mapped_column(Text, primary_key=True)
+
+
+class TenantCandidate(Base):
+    """A tenant selected for one partition (active candidate or that day's signup): the view
+    ``apac_tenant_candidates`` over the versions valid on each written day. Read only."""
+
+    __table__ = day_view("apac_tenant_candidates", TenantCandidateVersion.__table__)
 
 
 class CandidateSelection(Base):
@@ -92,13 +118,16 @@ class CandidateSelection(Base):
     candidates: Mapped[int] = mapped_column(Integer, nullable=False)
 
 
-class EnrichedTenant(Base):
-    """Enrichment of one partition's candidate: email-domain class and Domain Intelligence."""
+class EnrichedTenantVersion(Base):
+    """Enrichment of a candidate (email-domain class and Domain Intelligence), valid for the
+    days ``[valid_from, valid_to)`` (open while ``valid_to`` is NULL): written when it
+    changes, not every day (docs/data-layer.md, "Day-versioned tables")."""
 
-    __tablename__ = "apac_enriched_tenants"
+    __tablename__ = "apac_enriched_tenant_versions"
 
-    partition_key: Mapped[str] = mapped_column(Text, primary_key=True)
     tenant_id: Mapped[str] = mapped_column(Text, primary_key=True)
+    valid_from: Mapped[str] = mapped_column(Text, primary_key=True)
+    valid_to: Mapped[str | None] = mapped_column(Text)
     email_domain: Mapped[str | None] = mapped_column(Text)
     email_domain_class: Mapped[str | None] = mapped_column(Text)
     official_website: Mapped[str | None] = mapped_column(Text)
@@ -116,13 +145,30 @@ class EnrichedTenant(Base):
     input_fingerprint: Mapped[str | None] = mapped_column(Text)
 
     __table_args__ = (
+        CheckConstraint("valid_to IS NULL OR valid_to > valid_from", name="valid_range"),
         Index(
-            "ix_apac_enriched_tenants_reuse",
+            "ix_apac_enriched_tenant_versions_reuse",
             "tenant_id",
             text("enriched_at DESC"),
             postgresql_where=text("enrichment_status IN ('enriched', 'not_found')"),
         ),
+        {"postgresql_with": {"fillfactor": 90}},
     )
+
+
+class EnrichedTenantDay(Base):
+    """A day whose enrichment was written: the days ``apac_enriched_tenants`` answers."""
+
+    __tablename__ = "apac_enriched_tenant_days"
+
+    partition_key: Mapped[str] = mapped_column(Text, primary_key=True)
+
+
+class EnrichedTenant(Base):
+    """Enrichment of one partition's candidate: the view ``apac_enriched_tenants`` over the
+    versions valid on each written day. Read only."""
+
+    __table__ = day_view("apac_enriched_tenants", EnrichedTenantVersion.__table__)
 
 
 class _TenantBucketColumns:

@@ -1,0 +1,281 @@
+"""Rows valid for a range of days: a day-partitioned table that stores a change once, not a
+copy of every unchanged row every day.
+
+A day-versioned table keeps, for each key (a tenant), *versions* valid from one day up to —
+not including — another, ``[valid_from, valid_to)`` with ``valid_to`` NULL while open, as
+slowly-changing-dimension tables and dbt snapshots keep them. A second table lists the days
+written. A view joins the two into the rows of every written day under the old table's name
+and columns, so a reader still asks for ``partition_key = P`` and gets one row per key valid
+on day P.
+
+Writing day P (:func:`write_day`) compares the day's rows with the versions valid on P and
+writes only the difference:
+
+* an unchanged key: nothing;
+* a changed or removed key: its version valid on P ends at P (or is deleted when it starts
+  at P: a re-run); when that version was also valid on the next written day, a copy of it
+  continues from that day, so no other day's rows move (a backfill of an older day);
+* a changed or new key: a version from P up to the next written day, open on the newest.
+
+So re-running a day over the same rows writes nothing, and every written day keeps answering
+what was last written for it. Everything happens in the caller's transaction, under a
+transaction-level advisory lock per table: the next written day and the versions valid on P
+must not move while a write compares against them.
+
+Hand-written: PostgreSQL has no range-valid storage of its own (SQL:2011 system versioning is
+keyed by transaction time, not by the day a row belongs to, and PostgreSQL does not have it),
+and the libraries that keep slowly-changing dimensions are warehouse tools (dbt snapshots),
+not something a repository can call inside its transaction.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from psycopg import Cursor, sql
+from sqlalchemy.orm import Session
+
+from morpheus_pipelines.db.session import driver_cursor
+from morpheus_pipelines.platform.store.copying import copy_out
+
+
+@dataclass(frozen=True)
+class DayVersions:
+    """One day-versioned table: where its versions and its written days are, and which
+    columns make a change."""
+
+    # The table of versions: ``key``, ``valid_from``, ``valid_to`` and the columns below.
+    versions: str
+    # The days written, one ``partition_key`` each: what the view answers.
+    days: str
+    key: str
+    # A change in any of these opens a new version.
+    compared: tuple[str, ...]
+    # Written with a new version but no change on their own (the run that wrote it).
+    carried: tuple[str, ...] = ()
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        """The columns a day's rows give, in this order."""
+        return (self.key, *self.compared, *self.carried)
+
+
+@dataclass(frozen=True)
+class DayWrite:
+    """What writing one day changed."""
+
+    # Keys whose row of the day changed: new, changed and removed keys.
+    changed: int
+    # Versions opened at the day: new and changed keys.
+    opened: int
+    # Versions continued from the next written day (only a backfill or a re-run has any).
+    continued: int
+
+
+def _identifiers(names: tuple[str, ...] | list[str], prefix: str = "") -> sql.Composable:
+    return sql.SQL(", ").join(
+        sql.SQL(prefix) + sql.Identifier(name) if prefix else sql.Identifier(name) for name in names
+    )
+
+
+def _valid_on(alias: str, day: sql.Composable) -> sql.Composable:
+    return sql.SQL("{a}.valid_from <= {d} AND ({a}.valid_to IS NULL OR {a}.valid_to > {d})").format(
+        a=sql.Identifier(alias), d=day
+    )
+
+
+def open_day(session: Session, table: DayVersions, *, day: str) -> str | None:
+    """Lock ``table`` for the rest of the transaction, add ``day`` to its written days, and
+    return the next written day after it (None when ``day`` is the newest)."""
+    with driver_cursor(session) as cursor:
+        cursor.execute(
+            "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
+            (f"day_versions:{table.versions}",),
+        )
+        cursor.execute(
+            sql.SQL("INSERT INTO {days} (partition_key) VALUES (%s) ON CONFLICT DO NOTHING").format(
+                days=sql.Identifier(table.days)
+            ),
+            (day,),
+        )
+        cursor.execute(
+            sql.SQL("SELECT min(partition_key) FROM {days} WHERE partition_key > %s").format(
+                days=sql.Identifier(table.days)
+            ),
+            (day,),
+        )
+        return cursor.fetchone()[0]
+
+
+def copy_day_if_empty(
+    session: Session, table: DayVersions, *, day: str, rows: sql.Composable, source: Session
+) -> int | None:
+    """When no version is valid on ``day`` (the table's first day, every key new), stream the
+    rows of ``rows`` — run on ``source``, in ``table.columns`` order — straight into the
+    versions as bytes, never parsed, and return rows written; otherwise None and nothing
+    written (:func:`write_day` then compares them). ``source`` may be another database."""
+    following = open_day(session, table, day=day)
+    with driver_cursor(session) as cursor:
+        cursor.execute(
+            sql.SQL("SELECT NOT EXISTS (SELECT 1 FROM {versions} v WHERE {valid})").format(
+                versions=sql.Identifier(table.versions), valid=_valid_on("v", sql.Literal(day))
+            )
+        )
+        if not cursor.fetchone()[0]:
+            return None
+    bounded = sql.SQL("SELECT r.*, {day}::text, {following}::text FROM ({rows}) AS r").format(
+        day=sql.Literal(day), following=sql.Literal(following), rows=rows
+    )
+    with driver_cursor(session) as writer:
+        with writer.copy(
+            sql.SQL("COPY {versions} ({columns}, valid_from, valid_to) FROM STDIN").format(
+                versions=sql.Identifier(table.versions), columns=_identifiers(table.columns)
+            )
+        ) as rows_in:
+            for chunk in copy_out(source, bounded):
+                rows_in.write(chunk)
+        return max(writer.rowcount, 0)
+
+
+def write_day(
+    session: Session, table: DayVersions, *, day: str, rows: sql.Composable, complete: bool
+) -> DayWrite:
+    """Make ``day``'s rows of ``table`` those of ``rows`` (a query on ``session`` giving
+    ``table.columns`` in order, one row per key), writing only what differs from the versions
+    valid on the day. ``complete``: ``rows`` are the whole day, and a key without a row is
+    removed from it; otherwise only the keys in ``rows`` are written."""
+    following = open_day(session, table, day=day)
+    key = sql.Identifier(table.key)
+    d = sql.Literal(day)
+    nxt = sql.Literal(following)
+    names = list(table.columns)
+    changes = sql.Identifier(f"day_changes_{table.versions}")
+    versions = sql.Identifier(table.versions)
+    with driver_cursor(session) as cursor:
+        cursor.execute(
+            sql.SQL(
+                "CREATE TEMP TABLE {changes} ON COMMIT DROP AS "
+                "SELECT coalesce(n.{key}, o.{key}) AS day_key, o.valid_from AS old_from, "
+                "(o.{key} IS NOT NULL AND {nxt}::text IS NOT NULL "
+                " AND (o.valid_to IS NULL OR o.valid_to > {nxt}::text)) AS old_continues, "
+                "n.{key} IS NOT NULL AS present, {new_columns} "
+                "FROM ({rows}) AS n ({names}) {join} "
+                "(SELECT * FROM {versions} v WHERE {valid}) AS o ON o.{key} = n.{key} "
+                "WHERE o.{key} IS NULL OR n.{key} IS NULL "
+                "OR ({new_compared}) IS DISTINCT FROM ({old_compared})"
+            ).format(
+                changes=changes,
+                key=key,
+                nxt=nxt,
+                new_columns=sql.SQL(", ").join(
+                    sql.SQL("n.{c} AS {c}").format(c=sql.Identifier(c))
+                    for c in names
+                    if c != table.key
+                ),
+                rows=rows,
+                names=_identifiers(names),
+                join=sql.SQL("FULL JOIN" if complete else "LEFT JOIN"),
+                versions=versions,
+                valid=_valid_on("v", d),
+                new_compared=_row(table.compared, "n"),
+                old_compared=_row(table.compared, "o"),
+            )
+        )
+        changed = max(cursor.rowcount, 0)
+        continued, opened = _apply_changes(cursor, table, changes, day=day, following=following)
+    return DayWrite(changed=changed, opened=opened, continued=continued)
+
+
+def remove_from_day(session: Session, table: DayVersions, *, day: str, keys: sql.Composable) -> int:
+    """Remove the keys ``keys`` gives (a query on ``session``) from ``day``'s rows, leaving
+    every other day's as they are; returns the keys removed (those with a row that day)."""
+    following = open_day(session, table, day=day)
+    changes = sql.Identifier(f"day_changes_{table.versions}")
+    key = sql.Identifier(table.key)
+    with driver_cursor(session) as cursor:
+        cursor.execute(
+            sql.SQL(
+                "CREATE TEMP TABLE {changes} ON COMMIT DROP AS "
+                "SELECT o.{key} AS day_key, o.valid_from AS old_from, "
+                "({nxt}::text IS NOT NULL "
+                " AND (o.valid_to IS NULL OR o.valid_to > {nxt}::text)) AS old_continues, "
+                "false AS present, {old_columns} FROM {versions} o "
+                "WHERE {valid} AND o.{key} IN ({keys})"
+            ).format(
+                changes=changes,
+                key=key,
+                nxt=sql.Literal(following),
+                old_columns=_identifiers(table.columns[1:], "o."),
+                versions=sql.Identifier(table.versions),
+                valid=_valid_on("o", sql.Literal(day)),
+                keys=keys,
+            )
+        )
+        removed = max(cursor.rowcount, 0)
+        _apply_changes(cursor, table, changes, day=day, following=following)
+    return removed
+
+
+def _apply_changes(
+    cursor: Cursor, table: DayVersions, changes: sql.Identifier, *, day: str, following: str | None
+) -> tuple[int, int]:
+    """Write the day's changes listed in ``changes`` (each key's version valid on the day,
+    whether it continues past the next written day, and its new row when ``present``);
+    returns the versions continued and opened."""
+    key = sql.Identifier(table.key)
+    d = sql.Literal(day)
+    nxt = sql.Literal(following)
+    names = list(table.columns)
+    versions = sql.Identifier(table.versions)
+    continued = 0
+    if following is not None:
+        cursor.execute(
+            sql.SQL(
+                "INSERT INTO {versions} ({key}, valid_from, valid_to, {values}) "
+                "SELECT v.{key}, {nxt}, v.valid_to, {old_values} FROM {versions} v "
+                "JOIN {changes} c ON c.day_key = v.{key} AND c.old_from = v.valid_from "
+                "WHERE c.old_continues"
+            ).format(
+                versions=versions,
+                key=key,
+                values=_identifiers(names[1:]),
+                nxt=nxt,
+                old_values=_identifiers(names[1:], "v."),
+                changes=changes,
+            )
+        )
+        continued = max(cursor.rowcount, 0)
+    cursor.execute(
+        sql.SQL(
+            "DELETE FROM {versions} v USING {changes} c "
+            "WHERE c.day_key = v.{key} AND c.old_from = v.valid_from AND v.valid_from = {d}"
+        ).format(versions=versions, changes=changes, key=key, d=d)
+    )
+    cursor.execute(
+        sql.SQL(
+            "UPDATE {versions} v SET valid_to = {d} FROM {changes} c "
+            "WHERE c.day_key = v.{key} AND c.old_from = v.valid_from AND v.valid_from < {d}"
+        ).format(versions=versions, changes=changes, key=key, d=d)
+    )
+    cursor.execute(
+        sql.SQL(
+            "INSERT INTO {versions} ({key}, valid_from, valid_to, {values}) "
+            "SELECT c.day_key, {d}, {nxt}, {new_values} FROM {changes} c WHERE c.present"
+        ).format(
+            versions=versions,
+            key=key,
+            values=_identifiers(names[1:]),
+            d=d,
+            nxt=nxt,
+            new_values=_identifiers(names[1:], "c."),
+            changes=changes,
+        )
+    )
+    opened = max(cursor.rowcount, 0)
+    cursor.execute(sql.SQL("DROP TABLE {changes}").format(changes=changes))
+    return continued, opened
+
+
+def _row(columns: tuple[str, ...], alias: str) -> sql.Composable:
+    # ROW(...) so that a single compared column still compares as a row.
+    return sql.SQL("ROW({})").format(_identifiers(columns, f"{alias}."))
