@@ -21,6 +21,7 @@ from morpheus_pipelines.platform.store.day_versions import (
     DayVersions,
     copy_day_if_empty,
     remove_from_day,
+    rows_on,
     write_day,
 )
 
@@ -75,6 +76,22 @@ def _stored(session: Session) -> dict[str, Day]:
             assert k not in days[partition_key], f"{k} twice on {partition_key}"
             days[partition_key][k] = ((a, b), run)
     return days
+
+
+def _stored_by_day(session: Session, days: list[str]) -> dict[str, Day]:
+    """Each day read as ``rows_on`` gives it, as the repositories read it."""
+    stored: dict[str, Day] = {}
+    with session.connection().connection.driver_connection.cursor() as cursor:
+        for day in days:
+            cursor.execute(
+                sql.SQL("SELECT partition_key, k, a, b, run FROM {}").format(
+                    rows_on(TABLE, sql.Literal(day))
+                )
+            )
+            rows = cursor.fetchall()
+            assert {partition_key for partition_key, *_ in rows} <= {day}
+            stored[day] = {k: ((a, b), run) for _, k, a, b, run in rows}
+    return stored
 
 
 def _versions(session: Session) -> list[tuple]:
@@ -158,6 +175,9 @@ def _apply(history: dict[str, Day], versioned: str, write: Write, run: str) -> N
     assert changed == _changed(previous, expected)
     with get_session(versioned) as session:
         assert _stored(session) == history
+        assert _stored_by_day(session, sorted(history)) == history
+        # A day not written answers nothing.
+        assert _stored_by_day(session, ["2026-10-31"]) == {"2026-10-31": {}}
         versions = _versions(session)
     # The same write again changes nothing.
     with get_session(versioned) as session:

@@ -25,7 +25,7 @@ from morpheus_pipelines.tenants.steps.tenant_routing import (
     route_partition,
 )
 from morpheus_pipelines.tenants.steps.tenant_selection import select_partition
-from morpheus_pipelines.tenants.store.enriched_tenant import ANSWER_VERSIONS
+from morpheus_pipelines.tenants.store.day_tables import ANSWER_VERSIONS
 from tests.support.pipeline import SCHEMA, load_source
 
 FIRST_DAY = date(2026, 11, 20)

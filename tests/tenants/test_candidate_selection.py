@@ -10,7 +10,8 @@ from functools import partial
 from morpheus_pipelines.db.session import get_session
 from morpheus_pipelines.platform.store.day_versions import copy_day_if_empty
 from morpheus_pipelines.tenants.steps.tenant_selection import candidate_query, select_partition
-from morpheus_pipelines.tenants.store.tenant_candidate import CANDIDATE_VERSIONS, candidate_rows
+from morpheus_pipelines.tenants.store.day_tables import CANDIDATE_VERSIONS
+from morpheus_pipelines.tenants.store.tenant_candidate import candidate_rows
 from tests.support.pipeline import SCHEMA, load_source, tenant
 
 FIRST, SECOND = "2026-11-27", "2026-11-28"

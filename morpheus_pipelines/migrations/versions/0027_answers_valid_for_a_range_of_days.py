@@ -115,7 +115,9 @@ def downgrade() -> None:
         sa.Column("partition_key", sa.Text(), nullable=False),
         sa.Column("tenant_id", sa.Text(), nullable=False),
         *_value_columns(),
-        sa.PrimaryKeyConstraint("partition_key", "tenant_id", name=op.f("pk_apac_enriched_tenants")),
+        sa.PrimaryKeyConstraint(
+            "partition_key", "tenant_id", name=op.f("pk_apac_enriched_tenants")
+        ),
     )
     op.execute("INSERT INTO apac_enriched_tenants SELECT * FROM apac_enriched_tenants_rows")
     op.execute("DROP TABLE apac_enriched_tenants_rows")

@@ -68,7 +68,7 @@ from morpheus_pipelines.tenants.rules.enrichment import (
     UNAVAILABLE,
     service_inputs,
 )
-from morpheus_pipelines.tenants.store.enriched_tenant import ENRICHMENT_RESULT_COLUMNS
+from morpheus_pipelines.tenants.store.day_tables import ENRICHMENT_RESULT_COLUMNS
 
 __all__ = [
     "ENRICHED",

@@ -13,31 +13,18 @@ from sqlalchemy import text
 from sqlalchemy.orm import Session
 
 from morpheus_pipelines.db.session import driver_cursor
-from morpheus_pipelines.platform.store.day_versions import (
-    DayVersions,
-    remove_from_day,
-    write_day,
-)
+from morpheus_pipelines.platform.store.day_versions import remove_from_day, write_day
 from morpheus_pipelines.platform.store.planner import analyze
 from morpheus_pipelines.platform.store.set_based import SetBasedRepository
 from morpheus_pipelines.tenants.rules.enrichment import REUSABLE_STATUSES
-from morpheus_pipelines.tenants.store.models import EnrichedTenant
-from morpheus_pipelines.tenants.store.models.tenants import ENRICHMENT_COLUMNS
-
-ENRICHMENT_RESULT_COLUMNS = ("tenant_id", *ENRICHMENT_COLUMNS, "enrichment_ms")
-# What reuse needs besides the result: when the service answered, and what it was asked.
-STORED_COLUMNS = (*ENRICHMENT_RESULT_COLUMNS, "enriched_at", "input_fingerprint")
-
-
-# Answers are stored once per change (docs/data-layer.md, "Day-versioned tables"). Only
-# the run that wrote an answer and how long it took are not a change on their own.
-ANSWER_VERSIONS = DayVersions(
-    versions="apac_enriched_tenant_versions",
-    days="apac_enriched_tenant_days",
-    key="tenant_id",
-    compared=tuple(c for c in STORED_COLUMNS[1:] if c != "enrichment_ms"),
-    carried=("enrichment_ms", "run_id"),
+from morpheus_pipelines.tenants.store.day_tables import (
+    ANSWER_VERSIONS,
+    STORED_COLUMNS,
+    answers_on,
+    candidates_on,
 )
+from morpheus_pipelines.tenants.store.models import EnrichedTenant
+
 # The answers a run copied from the day before, for the rest of its transaction.
 CARRIED = "enrichment_carried"
 # A candidate enrichment asks about: neither forced Sales-owned nor rejected.
@@ -97,8 +84,9 @@ class EnrichedTenantRepository(SetBasedRepository[EnrichedTenant]):
         return session.scalar(
             text(
                 "SELECT max(d.partition_key) FROM apac_enriched_tenant_days d "
-                "WHERE d.partition_key < :p AND EXISTS (SELECT 1 FROM apac_enriched_tenants e "
-                "WHERE e.partition_key = d.partition_key)"
+                "WHERE d.partition_key < :p AND EXISTS (SELECT FROM "
+                "apac_enriched_tenant_versions v WHERE v.valid_from <= d.partition_key "
+                "AND (v.valid_to IS NULL OR v.valid_to > d.partition_key))"
             ),
             {"p": partition_key},
         )
@@ -127,11 +115,9 @@ class EnrichedTenantRepository(SetBasedRepository[EnrichedTenant]):
                 sql.SQL(
                     "CREATE TEMP TABLE {carried} ON COMMIT DROP AS "
                     "SELECT c.tenant_id, 0 AS enrichment_error_count, {values} "
-                    "FROM apac_tenant_candidates c JOIN apac_tenant_candidates cb "
-                    "ON cb.partition_key = {base} AND cb.tenant_id = c.tenant_id "
-                    "JOIN apac_enriched_tenants eb "
-                    "ON eb.partition_key = {base} AND eb.tenant_id = c.tenant_id "
-                    "WHERE c.partition_key = {p} AND {enrichable} "
+                    "FROM {candidates} c JOIN {base_candidates} cb ON cb.tenant_id = c.tenant_id "
+                    "JOIN {base_answers} eb ON eb.tenant_id = c.tenant_id "
+                    "WHERE {enrichable} "
                     "AND (c.name, c.email) IS NOT DISTINCT FROM (cb.name, cb.email) "
                     "AND eb.enrichment_status = ANY({reusable}::text[]) "
                     "AND eb.enriched_at > {after} AND starts_with(eb.input_fingerprint, {prefix})"
@@ -140,8 +126,9 @@ class EnrichedTenantRepository(SetBasedRepository[EnrichedTenant]):
                     values=sql.SQL(", ").join(
                         sql.SQL("eb.{}").format(sql.Identifier(c)) for c in copied
                     ),
-                    base=sql.Literal(base_partition),
-                    p=sql.Literal(partition_key),
+                    candidates=candidates_on(partition_key),
+                    base_candidates=candidates_on(base_partition),
+                    base_answers=answers_on(base_partition),
                     enrichable=sql.SQL(ENRICHABLE),
                     reusable=sql.Literal(list(REUSABLE_STATUSES)),
                     after=sql.Literal(answered_after),
@@ -169,11 +156,11 @@ class EnrichedTenantRepository(SetBasedRepository[EnrichedTenant]):
         with driver_cursor(session) as cursor:
             cursor.execute(
                 sql.SQL(
-                    "SELECT c.tenant_id FROM apac_tenant_candidates c WHERE c.partition_key = {p} "
-                    "AND {enrichable} AND NOT EXISTS (SELECT 1 FROM {carried} k "
-                    "WHERE k.tenant_id = c.tenant_id) ORDER BY c.tenant_id"
+                    "SELECT c.tenant_id FROM {candidates} c WHERE {enrichable} "
+                    "AND NOT EXISTS (SELECT FROM {carried} k WHERE k.tenant_id = c.tenant_id) "
+                    "ORDER BY c.tenant_id"
                 ).format(
-                    p=sql.Literal(partition_key),
+                    candidates=candidates_on(partition_key),
                     enrichable=sql.SQL(ENRICHABLE),
                     carried=sql.Identifier(CARRIED),
                 )
@@ -189,11 +176,13 @@ class EnrichedTenantRepository(SetBasedRepository[EnrichedTenant]):
             ANSWER_VERSIONS,
             day=partition_key,
             keys=sql.SQL(
-                "SELECT e.tenant_id FROM apac_enriched_tenants e WHERE e.partition_key = {p} "
-                "AND NOT EXISTS (SELECT 1 FROM apac_tenant_candidates c "
-                "WHERE c.partition_key = e.partition_key AND c.tenant_id = e.tenant_id "
-                "AND {enrichable})"
-            ).format(p=sql.Literal(partition_key), enrichable=sql.SQL(ENRICHABLE)),
+                "SELECT e.tenant_id FROM {answers} e WHERE NOT EXISTS (SELECT FROM {candidates} c "
+                "WHERE c.tenant_id = e.tenant_id AND {enrichable})"
+            ).format(
+                answers=answers_on(partition_key),
+                candidates=candidates_on(partition_key),
+                enrichable=sql.SQL(ENRICHABLE),
+            ),
         )
         analyze(session, ANSWER_VERSIONS.versions)
         return removed

@@ -17,11 +17,9 @@ from morpheus_pipelines.platform.store.set_based import SetBasedRepository
 from morpheus_pipelines.tenants.rules.routing_inputs import TENANT_KEY_COLUMNS, RuleInputs
 from morpheus_pipelines.tenants.rules.routing_plan import RoutingBase
 from morpheus_pipelines.tenants.rules.vocabulary import RoutingRule
+from morpheus_pipelines.tenants.store.day_tables import candidates_on, candidates_with_answers
 from morpheus_pipelines.tenants.store.models import RoutingDecision, RoutingInput, RoutingState
-from morpheus_pipelines.tenants.store.tenant_candidate import (
-    CANDIDATE_WITH_ENRICHMENT,
-    ROUTING_INPUT_FINGERPRINT,
-)
+from morpheus_pipelines.tenants.store.tenant_candidate import ROUTING_INPUT_FINGERPRINT
 
 DECISION_COLUMNS = (
     "tenant_id",
@@ -51,6 +49,9 @@ INPUT_COLUMNS = ("tenant_id", "input_fingerprint", *TENANT_KEY_COLUMNS)
 RUN_EVIDENCE_COLUMNS = ("snapshot_status", "hubspot_sync_id", "hubspot_snapshot_synced_at")
 
 
+# The partition ``:p``'s candidates, for the statements below bound by name.
+CANDIDATES_ON_P = candidates_on(sql.SQL(":p")).as_string(None)
+
 # Decision rows of tenants that are not candidates of their partition: retirements.
 RETIRED_RULE = RoutingRule.RETIRED.value
 FORCED_RULE = RoutingRule.FORCED_SALES_OWNED.value
@@ -60,9 +61,9 @@ FORCED_RULE = RoutingRule.FORCED_SALES_OWNED.value
 # shows how.
 # Candidates without a decision, and decisions (retirements aside) without a candidate: one
 # full join of the partition's two key ranges (two anti-joins read both twice).
-NOT_ROUTED_ONCE_SQL = """
+NOT_ROUTED_ONCE_SQL = f"""
 SELECT count(*) FROM
-  (SELECT tenant_id FROM apac_tenant_candidates WHERE partition_key = :p) c
+  {CANDIDATES_ON_P} c
 FULL JOIN
   (SELECT tenant_id, routing_rule FROM apac_routing_decisions WHERE partition_key = :p) d
 ON d.tenant_id = c.tenant_id
@@ -77,9 +78,9 @@ WHERE d.partition_key = :p AND d.tenant_bucket IS NOT NULL AND d.routing_rule <>
 AND NOT ((d.tenant_bucket = 'active' AND a.tenant_id IS NOT NULL AND s.tenant_id IS NULL)
       OR (d.tenant_bucket = 'sales_owned' AND s.tenant_id IS NOT NULL AND a.tenant_id IS NULL))
 """
-FORCED_NOT_SALES_OWNED_SQL = """
-SELECT count(*) FROM apac_tenant_candidates c
-WHERE c.partition_key = :p AND c.tenant_id = ANY(:ids) AND c.rejection_reason IS NULL
+FORCED_NOT_SALES_OWNED_SQL = f"""
+SELECT count(*) FROM {CANDIDATES_ON_P} c
+WHERE c.tenant_id = ANY(:ids) AND c.rejection_reason IS NULL
 AND NOT EXISTS (SELECT 1 FROM apac_sales_owned_tenants s WHERE s.tenant_id = c.tenant_id)
 """
 
@@ -108,9 +109,8 @@ class RoutingDecisionRepository(SetBasedRepository[RoutingDecision]):
         result = session.execute(
             text(
                 "DELETE FROM apac_routing_decisions d WHERE d.partition_key = :p "
-                "AND d.routing_rule <> :retired AND NOT EXISTS (SELECT 1 FROM "
-                "apac_tenant_candidates c WHERE c.partition_key = d.partition_key "
-                "AND c.tenant_id = d.tenant_id)"
+                "AND d.routing_rule <> :retired AND NOT EXISTS (SELECT FROM "
+                f"{CANDIDATES_ON_P} c WHERE c.tenant_id = d.tenant_id)"
             ),
             {"p": partition_key, "retired": RETIRED_RULE},
         )
@@ -280,12 +280,11 @@ class RoutingDecisionRepository(SetBasedRepository[RoutingDecision]):
             "FROM {candidates} JOIN apac_routing_inputs r ON r.tenant_id = c.tenant_id "
             "JOIN apac_routing_decisions b "
             "ON b.partition_key = {base} AND b.tenant_id = c.tenant_id "
-            "WHERE c.partition_key = {p} AND r.partition_key <= {base} AND {unchanged}"
+            "WHERE r.partition_key <= {base} AND {unchanged}"
         ).format(
             values=sql.SQL(", ").join(values),
-            candidates=CANDIDATE_WITH_ENRICHMENT,
+            candidates=candidates_with_answers(partition_key),
             base=sql.Literal(base_partition),
-            p=sql.Literal(partition_key),
             unchanged=unchanged_inputs(changed_keys),
         )
         return targets, rows
@@ -297,10 +296,10 @@ class RoutingDecisionRepository(SetBasedRepository[RoutingDecision]):
         in tenant-id order."""
         rows = session.execute(
             text(
-                "SELECT c.tenant_id, c.forced_sales_owned FROM apac_tenant_candidates c "
-                "WHERE c.partition_key = :p AND NOT EXISTS (SELECT 1 FROM "
-                "apac_routing_decisions d WHERE d.partition_key = c.partition_key "
-                "AND d.tenant_id = c.tenant_id AND d.run_id = :run) ORDER BY c.tenant_id"
+                f"SELECT c.tenant_id, c.forced_sales_owned FROM {CANDIDATES_ON_P} c "
+                "WHERE NOT EXISTS (SELECT 1 FROM apac_routing_decisions d "
+                "WHERE d.partition_key = :p AND d.tenant_id = c.tenant_id AND d.run_id = :run) "
+                "ORDER BY c.tenant_id"
             ),
             {"p": partition_key, "run": run_id},
         )

@@ -30,6 +30,7 @@ from morpheus_pipelines.platform.store.set_based import (
     transaction_start,
     write_frame,
 )
+from morpheus_pipelines.tenants.store.day_tables import candidates_on
 from morpheus_pipelines.tenants.store.models import ActiveTenant, SalesOwnedTenant
 from morpheus_pipelines.tenants.store.models.tenants import ENRICHMENT_COLUMNS
 
@@ -279,11 +280,12 @@ class TenantBucketRepository:
                         "UPDATE {table} t SET retired_at = now(), updated_at = now(), "
                         "partition_key = {p}, run_id = {run} WHERE t.retired_at IS NULL "
                         "AND (t.partition_key, t.run_id) IS DISTINCT FROM ({p}, {run}) "
-                        "AND NOT EXISTS (SELECT 1 FROM apac_tenant_candidates c "
-                        "WHERE c.partition_key = {p} AND c.tenant_id = t.tenant_id "
+                        "AND NOT EXISTS (SELECT FROM {candidates} c "
+                        "WHERE c.tenant_id = t.tenant_id "
                         "AND c.rejection_reason IS NULL) RETURNING t.tenant_id, t.source_type"
                     ).format(
                         table=sql.Identifier(table),
+                        candidates=candidates_on(partition_key),
                         p=sql.Literal(partition_key),
                         run=sql.Literal(run_id),
                     )

@@ -9,33 +9,20 @@ from psycopg import sql
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from morpheus_pipelines.db.session import driver_cursor
 from morpheus_pipelines.platform.store.base import BaseRepository
 from morpheus_pipelines.platform.store.copying import copy_out, read_frame
-from morpheus_pipelines.platform.store.day_versions import (
-    DayVersions,
-    copy_day_if_empty,
-    write_day,
-)
+from morpheus_pipelines.platform.store.day_versions import copy_day_if_empty, write_day
 from morpheus_pipelines.platform.store.keyset import keyset_after
 from morpheus_pipelines.platform.store.planner import analyze
 from morpheus_pipelines.platform.store.set_based import SetBasedRepository
-from morpheus_pipelines.tenants.store.models import CandidateSelection, TenantCandidate
-
-# What the source selection gives, in this order.
-CANDIDATE_SOURCE_COLUMNS = (
-    "tenant_id",
-    "source_type",
-    "custom_id",
-    "name",
-    "email",
-    "sales_owner_email",
-    "status",
-    "plan",
-    "seats",
-    "active_users_30d",
-    "signup_at",
-    "last_active_at",
+from morpheus_pipelines.tenants.store.day_tables import (
+    CANDIDATE_SOURCE_COLUMNS,
+    CANDIDATE_VERSIONS,
+    candidates_on,
+    candidates_with_answers,
 )
+from morpheus_pipelines.tenants.store.models import CandidateSelection, TenantCandidate
 
 # One text per candidate of everything routing reads of it (its candidate row and its
 # enrichment, ``c`` and ``e``): equal fingerprints, equal routing inputs (docs/pipeline.md,
@@ -48,10 +35,6 @@ ROUTING_INPUT_FINGERPRINT = sql.SQL(
     "e.email_domain, e.email_domain_class, e.official_website, e.company_name, e.industry, "
     "e.employee_count, e.country, e.enrichment_status, e.enrichment_error_count)::text)"
 )
-CANDIDATE_WITH_ENRICHMENT = sql.SQL(
-    "apac_tenant_candidates c LEFT JOIN apac_enriched_tenants e "
-    "ON e.partition_key = c.partition_key AND e.tenant_id = c.tenant_id"
-)
 
 INTEGER_COLUMNS = (
     "seats",
@@ -59,16 +42,6 @@ INTEGER_COLUMNS = (
     "employee_count",
     "enrichment_error_count",
     "enrichment_ms",
-)
-
-
-# Candidates are stored once per change (docs/data-layer.md, "Day-versioned tables").
-CANDIDATE_VERSIONS = DayVersions(
-    versions="apac_tenant_candidate_versions",
-    days="apac_tenant_candidate_days",
-    key="tenant_id",
-    compared=(*CANDIDATE_SOURCE_COLUMNS[1:], "forced_sales_owned", "rejection_reason"),
-    carried=("run_id",),
 )
 
 
@@ -189,17 +162,14 @@ class TenantCandidateRepository(SetBasedRepository[TenantCandidate]):
 
     def partition_counts(self, session: Session, *, partition_key: str) -> dict[str, int]:
         """Counts per source type, forced and rejected, for metadata."""
-        rejected = TenantCandidate.rejection_reason.is_not(None)
-        rows = session.execute(
-            select(
-                TenantCandidate.source_type,
-                TenantCandidate.forced_sales_owned,
-                rejected,
-                func.count(),
+        with driver_cursor(session) as cursor:
+            cursor.execute(
+                sql.SQL(
+                    "SELECT c.source_type, c.forced_sales_owned, c.rejection_reason IS NOT NULL, "
+                    "count(*) FROM {candidates} c GROUP BY 1, 2, 3"
+                ).format(candidates=candidates_on(partition_key))
             )
-            .where(TenantCandidate.partition_key == partition_key)
-            .group_by(TenantCandidate.source_type, TenantCandidate.forced_sales_owned, rejected)
-        ).all()
+            rows = cursor.fetchall()
         counts = {"total": 0, "active": 0, "signup": 0, "forced_sales_owned": 0, "rejected": 0}
         for source_type, forced, rejected, n in rows:
             counts["total"] += n
@@ -234,12 +204,11 @@ class TenantCandidateRepository(SetBasedRepository[TenantCandidate]):
             "e.industry, e.employee_count, e.country, e.enrichment_status, "
             "e.enrichment_error_count, e.enrichment_ms, {fingerprint} AS input_fingerprint "
             "FROM {candidates} "
-            "WHERE c.partition_key = {p} AND c.forced_sales_owned = {forced}{only} {after} "
+            "WHERE c.forced_sales_owned = {forced}{only} {after} "
             "ORDER BY c.tenant_id LIMIT {n}"
         ).format(
             fingerprint=ROUTING_INPUT_FINGERPRINT,
-            candidates=CANDIDATE_WITH_ENRICHMENT,
-            p=sql.Literal(partition_key),
+            candidates=candidates_with_answers(partition_key),
             forced=sql.Literal(forced),
             only=only,
             after=keyset_after("c.tenant_id", after),

@@ -15,6 +15,7 @@ from morpheus_pipelines.platform.store.copying import read_frame
 from morpheus_pipelines.platform.store.keyset import keyset_after
 from morpheus_pipelines.platform.store.planner import analyze
 from morpheus_pipelines.platform.store.set_based import SetBasedRepository, merge_joins
+from morpheus_pipelines.tenants.store.day_tables import answers_on, candidates_on
 from morpheus_pipelines.tenants.store.models import TenantScoreSnapshot
 from morpheus_pipelines.tenants.store.routing_decision import FORCED_RULE, RETIRED_RULE
 from morpheus_pipelines.tenants.store.scoring_sql import (
@@ -52,13 +53,15 @@ SCORING_INPUT = sql.SQL(
     "c.active_users_30d, c.last_active_at AT TIME ZONE 'UTC', e.employee_count, e.country, "
     "e.industry)::text"
 )
-SCORING_FROM = sql.SQL(
-    "apac_routing_decisions d "
-    "JOIN apac_tenant_candidates c "
-    "ON c.partition_key = d.partition_key AND c.tenant_id = d.tenant_id "
-    "LEFT JOIN apac_enriched_tenants e "
-    "ON e.partition_key = d.partition_key AND e.tenant_id = d.tenant_id"
-)
+
+
+def scoring_from(partition_key: str) -> sql.Composable:
+    """The partition's decisions ``d`` joined to its candidates ``c`` and their answers
+    ``e``: what scoring reads (filter ``d`` on the partition)."""
+    return sql.SQL(
+        "apac_routing_decisions d JOIN {candidates} c ON c.tenant_id = d.tenant_id "
+        "LEFT JOIN {answers} e ON e.tenant_id = d.tenant_id"
+    ).format(candidates=candidates_on(partition_key), answers=answers_on(partition_key))
 
 
 def scoring_fingerprint(model_fingerprint: str) -> sql.Composable:
@@ -192,7 +195,7 @@ class TenantScoreSnapshotRepository(SetBasedRepository[TenantScoreSnapshot]):
             p=sql.Literal(partition_key),
             run=sql.Literal(run_id),
             values=values,
-            scoring_from=SCORING_FROM,
+            scoring_from=scoring_from(partition_key),
             base=sql.Literal(base_partition),
             joins=joins,
             shift_join=shift_join,
@@ -252,7 +255,7 @@ class TenantScoreSnapshotRepository(SetBasedRepository[TenantScoreSnapshot]):
             "ORDER BY d.tenant_id LIMIT {n}"
         ).format(
             fingerprint=scoring_fingerprint(model_fingerprint),
-            scoring_from=SCORING_FROM,
+            scoring_from=scoring_from(partition_key),
             p=sql.Literal(partition_key),
             scored=SCORED_DECISION,
             only=sql.SQL("")

@@ -1,0 +1,69 @@
+"""The tenant tables stored as versions valid for a range of days (docs/data-layer.md,
+"Day-versioned tables"), and one day's rows of each as a subquery for the repositories'
+statements (``day_versions.rows_on``; their views answer the same rows, slower)."""
+
+from __future__ import annotations
+
+from psycopg import sql
+
+from morpheus_pipelines.platform.store.day_versions import DayVersions, rows_on
+from morpheus_pipelines.tenants.store.models.tenants import ENRICHMENT_COLUMNS
+
+# What the source selection gives of a candidate, in this order.
+CANDIDATE_SOURCE_COLUMNS = (
+    "tenant_id",
+    "source_type",
+    "custom_id",
+    "name",
+    "email",
+    "sales_owner_email",
+    "status",
+    "plan",
+    "seats",
+    "active_users_30d",
+    "signup_at",
+    "last_active_at",
+)
+CANDIDATE_VERSIONS = DayVersions(
+    versions="apac_tenant_candidate_versions",
+    days="apac_tenant_candidate_days",
+    key="tenant_id",
+    compared=(*CANDIDATE_SOURCE_COLUMNS[1:], "forced_sales_owned", "rejection_reason"),
+    carried=("run_id",),
+)
+
+# What enrichment answers of a candidate, and what reuse needs besides: when the service
+# answered, and what it was asked.
+ENRICHMENT_RESULT_COLUMNS = ("tenant_id", *ENRICHMENT_COLUMNS, "enrichment_ms")
+STORED_COLUMNS = (*ENRICHMENT_RESULT_COLUMNS, "enriched_at", "input_fingerprint")
+# Only the run that wrote an answer and how long it took are not a change on their own.
+ANSWER_VERSIONS = DayVersions(
+    versions="apac_enriched_tenant_versions",
+    days="apac_enriched_tenant_days",
+    key="tenant_id",
+    compared=tuple(c for c in STORED_COLUMNS[1:] if c != "enrichment_ms"),
+    carried=("enrichment_ms", "run_id"),
+)
+
+
+def _day(partition_key: str | sql.Composable) -> sql.Composable:
+    return (
+        partition_key if isinstance(partition_key, sql.Composable) else sql.Literal(partition_key)
+    )
+
+
+def candidates_on(partition_key: str | sql.Composable) -> sql.Composable:
+    """The day's candidates (``apac_tenant_candidates`` of that partition) as a subquery."""
+    return rows_on(CANDIDATE_VERSIONS, _day(partition_key))
+
+
+def answers_on(partition_key: str | sql.Composable) -> sql.Composable:
+    """The day's answers (``apac_enriched_tenants`` of that partition) as a subquery."""
+    return rows_on(ANSWER_VERSIONS, _day(partition_key))
+
+
+def candidates_with_answers(partition_key: str | sql.Composable) -> sql.Composable:
+    """The day's candidates ``c`` joined to their answers ``e``, if any."""
+    return sql.SQL("{c} c LEFT JOIN {e} e ON e.tenant_id = c.tenant_id").format(
+        c=candidates_on(partition_key), e=answers_on(partition_key)
+    )
