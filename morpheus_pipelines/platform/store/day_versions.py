@@ -78,7 +78,8 @@ def _identifiers(names: tuple[str, ...] | list[str], prefix: str = "") -> sql.Co
     )
 
 
-def _valid_on(alias: str, day: sql.Composable) -> sql.Composable:
+def valid_on(alias: str, day: sql.Composable) -> sql.Composable:
+    """SQL true when version ``alias`` is valid on ``day``."""
     return sql.SQL("{a}.valid_from <= {d} AND ({a}.valid_to IS NULL OR {a}.valid_to > {d})").format(
         a=sql.Identifier(alias), d=day
     )
@@ -98,7 +99,7 @@ def rows_on(table: DayVersions, day: sql.Composable) -> sql.Composable:
         day=day,
         columns=_identifiers(table.columns, "v."),
         versions=sql.Identifier(table.versions),
-        valid=_valid_on("v", day),
+        valid=valid_on("v", day),
         days=sql.Identifier(table.days),
     )
 
@@ -137,7 +138,7 @@ def copy_day_if_empty(
     with driver_cursor(session) as cursor:
         cursor.execute(
             sql.SQL("SELECT NOT EXISTS (SELECT 1 FROM {versions} v WHERE {valid})").format(
-                versions=sql.Identifier(table.versions), valid=_valid_on("v", sql.Literal(day))
+                versions=sql.Identifier(table.versions), valid=valid_on("v", sql.Literal(day))
             )
         )
         if not cursor.fetchone()[0]:
@@ -195,7 +196,7 @@ def write_day(
                 names=_identifiers(names),
                 join=sql.SQL("FULL JOIN" if complete else "LEFT JOIN"),
                 versions=versions,
-                valid=_valid_on("v", d),
+                valid=valid_on("v", d),
                 new_compared=_row(table.compared, "n"),
                 old_compared=_row(table.compared, "o"),
             )
@@ -226,7 +227,7 @@ def remove_from_day(session: Session, table: DayVersions, *, day: str, keys: sql
                 nxt=sql.Literal(following),
                 old_columns=_identifiers(table.columns[1:], "o."),
                 versions=sql.Identifier(table.versions),
-                valid=_valid_on("o", sql.Literal(day)),
+                valid=valid_on("o", sql.Literal(day)),
                 keys=keys,
             )
         )

@@ -146,24 +146,34 @@ def enrich_partitions(
     max_age_days: int = DEFAULT_MAX_AGE_DAYS,
     now: datetime | None = None,
     log: logging.Logger | None = None,
+    incremental: bool = True,
 ) -> PartitionEnrichment:
-    """Enrich every routable candidate of ``partition_keys`` (the forced ids are not), a chunk
-    at a time, one transaction per chunk (written while the next chunk is asked about); remove
-    enrichment rows of tenants that left a partition. ``client`` None means the service is not
-    configured: every tenant is recorded ``unavailable``.
+    """Enrich every routable candidate of ``partition_keys`` (the forced ids are not) whose
+    answer may have changed, a chunk at a time, one transaction per chunk (written while the
+    next chunk is asked about); remove the answers of tenants that left a partition.
+    ``client`` None means the service is not configured: every tenant is recorded
+    ``unavailable``.
 
     An answer (``enriched`` or ``not_found``) given less than ``max_age_days`` ago for the
     same inputs is reused instead of asking again (``0``: ask for every tenant, every run);
-    when a service is configured. An ``unavailable`` tenant is always asked again."""
+    when a service is configured. An ``unavailable`` tenant is always asked again.
+
+    ``incremental``: only the tenants whose candidate or answer changed since the day
+    carried from, or whose answer no longer holds, are looked at (the others' answers are
+    already the day's); off, every tenant is (the tests compare the two)."""
     now = now or datetime.now(UTC)
     totals = PartitionEnrichment()
     answered_after = reuse_cutoff(now, max_age_days, configured=client is not None)
     for partition_key in partition_keys:
-        tenant_ids = None
-        if answered_after is not None:
-            tenant_ids = _carry_forward(
-                session_factory, totals, partition_key, run_id, answered_after, log
-            )
+        tenant_ids = _carry_forward(
+            session_factory,
+            totals,
+            partition_key,
+            run_id,
+            answered_after,
+            log,
+            incremental=incremental,
+        )
         chunks = candidate_chunks(
             session_factory, partition_key, forced=False, size=chunk_size, tenant_ids=tenant_ids
         )
@@ -178,10 +188,6 @@ def enrich_partitions(
             now=now,
             log=log,
         )
-        with session_factory() as session:
-            totals.rows_written += TenantStore(session).enriched.remove_orphans(
-                session, partition_key=partition_key
-            )
     return totals
 
 
@@ -190,32 +196,56 @@ def _carry_forward(
     totals: PartitionEnrichment,
     partition_key: str,
     run_id: str,
-    answered_after: datetime,
+    answered_after: datetime | None,
     log: logging.Logger | None,
+    *,
+    incremental: bool,
 ) -> list[str] | None:
-    """Carry, in one statement, the answers of the tenants asked about with the same name and
-    email in the partition before (docs/pipeline.md, "Enrichment reuse"). Returns the tenants
-    still to enrich, or None (every one) when there is no partition before."""
+    """In one transaction: find the tenants whose answer may have changed since the
+    partition before (docs/pipeline.md, "Enrichment reuse"), carry the answers of those
+    asked about with the same name and email, and remove the answers of tenants that are no
+    longer enrichable candidates. Returns the tenants still to enrich, or None (every one)
+    when there is nothing to carry from."""
     with session_factory() as session:
         enriched = TenantStore(session).enriched
-        base = enriched.base_day(session, partition_key=partition_key)
+        base = (
+            None
+            if answered_after is None
+            else enriched.base_day(session, partition_key=partition_key)
+        )
         if base is None:
+            totals.rows_written += enriched.remove_orphans(
+                session, partition_key=partition_key, among_suspects=False
+            )
             return None
+        prefix = fingerprint_prefix()
+        unchanged = enriched.find_suspects(
+            session,
+            partition_key=partition_key,
+            base_partition=base,
+            answered_after=answered_after,
+            fingerprint_prefix=prefix,
+            every_tenant=not incremental,
+        )
+        totals.add_carried(sum(unchanged.values()), 0, unchanged)
         carried = enriched.carry_forward(
             session,
             partition_key=partition_key,
             run_id=run_id,
             base_partition=base,
             answered_after=answered_after,
-            fingerprint_prefix=fingerprint_prefix(),
+            fingerprint_prefix=prefix,
         )
-        tenant_ids = enriched.unanswered_candidates(session, partition_key=partition_key)
         totals.add_carried(carried.carried, carried.written, carried.statuses)
+        tenant_ids = enriched.unanswered_candidates(session)
+        totals.rows_written += enriched.remove_orphans(
+            session, partition_key=partition_key, among_suspects=True
+        )
     if log is not None:
         log.info(
-            f"enrichment: {partition_key}: carried {carried.carried:,} answers from {base} "
-            f"({carried.written:,} of them changed); "
-            f"{len(tenant_ids or ()):,} tenants left"
+            f"enrichment: {partition_key}: {sum(unchanged.values()):,} answers unchanged "
+            f"since {base}, {carried.carried:,} carried ({carried.written:,} of them "
+            f"written); {len(tenant_ids):,} tenants left"
         )
     return tenant_ids
 

@@ -13,12 +13,13 @@ from sqlalchemy import text
 from sqlalchemy.orm import Session
 
 from morpheus_pipelines.db.session import driver_cursor
-from morpheus_pipelines.platform.store.day_versions import remove_from_day, write_day
+from morpheus_pipelines.platform.store.day_versions import remove_from_day, valid_on, write_day
 from morpheus_pipelines.platform.store.planner import analyze
 from morpheus_pipelines.platform.store.set_based import SetBasedRepository
 from morpheus_pipelines.tenants.rules.enrichment import REUSABLE_STATUSES
 from morpheus_pipelines.tenants.store.day_tables import (
     ANSWER_VERSIONS,
+    CANDIDATE_VERSIONS,
     STORED_COLUMNS,
     answers_on,
     candidates_on,
@@ -27,6 +28,8 @@ from morpheus_pipelines.tenants.store.models import EnrichedTenant
 
 # The answers a run copied from the day before, for the rest of its transaction.
 CARRIED = "enrichment_carried"
+# The tenants whose answer of the day may change, for the rest of a run's transaction.
+SUSPECTS = "enrichment_suspects"
 # A candidate enrichment asks about: neither forced Sales-owned nor rejected.
 ENRICHABLE = "NOT c.forced_sales_owned AND c.rejection_reason IS NULL"
 
@@ -91,6 +94,79 @@ class EnrichedTenantRepository(SetBasedRepository[EnrichedTenant]):
             {"p": partition_key},
         )
 
+    def find_suspects(
+        self,
+        session: Session,
+        *,
+        partition_key: str,
+        base_partition: str,
+        answered_after: datetime,
+        fingerprint_prefix: str,
+        every_tenant: bool = False,
+    ) -> dict[str, int]:
+        """List, for the rest of the transaction, the tenants whose answer of
+        ``partition_key`` may differ from what :meth:`carry_forward` would give: a candidate
+        or answer version that starts after ``base_partition`` (a change since), an
+        enrichable candidate without an answer or an answer without one, an answer not
+        reusable as it stands (its status, age, domain lists or errors). Every other
+        enrichable candidate has, valid on the day, the answer the base day had, unchanged
+        and reusable: what a carry would write, so nothing is read or written for it.
+        Returns those unchanged answers per status. ``every_tenant``: list every tenant
+        with a candidate or an answer that day (each then carried or asked as the day
+        before had none of its answers)."""
+        clean = sql.SQL(
+            "e.enrichment_status = ANY({reusable}::text[]) AND e.enriched_at > {after} "
+            "AND starts_with(e.input_fingerprint, {prefix}) AND e.enrichment_error_count = 0"
+        ).format(
+            reusable=sql.Literal(list(REUSABLE_STATUSES)),
+            after=sql.Literal(answered_after),
+            prefix=sql.Literal(fingerprint_prefix),
+        )
+        day = sql.Literal(partition_key)
+        base = sql.Literal(base_partition)
+        with driver_cursor(session) as cursor:
+            cursor.execute(
+                sql.SQL(
+                    "CREATE TEMP TABLE {suspects} ON COMMIT DROP AS "
+                    "SELECT coalesce(c.tenant_id, e.tenant_id) AS tenant_id, "
+                    "c.tenant_id IS NOT NULL AS enrichable FROM "
+                    "(SELECT c.tenant_id, c.valid_from FROM {candidates} c "
+                    " WHERE {valid_c} AND {enrichable}) c "
+                    "FULL JOIN (SELECT * FROM {answers} e WHERE {valid_e}) e "
+                    "ON e.tenant_id = c.tenant_id "
+                    "WHERE {every} OR c.tenant_id IS NULL OR e.tenant_id IS NULL "
+                    "OR c.valid_from > {base} OR e.valid_from > {base} OR NOT ({clean})"
+                ).format(
+                    suspects=sql.Identifier(SUSPECTS),
+                    candidates=sql.Identifier(CANDIDATE_VERSIONS.versions),
+                    valid_c=valid_on("c", day),
+                    enrichable=sql.SQL(ENRICHABLE),
+                    answers=sql.Identifier(ANSWER_VERSIONS.versions),
+                    valid_e=valid_on("e", day),
+                    every=sql.Literal(every_tenant),
+                    base=base,
+                    clean=clean,
+                )
+            )
+            cursor.execute(sql.SQL("ANALYZE {}").format(sql.Identifier(SUSPECTS)))
+            cursor.execute(
+                sql.SQL(
+                    "SELECT e.enrichment_status, count(*) FROM {candidates} c "
+                    "JOIN {answers} e ON e.tenant_id = c.tenant_id "
+                    "WHERE {valid_c} AND {enrichable} AND {valid_e} "
+                    "AND NOT EXISTS (SELECT FROM {suspects} s WHERE s.tenant_id = c.tenant_id) "
+                    "GROUP BY 1"
+                ).format(
+                    candidates=sql.Identifier(CANDIDATE_VERSIONS.versions),
+                    answers=sql.Identifier(ANSWER_VERSIONS.versions),
+                    valid_c=valid_on("c", day),
+                    enrichable=sql.SQL(ENRICHABLE),
+                    valid_e=valid_on("e", day),
+                    suspects=sql.Identifier(SUSPECTS),
+                )
+            )
+            return {status: n for status, n in cursor}
+
     def carry_forward(
         self,
         session: Session,
@@ -102,13 +178,13 @@ class EnrichedTenantRepository(SetBasedRepository[EnrichedTenant]):
         fingerprint_prefix: str,
     ) -> CarriedAnswers:
         """Carry ``base_partition``'s answer to ``partition_key`` for every enrichable
-        candidate asked about with the same name and email that day, when the answer is
-        reusable (``enriched``/``not_found``, given after ``answered_after``, its fingerprint
-        made with today's domain lists: ``fingerprint_prefix``). A carried answer is a reused
-        one (no errors, its original time and duration); only those that differ from the
-        partition's answer are written, normally none. Returns what was carried; the
-        carried tenants stay listed for :meth:`unanswered_candidates` in this
-        transaction."""
+        suspect (:meth:`find_suspects`) asked about with the same name and email that day,
+        when the answer is reusable (``enriched``/``not_found``, given after
+        ``answered_after``, its fingerprint made with today's domain lists:
+        ``fingerprint_prefix``). A carried answer is a reused one (no errors, its original
+        time and duration); only those that differ from the partition's answer are written.
+        Returns what was carried; the carried tenants stay listed for
+        :meth:`unanswered_candidates` in this transaction."""
         copied = [c for c in STORED_COLUMNS if c not in ("tenant_id", "enrichment_error_count")]
         with driver_cursor(session) as cursor:
             cursor.execute(
@@ -117,12 +193,13 @@ class EnrichedTenantRepository(SetBasedRepository[EnrichedTenant]):
                     "SELECT c.tenant_id, 0 AS enrichment_error_count, {values} "
                     "FROM {candidates} c JOIN {base_candidates} cb ON cb.tenant_id = c.tenant_id "
                     "JOIN {base_answers} eb ON eb.tenant_id = c.tenant_id "
-                    "WHERE {enrichable} "
+                    "WHERE {enrichable} AND c.tenant_id IN (SELECT tenant_id FROM {suspects}) "
                     "AND (c.name, c.email) IS NOT DISTINCT FROM (cb.name, cb.email) "
                     "AND eb.enrichment_status = ANY({reusable}::text[]) "
                     "AND eb.enriched_at > {after} AND starts_with(eb.input_fingerprint, {prefix})"
                 ).format(
                     carried=sql.Identifier(CARRIED),
+                    suspects=sql.Identifier(SUSPECTS),
                     values=sql.SQL(", ").join(
                         sql.SQL("eb.{}").format(sql.Identifier(c)) for c in copied
                     ),
@@ -150,40 +227,43 @@ class EnrichedTenantRepository(SetBasedRepository[EnrichedTenant]):
         ).changed
         return CarriedAnswers(carried=sum(statuses.values()), written=written, statuses=statuses)
 
-    def unanswered_candidates(self, session: Session, *, partition_key: str) -> list[str]:
-        """The partition's enrichable candidates whose answer :meth:`carry_forward` did not
+    def unanswered_candidates(self, session: Session) -> list[str]:
+        """The partition's enrichable suspects whose answer :meth:`carry_forward` did not
         carry in this transaction, in tenant-id order."""
         with driver_cursor(session) as cursor:
             cursor.execute(
                 sql.SQL(
-                    "SELECT c.tenant_id FROM {candidates} c WHERE {enrichable} "
-                    "AND NOT EXISTS (SELECT FROM {carried} k WHERE k.tenant_id = c.tenant_id) "
-                    "ORDER BY c.tenant_id"
+                    "SELECT s.tenant_id FROM {suspects} s WHERE s.enrichable "
+                    "AND NOT EXISTS (SELECT FROM {carried} k WHERE k.tenant_id = s.tenant_id) "
+                    "ORDER BY s.tenant_id"
                 ).format(
-                    candidates=candidates_on(partition_key),
+                    suspects=sql.Identifier(SUSPECTS),
                     enrichable=sql.SQL(ENRICHABLE),
                     carried=sql.Identifier(CARRIED),
                 )
             )
             return [tenant_id for (tenant_id,) in cursor]
 
-    def remove_orphans(self, session: Session, *, partition_key: str) -> int:
+    def remove_orphans(self, session: Session, *, partition_key: str, among_suspects: bool) -> int:
         """Remove from the partition the answers of tenants that are not its enrichable
         candidates: tenants that left since the day its answers carry forward from, or a
-        re-run's after the source changed. Returns the answers removed."""
-        removed = remove_from_day(
-            session,
-            ANSWER_VERSIONS,
-            day=partition_key,
-            keys=sql.SQL(
+        re-run's after the source changed. ``among_suspects``: only :meth:`find_suspects`'s
+        can be any (in this transaction); otherwise every answer of the day is looked at.
+        Returns the answers removed."""
+        if among_suspects:
+            keys = sql.SQL("SELECT tenant_id FROM {} WHERE NOT enrichable").format(
+                sql.Identifier(SUSPECTS)
+            )
+        else:
+            keys = sql.SQL(
                 "SELECT e.tenant_id FROM {answers} e WHERE NOT EXISTS (SELECT FROM {candidates} c "
                 "WHERE c.tenant_id = e.tenant_id AND {enrichable})"
             ).format(
                 answers=answers_on(partition_key),
                 candidates=candidates_on(partition_key),
                 enrichable=sql.SQL(ENRICHABLE),
-            ),
-        )
+            )
+        removed = remove_from_day(session, ANSWER_VERSIONS, day=partition_key, keys=keys)
         analyze(session, ANSWER_VERSIONS.versions)
         return removed
 
