@@ -124,48 +124,46 @@ class EnrichedTenantRepository(SetBasedRepository[EnrichedTenant]):
         )
         day = sql.Literal(partition_key)
         base = sql.Literal(base_partition)
+        # Skipped only when provably unchanged: whatever the test cannot tell (a candidate
+        # without an answer or an answer without one leaves its side NULL) is a suspect.
+        suspect = sql.SQL(
+            "coalesce({every} OR c.valid_from > {base} OR e.valid_from > {base} "
+            "OR NOT ({clean}), true)"
+        ).format(every=sql.Literal(every_tenant), base=base, clean=clean)
         with driver_cursor(session) as cursor:
             cursor.execute(
                 sql.SQL(
-                    "CREATE TEMP TABLE {suspects} ON COMMIT DROP AS "
-                    "SELECT coalesce(c.tenant_id, e.tenant_id) AS tenant_id, "
-                    "c.tenant_id IS NOT NULL AS enrichable FROM "
+                    "CREATE TEMP TABLE {suspects} (tenant_id text, enrichable boolean) "
+                    "ON COMMIT DROP"
+                ).format(suspects=sql.Identifier(SUSPECTS))
+            )
+            # One pass over the day's candidates and answers lists the suspects and counts
+            # the others' answers by status.
+            cursor.execute(
+                sql.SQL(
+                    "WITH day AS MATERIALIZED (SELECT coalesce(c.tenant_id, e.tenant_id) "
+                    "AS tenant_id, c.tenant_id IS NOT NULL AS enrichable, {suspect} AS suspect, "
+                    "e.enrichment_status FROM "
                     "(SELECT c.tenant_id, c.valid_from FROM {candidates} c "
                     " WHERE {valid_c} AND {enrichable}) c "
                     "FULL JOIN (SELECT * FROM {answers} e WHERE {valid_e}) e "
-                    "ON e.tenant_id = c.tenant_id "
-                    "WHERE {every} OR c.tenant_id IS NULL OR e.tenant_id IS NULL "
-                    "OR c.valid_from > {base} OR e.valid_from > {base} OR NOT ({clean})"
+                    "ON e.tenant_id = c.tenant_id), "
+                    "listed AS (INSERT INTO {suspects} SELECT tenant_id, enrichable FROM day "
+                    "WHERE suspect) "
+                    "SELECT enrichment_status, count(*) FROM day WHERE NOT suspect GROUP BY 1"
                 ).format(
-                    suspects=sql.Identifier(SUSPECTS),
+                    suspect=suspect,
                     candidates=sql.Identifier(CANDIDATE_VERSIONS.versions),
                     valid_c=valid_on("c", day),
                     enrichable=sql.SQL(ENRICHABLE),
                     answers=sql.Identifier(ANSWER_VERSIONS.versions),
                     valid_e=valid_on("e", day),
-                    every=sql.Literal(every_tenant),
-                    base=base,
-                    clean=clean,
+                    suspects=sql.Identifier(SUSPECTS),
                 )
             )
+            unchanged = {status: n for status, n in cursor}
             cursor.execute(sql.SQL("ANALYZE {}").format(sql.Identifier(SUSPECTS)))
-            cursor.execute(
-                sql.SQL(
-                    "SELECT e.enrichment_status, count(*) FROM {candidates} c "
-                    "JOIN {answers} e ON e.tenant_id = c.tenant_id "
-                    "WHERE {valid_c} AND {enrichable} AND {valid_e} "
-                    "AND NOT EXISTS (SELECT FROM {suspects} s WHERE s.tenant_id = c.tenant_id) "
-                    "GROUP BY 1"
-                ).format(
-                    candidates=sql.Identifier(CANDIDATE_VERSIONS.versions),
-                    answers=sql.Identifier(ANSWER_VERSIONS.versions),
-                    valid_c=valid_on("c", day),
-                    enrichable=sql.SQL(ENRICHABLE),
-                    valid_e=valid_on("e", day),
-                    suspects=sql.Identifier(SUSPECTS),
-                )
-            )
-            return {status: n for status, n in cursor}
+        return unchanged
 
     def carry_forward(
         self,
@@ -191,9 +189,10 @@ class EnrichedTenantRepository(SetBasedRepository[EnrichedTenant]):
                 sql.SQL(
                     "CREATE TEMP TABLE {carried} ON COMMIT DROP AS "
                     "SELECT c.tenant_id, 0 AS enrichment_error_count, {values} "
-                    "FROM {candidates} c JOIN {base_candidates} cb ON cb.tenant_id = c.tenant_id "
-                    "JOIN {base_answers} eb ON eb.tenant_id = c.tenant_id "
-                    "WHERE {enrichable} AND c.tenant_id IN (SELECT tenant_id FROM {suspects}) "
+                    "FROM {suspects} s JOIN {candidates} c ON c.tenant_id = s.tenant_id "
+                    "JOIN {base_candidates} cb ON cb.tenant_id = s.tenant_id "
+                    "JOIN {base_answers} eb ON eb.tenant_id = s.tenant_id "
+                    "WHERE s.enrichable AND {enrichable} "
                     "AND (c.name, c.email) IS NOT DISTINCT FROM (cb.name, cb.email) "
                     "AND eb.enrichment_status = ANY({reusable}::text[]) "
                     "AND eb.enriched_at > {after} AND starts_with(eb.input_fingerprint, {prefix})"
