@@ -167,17 +167,15 @@ def write_day(
     following = open_day(session, table, day=day)
     key = sql.Identifier(table.key)
     d = sql.Literal(day)
-    nxt = sql.Literal(following)
     names = list(table.columns)
-    changes = sql.Identifier(f"day_changes_{table.versions}")
+    changes = _changes(table)
     versions = sql.Identifier(table.versions)
     with driver_cursor(session) as cursor:
         cursor.execute(
             sql.SQL(
                 "CREATE TEMP TABLE {changes} ON COMMIT DROP AS "
                 "SELECT coalesce(n.{key}, o.{key}) AS day_key, o.valid_from AS old_from, "
-                "(o.{key} IS NOT NULL AND {nxt}::text IS NOT NULL "
-                " AND (o.valid_to IS NULL OR o.valid_to > {nxt}::text)) AS old_continues, "
+                "(o.{key} IS NOT NULL AND {continues}) AS old_continues, "
                 "n.{key} IS NOT NULL AS present, {new_columns} "
                 "FROM ({rows}) AS n ({names}) {join} "
                 "(SELECT * FROM {versions} v WHERE {valid}) AS o ON o.{key} = n.{key} "
@@ -186,7 +184,7 @@ def write_day(
             ).format(
                 changes=changes,
                 key=key,
-                nxt=nxt,
+                continues=_continues_past("o", following),
                 new_columns=sql.SQL(", ").join(
                     sql.SQL("n.{c} AS {c}").format(c=sql.Identifier(c))
                     for c in names
@@ -210,21 +208,20 @@ def remove_from_day(session: Session, table: DayVersions, *, day: str, keys: sql
     """Remove the keys ``keys`` gives (a query on ``session``) from ``day``'s rows, leaving
     every other day's as they are; returns the keys removed (those with a row that day)."""
     following = open_day(session, table, day=day)
-    changes = sql.Identifier(f"day_changes_{table.versions}")
+    changes = _changes(table)
     key = sql.Identifier(table.key)
     with driver_cursor(session) as cursor:
         cursor.execute(
             sql.SQL(
                 "CREATE TEMP TABLE {changes} ON COMMIT DROP AS "
                 "SELECT o.{key} AS day_key, o.valid_from AS old_from, "
-                "({nxt}::text IS NOT NULL "
-                " AND (o.valid_to IS NULL OR o.valid_to > {nxt}::text)) AS old_continues, "
+                "{continues} AS old_continues, "
                 "false AS present, {old_columns} FROM {versions} o "
                 "WHERE {valid} AND o.{key} IN ({keys})"
             ).format(
                 changes=changes,
                 key=key,
-                nxt=sql.Literal(following),
+                continues=_continues_past("o", following),
                 old_columns=_identifiers(table.columns[1:], "o."),
                 versions=sql.Identifier(table.versions),
                 valid=valid_on("o", sql.Literal(day)),
@@ -294,6 +291,21 @@ def _apply_changes(
     opened = max(cursor.rowcount, 0)
     cursor.execute(sql.SQL("DROP TABLE {changes}").format(changes=changes))
     return continued, opened
+
+
+def _changes(table: DayVersions) -> sql.Identifier:
+    """The transaction's temporary list of a day's changes to ``table``."""
+    return sql.Identifier(f"day_changes_{table.versions}")
+
+
+def _continues_past(alias: str, following: str | None) -> sql.Composable:
+    """SQL true when version ``alias`` is also valid on ``following``, the next written day
+    (false when there is none)."""
+    if following is None:
+        return sql.SQL("false")
+    return sql.SQL("({a}.valid_to IS NULL OR {a}.valid_to > {nxt})").format(
+        a=sql.Identifier(alias), nxt=sql.Literal(following)
+    )
 
 
 def _row(columns: tuple[str, ...], alias: str) -> sql.Composable:

@@ -218,24 +218,17 @@ def _carry_forward(
                 session, partition_key=partition_key, among_suspects=False
             )
             return None
-        prefix = fingerprint_prefix()
-        unchanged = enriched.find_suspects(
-            session,
-            partition_key=partition_key,
-            base_partition=base,
-            answered_after=answered_after,
-            fingerprint_prefix=prefix,
-            every_tenant=not incremental,
-        )
-        totals.add_carried(sum(unchanged.values()), 0, unchanged)
         carried = enriched.carry_forward(
             session,
             partition_key=partition_key,
             run_id=run_id,
             base_partition=base,
             answered_after=answered_after,
-            fingerprint_prefix=prefix,
+            fingerprint_prefix=fingerprint_prefix(),
+            every_tenant=not incremental,
         )
+        unchanged = sum(carried.unchanged.values())
+        totals.add_carried(unchanged, 0, carried.unchanged)
         totals.add_carried(carried.carried, carried.written, carried.statuses)
         tenant_ids = enriched.unanswered_candidates(session)
         totals.rows_written += enriched.remove_orphans(
@@ -243,7 +236,7 @@ def _carry_forward(
         )
     if log is not None:
         log.info(
-            f"enrichment: {partition_key}: {sum(unchanged.values()):,} answers unchanged "
+            f"enrichment: {partition_key}: {unchanged:,} answers unchanged "
             f"since {base}, {carried.carried:,} carried ({carried.written:,} of them "
             f"written); {len(tenant_ids):,} tenants left"
         )

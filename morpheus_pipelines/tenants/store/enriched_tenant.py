@@ -94,34 +94,25 @@ class EnrichedTenantRepository(SetBasedRepository[EnrichedTenant]):
             {"p": partition_key},
         )
 
-    def find_suspects(
+    def _list_suspects(
         self,
         session: Session,
         *,
         partition_key: str,
         base_partition: str,
-        answered_after: datetime,
-        fingerprint_prefix: str,
-        every_tenant: bool = False,
+        reusable: sql.Composable,
+        every_tenant: bool,
     ) -> dict[str, int]:
         """List, for the rest of the transaction, the tenants whose answer of
-        ``partition_key`` may differ from what :meth:`carry_forward` would give: a candidate
-        or answer version that starts after ``base_partition`` (a change since), an
+        ``partition_key`` may differ from what a carry from ``base_partition`` would give: a
+        candidate or answer version that starts after ``base_partition`` (a change since), an
         enrichable candidate without an answer or an answer without one, an answer not
-        reusable as it stands (its status, age, domain lists or errors). Every other
-        enrichable candidate has, valid on the day, the answer the base day had, unchanged
-        and reusable: what a carry would write, so nothing is read or written for it.
-        Returns those unchanged answers per status. ``every_tenant``: list every tenant
-        with a candidate or an answer that day (each then carried or asked as the day
-        before had none of its answers)."""
-        clean = sql.SQL(
-            "e.enrichment_status = ANY({reusable}::text[]) AND e.enriched_at > {after} "
-            "AND starts_with(e.input_fingerprint, {prefix}) AND e.enrichment_error_count = 0"
-        ).format(
-            reusable=sql.Literal(list(REUSABLE_STATUSES)),
-            after=sql.Literal(answered_after),
-            prefix=sql.Literal(fingerprint_prefix),
-        )
+        ``reusable`` as it stands or with errors. Every other enrichable candidate has,
+        valid on the day, the answer the base day had, unchanged and reusable: what a carry
+        would write, so nothing is read or written for it. Returns those unchanged answers
+        per status. ``every_tenant``: list every tenant with a candidate or an answer that
+        day."""
+        clean = sql.SQL("{reusable} AND e.enrichment_error_count = 0").format(reusable=reusable)
         day = sql.Literal(partition_key)
         base = sql.Literal(base_partition)
         # Skipped only when provably unchanged: whatever the test cannot tell (a candidate
@@ -174,15 +165,38 @@ class EnrichedTenantRepository(SetBasedRepository[EnrichedTenant]):
         base_partition: str,
         answered_after: datetime,
         fingerprint_prefix: str,
+        every_tenant: bool = False,
     ) -> CarriedAnswers:
-        """Carry ``base_partition``'s answer to ``partition_key`` for every enrichable
-        suspect (:meth:`find_suspects`) asked about with the same name and email that day,
-        when the answer is reusable (``enriched``/``not_found``, given after
-        ``answered_after``, its fingerprint made with today's domain lists:
-        ``fingerprint_prefix``). A carried answer is a reused one (no errors, its original
-        time and duration); only those that differ from the partition's answer are written.
-        Returns what was carried; the carried tenants stay listed for
-        :meth:`unanswered_candidates` in this transaction."""
+        """Give ``partition_key`` the answer ``base_partition`` had for every enrichable
+        candidate asked about with the same name and email that day, when the answer is
+        reusable (``enriched``/``not_found``, given after ``answered_after``, its
+        fingerprint made with today's domain lists: ``fingerprint_prefix``). A carried
+        answer is a reused one (no errors, its original time and duration).
+
+        Only the suspects are looked at (``_list_suspects``; all with ``every_tenant``):
+        every other tenant already has that answer on the day. Of the suspects' carried
+        answers only those that differ from the day's are written. The suspects and the
+        carried tenants stay listed for :meth:`unanswered_candidates` and
+        :meth:`remove_orphans` in this transaction."""
+        reusable = {
+            alias: sql.SQL(
+                "{a}.enrichment_status = ANY({statuses}::text[]) AND {a}.enriched_at > {after} "
+                "AND starts_with({a}.input_fingerprint, {prefix})"
+            ).format(
+                a=sql.Identifier(alias),
+                statuses=sql.Literal(list(REUSABLE_STATUSES)),
+                after=sql.Literal(answered_after),
+                prefix=sql.Literal(fingerprint_prefix),
+            )
+            for alias in ("e", "eb")
+        }
+        unchanged = self._list_suspects(
+            session,
+            partition_key=partition_key,
+            base_partition=base_partition,
+            reusable=reusable["e"],
+            every_tenant=every_tenant,
+        )
         copied = [c for c in STORED_COLUMNS if c not in ("tenant_id", "enrichment_error_count")]
         with driver_cursor(session) as cursor:
             cursor.execute(
@@ -194,8 +208,7 @@ class EnrichedTenantRepository(SetBasedRepository[EnrichedTenant]):
                     "JOIN {base_answers} eb ON eb.tenant_id = s.tenant_id "
                     "WHERE s.enrichable AND {enrichable} "
                     "AND (c.name, c.email) IS NOT DISTINCT FROM (cb.name, cb.email) "
-                    "AND eb.enrichment_status = ANY({reusable}::text[]) "
-                    "AND eb.enriched_at > {after} AND starts_with(eb.input_fingerprint, {prefix})"
+                    "AND {reusable}"
                 ).format(
                     carried=sql.Identifier(CARRIED),
                     suspects=sql.Identifier(SUSPECTS),
@@ -206,9 +219,7 @@ class EnrichedTenantRepository(SetBasedRepository[EnrichedTenant]):
                     base_candidates=candidates_on(base_partition),
                     base_answers=answers_on(base_partition),
                     enrichable=sql.SQL(ENRICHABLE),
-                    reusable=sql.Literal(list(REUSABLE_STATUSES)),
-                    after=sql.Literal(answered_after),
-                    prefix=sql.Literal(fingerprint_prefix),
+                    reusable=reusable["eb"],
                 )
             )
             cursor.execute(
@@ -224,7 +235,12 @@ class EnrichedTenantRepository(SetBasedRepository[EnrichedTenant]):
             rows=_answer_rows(sql.Identifier(CARRIED), "s", run_id=run_id),
             complete=False,
         ).changed
-        return CarriedAnswers(carried=sum(statuses.values()), written=written, statuses=statuses)
+        return CarriedAnswers(
+            unchanged=unchanged,
+            carried=sum(statuses.values()),
+            written=written,
+            statuses=statuses,
+        )
 
     def unanswered_candidates(self, session: Session) -> list[str]:
         """The partition's enrichable suspects whose answer :meth:`carry_forward` did not
@@ -235,18 +251,14 @@ class EnrichedTenantRepository(SetBasedRepository[EnrichedTenant]):
                     "SELECT s.tenant_id FROM {suspects} s WHERE s.enrichable "
                     "AND NOT EXISTS (SELECT FROM {carried} k WHERE k.tenant_id = s.tenant_id) "
                     "ORDER BY s.tenant_id"
-                ).format(
-                    suspects=sql.Identifier(SUSPECTS),
-                    enrichable=sql.SQL(ENRICHABLE),
-                    carried=sql.Identifier(CARRIED),
-                )
+                ).format(suspects=sql.Identifier(SUSPECTS), carried=sql.Identifier(CARRIED))
             )
             return [tenant_id for (tenant_id,) in cursor]
 
     def remove_orphans(self, session: Session, *, partition_key: str, among_suspects: bool) -> int:
         """Remove from the partition the answers of tenants that are not its enrichable
         candidates: tenants that left since the day its answers carry forward from, or a
-        re-run's after the source changed. ``among_suspects``: only :meth:`find_suspects`'s
+        re-run's after the source changed. ``among_suspects``: only :meth:`carry_forward`'s suspects
         can be any (in this transaction); otherwise every answer of the day is looked at.
         Returns the answers removed."""
         if among_suspects:
@@ -269,8 +281,10 @@ class EnrichedTenantRepository(SetBasedRepository[EnrichedTenant]):
 
 @dataclass(frozen=True)
 class CarriedAnswers:
-    """What :meth:`EnrichedTenantRepository.carry_forward` carried."""
+    """What :meth:`EnrichedTenantRepository.carry_forward` found and carried."""
 
+    # The day's answers left as they were (not suspects), by status.
+    unchanged: dict[str, int]
     # Tenants whose answer was carried from the day before, and by status.
     carried: int
     statuses: dict[str, int]
