@@ -222,6 +222,9 @@ class EnrichedTenantRepository(SetBasedRepository[EnrichedTenant]):
                     reusable=reusable["eb"],
                 )
             )
+            # Sized for the planner: compared below by probes into the versions, not a hash
+            # of all of them, when few tenants are carried.
+            cursor.execute(sql.SQL("ANALYZE {}").format(sql.Identifier(CARRIED)))
             cursor.execute(
                 sql.SQL(
                     "SELECT enrichment_status, count(*) FROM {} GROUP BY enrichment_status"
