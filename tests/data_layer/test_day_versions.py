@@ -20,8 +20,10 @@ from morpheus_pipelines.db.urls import libpq_url
 from morpheus_pipelines.platform.store.day_versions import (
     DayVersions,
     copy_day_if_empty,
+    finish_day,
     remove_from_day,
     rows_on,
+    start_day,
     write_day,
 )
 
@@ -29,13 +31,13 @@ TABLE = DayVersions(
     versions="dv_versions", days="dv_days", key="k", compared=("a", "b"), carried=("run",)
 )
 SCHEMA = """
-CREATE TABLE dv_days (partition_key text PRIMARY KEY);
+CREATE TABLE dv_days (partition_key text PRIMARY KEY, complete boolean NOT NULL DEFAULT true);
 CREATE TABLE dv_versions (
   k text NOT NULL, valid_from text NOT NULL, valid_to text, a integer, b text, run text NOT NULL,
   PRIMARY KEY (k, valid_from), CHECK (valid_to IS NULL OR valid_to > valid_from));
 CREATE VIEW dv AS SELECT d.partition_key, v.k, v.a, v.b, v.run FROM dv_days d
   JOIN dv_versions v ON v.valid_from <= d.partition_key
-   AND (v.valid_to IS NULL OR v.valid_to > d.partition_key);
+   AND (v.valid_to IS NULL OR v.valid_to > d.partition_key) WHERE d.complete;
 """
 DAYS = [f"2026-11-0{n}" for n in range(1, 7)]
 KEYS = ["k1", "k2", "k3", "k4"]
@@ -68,7 +70,10 @@ def _stored(session: Session) -> dict[str, Day]:
     with session.connection().connection.driver_connection.cursor() as cursor:
         cursor.execute("SELECT partition_key, k, a, b, run FROM dv")
         days: dict[str, Day] = {
-            p: {} for (p,) in cursor.execute("SELECT partition_key FROM dv_days").fetchall()
+            p: {}
+            for (p,) in cursor.execute(
+                "SELECT partition_key FROM dv_days WHERE complete"
+            ).fetchall()
         }
         for partition_key, k, a, b, run in cursor.execute(
             "SELECT partition_key, k, a, b, run FROM dv"
@@ -219,6 +224,53 @@ def test_an_unchanged_day_writes_nothing_and_a_change_two_rows(versioned: str) -
         ("k2", DAYS[2], None, 2, "x", "r3"),
     ]
     assert len(versions) == len(KEYS) + 1
+
+
+def test_a_day_written_over_several_transactions_answers_once_finished(versioned: str) -> None:
+    """A day started answers nothing until finished, and still bounds the versions another
+    day writes meanwhile: a backfill of an older day written while it is unfinished ends
+    where it begins, instead of running on through it (two rows of one key there)."""
+    with get_session(versioned) as session:
+        write_day(session, TABLE, day=DAYS[0], rows=_rows({"k1": (1, "x")}, "r1"), complete=True)
+    with get_session(versioned) as session:
+        start_day(session, TABLE, day=DAYS[2])
+    with get_session(versioned) as session:
+        write_day(
+            session,
+            TABLE,
+            day=DAYS[2],
+            rows=_rows({"k1": (3, "z")}, "r3"),
+            complete=False,
+            finishes_day=False,
+        )
+    with get_session(versioned) as session:
+        assert _stored(session) == {DAYS[0]: {"k1": ((1, "x"), "r1")}}
+        assert _stored_by_day(session, [DAYS[2]]) == {DAYS[2]: {}}
+        write_day(session, TABLE, day=DAYS[1], rows=_rows({"k1": (2, "y")}, "b"), complete=True)
+    with get_session(versioned) as session:
+        finish_day(session, TABLE, day=DAYS[2])
+    with get_session(versioned) as session:
+        assert _stored(session) == {
+            DAYS[0]: {"k1": ((1, "x"), "r1")},
+            DAYS[1]: {"k1": ((2, "y"), "b")},
+            DAYS[2]: {"k1": ((3, "z"), "r3")},
+        }
+        assert _stored_by_day(session, DAYS[:3]) == _stored(session)
+
+
+def test_a_row_without_a_key_is_refused_and_nothing_is_written(versioned: str) -> None:
+    with get_session(versioned) as session:
+        write_day(session, TABLE, day=DAYS[0], rows=_rows({"k1": (1, "x")}, "r1"), complete=True)
+    keyless = sql.SQL(
+        "SELECT * FROM (VALUES ('k2'::text, 2, 'y'::text, 'r2'::text), (NULL, 3, 'z', 'r2')) AS r"
+    )
+    with (
+        pytest.raises(ValueError, match="1 of the rows for 2026-11-02 have no k"),
+        get_session(versioned) as session,
+    ):
+        write_day(session, TABLE, day=DAYS[1], rows=keyless, complete=True)
+    with get_session(versioned) as session:
+        assert _stored(session) == {DAYS[0]: {"k1": ((1, "x"), "r1")}}
 
 
 def test_a_backfill_moves_no_other_day(versioned: str) -> None:

@@ -111,3 +111,73 @@ def test_the_engagement_index_names_the_products_ai_owner(database_url: str) -> 
     engine.dispose()
     assert f"'{DIALER_FALLBACK_HUBSPOT_OWNER_ID}'" in definition
     assert f"'{DIALER_FALLBACK_HUBSPOT_OWNER_ID}'" in ENGAGEMENT_PREDICATE
+
+
+def test_per_day_rows_become_versions_and_each_day_answers_as_before(database_url: str) -> None:
+    """0026/0027 move the candidates and answers of every stored day into versions: each day
+    answers exactly the rows it had, and equal rows of consecutive days are one version."""
+    from alembic import command
+
+    command.downgrade(alembic_config(database_url), "0025")
+    engine = create_engine(database_url)
+    days = ("2026-11-27", "2026-11-28", "2026-11-29")
+    # t-1 unchanged all three days; t-2 renamed on the second; t-3 absent on the second.
+    names = {
+        "t-1": ("One", "One", "One"),
+        "t-2": ("Two", "Deux", "Deux"),
+        "t-3": ("Three", None, "Three"),
+    }
+    with engine.begin() as connection:
+        for index, day in enumerate(days):
+            connection.execute(
+                text("INSERT INTO apac_candidate_selections VALUES (:p, :run, now(), NULL, 3)"),
+                {"p": day, "run": f"run-{index}"},
+            )
+            for tenant_id, by_day in names.items():
+                if by_day[index] is None:
+                    continue
+                values = {"p": day, "t": tenant_id, "n": by_day[index], "run": f"run-{index}"}
+                connection.execute(
+                    text(
+                        "INSERT INTO apac_tenant_candidates (partition_key, tenant_id, "
+                        "source_type, name, forced_sales_owned, run_id) "
+                        "VALUES (:p, :t, 'active', :n, false, :run)"
+                    ),
+                    values,
+                )
+                connection.execute(
+                    text(
+                        "INSERT INTO apac_enriched_tenants (partition_key, tenant_id, "
+                        "company_name, enrichment_status, enrichment_error_count, run_id) "
+                        "VALUES (:p, :t, :n, 'enriched', 0, :run)"
+                    ),
+                    values,
+                )
+    before = _per_day(engine)
+    upgrade(database_url)
+    after = _per_day(engine)
+    with engine.connect() as connection:
+        versions = [
+            connection.scalar(text(f"SELECT count(*) FROM {table}"))
+            for table in ("apac_tenant_candidate_versions", "apac_enriched_tenant_versions")
+        ]
+    engine.dispose()
+    assert after == before
+    # t-1: one version; t-2: two; t-3: two (it left for a day) — 5, not the 8 rows.
+    assert versions == [5, 5]
+
+
+def _per_day(engine) -> dict[str, list[tuple]]:
+    with engine.connect() as connection:
+        return {
+            table: [
+                tuple(row)
+                for row in connection.execute(
+                    text(f"SELECT partition_key, tenant_id, {column} FROM {table} ORDER BY 1, 2")
+                )
+            ]
+            for table, column in (
+                ("apac_tenant_candidates", "name"),
+                ("apac_enriched_tenants", "company_name"),
+            )
+        }

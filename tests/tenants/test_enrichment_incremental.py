@@ -22,7 +22,12 @@ from hypothesis import strategies as st
 from morpheus_pipelines.db.session import get_session
 from morpheus_pipelines.devtools.emulators import DomainIntelEmulator
 from morpheus_pipelines.platform.clients.domain_intelligence import DomainIntelligenceClient
-from morpheus_pipelines.tenants.steps.partition_enrichment import enrich_partitions
+from morpheus_pipelines.tenants.rules.enrichment import reuse_cutoff
+from morpheus_pipelines.tenants.steps.partition_enrichment import (
+    PartitionEnrichment,
+    _carry_forward,
+    enrich_partitions,
+)
 from morpheus_pipelines.tenants.steps.tenant_selection import select_partition
 from tests.support.pipeline import SCHEMA, load_source, tenant
 
@@ -93,15 +98,30 @@ class _Warehouse:
             run_id=run_id,
             forced_ids=frozenset(spec["forced"]),
         )
+        now = datetime.fromisoformat(f"{DAYS[0]}T12:00:00+00:00") + timedelta(
+            days=spec["days_later"], minutes=self.runs
+        )
+        max_age_days = spec.get("max_age_days", 2)
+        if spec.get("stops_before_asking"):
+            # The run's first transaction (the carry) commits, then the run dies.
+            _carry_forward(
+                factory,
+                PartitionEnrichment(),
+                spec["day"],
+                run_id,
+                reuse_cutoff(now, max_age_days, configured=True),
+                None,
+                incremental=self.incremental,
+            )
+            return
         enrich_partitions(
             factory,
             self.client,
             partition_keys=[spec["day"]],
             run_id=run_id,
             chunk_size=2,
-            max_age_days=spec.get("max_age_days", 2),
-            now=datetime.fromisoformat(f"{DAYS[0]}T12:00:00+00:00")
-            + timedelta(days=spec["days_later"], minutes=self.runs),
+            max_age_days=max_age_days,
+            now=now,
             incremental=self.incremental,
         )
 
@@ -212,6 +232,7 @@ def _day(day: str, *, days_later: int = 0, failures: int = 0, **changes: Any) ->
         "days_later": days_later,
         "failures": failures,
         "max_age_days": changes.get("max_age_days", 2),
+        "stops_before_asking": changes.get("stops_before_asking", False),
         "unwritten": set(changes.get("unwritten", ())),
     }
 
@@ -254,3 +275,24 @@ def test_each_reason_to_look_again(
     emulator.log.clear()
     for spec in history:
         _live_through_both(incremental, every_tenant, emulator, spec)
+
+
+def test_a_run_that_stops_before_asking_leaves_no_earlier_answer(
+    warehouses, emulator: DomainIntelEmulator
+) -> None:
+    """A tenant whose email changed is to be asked again; its run commits the carry, then
+    dies. The day must not show the answer given for the old email (the next day would take
+    it as the day's and never ask), and the next day asks."""
+    incremental, _ = warehouses()
+    emulator.log.clear()
+    changed = {0: {"email": "ops@moved.co.jp"}}
+    for spec in (
+        _day(DAYS[0]),
+        _day(DAYS[1], tenant_changes=changed, stops_before_asking=True),
+    ):
+        incremental.live_through(spec)
+    _asked(emulator)
+    # The unfinished day answers nothing, rather than the old email's answer.
+    assert incremental.answers()[DAYS[1]] == []
+    incremental.live_through(_day(DAYS[2], tenant_changes=changed))
+    assert (TENANT_IDS[0], "moved.co.jp") in [pair for batch in _asked(emulator) for pair in batch]

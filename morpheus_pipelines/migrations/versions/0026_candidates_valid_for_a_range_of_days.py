@@ -3,8 +3,8 @@
 ``apac_tenant_candidates`` held one row per tenant and day, so every day copied every unchanged
 candidate. Its rows become versions valid ``[valid_from, valid_to)`` in
 ``apac_tenant_candidate_versions``; ``apac_tenant_candidate_days`` lists the days written; a
-view with the old name and columns answers each written day (docs/decisions/0057). Each
-existing row becomes a version of its own day up to the next written day.
+view with the old name and columns answers each written day (docs/decisions/0057). The
+existing rows are written day by day, so equal rows of consecutive days become one version.
 
 Revision ID: 0026
 Revises: 0025
@@ -15,6 +15,10 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 from alembic import op
+from psycopg import sql as psycopg_sql
+from sqlalchemy.orm import Session
+
+from morpheus_pipelines.platform.store.day_versions import DayVersions, write_day
 
 revision = "0026"
 down_revision = "0025"
@@ -38,6 +42,8 @@ VALUE_COLUMNS = (
     "run_id",
 )
 # Ending a version rewrites its row: room on the page keeps that update beside it (HOT).
+# Written with a new version, not a change on their own.
+CARRIED = ("run_id",)
 FILL_FACTOR = 90
 
 
@@ -67,14 +73,48 @@ def _view() -> str:
         f"SELECT d.partition_key, v.tenant_id, {values} "
         "FROM apac_tenant_candidate_days d JOIN apac_tenant_candidate_versions v "
         "ON v.valid_from <= d.partition_key "
-        "AND (v.valid_to IS NULL OR v.valid_to > d.partition_key)"
+        "AND (v.valid_to IS NULL OR v.valid_to > d.partition_key) WHERE d.complete"
     )
+
+
+def _move_rows() -> None:
+    """Each written day in order, through the pipeline's own day-versioned writes: a day
+    writes only the tenants whose row differs from the day before, so consecutive equal
+    rows become one version (the first day's run id kept), as the pipeline stores them."""
+    session = Session(bind=op.get_bind())
+    table = DayVersions(
+        versions="apac_tenant_candidate_versions",
+        days="apac_tenant_candidate_days",
+        key="tenant_id",
+        compared=tuple(c for c in VALUE_COLUMNS if c not in CARRIED),
+        carried=CARRIED,
+    )
+    written = [
+        day
+        for (day,) in session.execute(
+            sa.text(
+                "SELECT partition_key FROM apac_candidate_selections UNION "
+                "SELECT DISTINCT partition_key FROM apac_tenant_candidates ORDER BY 1"
+            )
+        )
+    ]
+    for day in sorted(set(written)):
+        rows = psycopg_sql.SQL(
+            "SELECT tenant_id, {columns} FROM apac_tenant_candidates WHERE partition_key = {day}"
+        ).format(
+            columns=psycopg_sql.SQL(", ").join(
+                map(psycopg_sql.Identifier, [*table.compared, *table.carried])
+            ),
+            day=psycopg_sql.Literal(day),
+        )
+        write_day(session, table, day=day, rows=rows, complete=True)
 
 
 def upgrade() -> None:
     op.create_table(
         "apac_tenant_candidate_days",
         sa.Column("partition_key", sa.Text(), nullable=False),
+        sa.Column("complete", sa.Boolean(), server_default=sa.text("true"), nullable=False),
         sa.PrimaryKeyConstraint("partition_key", name=op.f("pk_apac_tenant_candidate_days")),
     )
     op.create_table(
@@ -96,19 +136,7 @@ def upgrade() -> None:
         ),
         postgresql_with={"fillfactor": FILL_FACTOR},
     )
-    values = ", ".join(VALUE_COLUMNS)
-    op.execute(
-        "INSERT INTO apac_tenant_candidate_days (partition_key) "
-        "SELECT partition_key FROM apac_candidate_selections "
-        "UNION SELECT DISTINCT partition_key FROM apac_tenant_candidates"
-    )
-    op.execute(
-        "INSERT INTO apac_tenant_candidate_versions "
-        f"(tenant_id, valid_from, valid_to, {values}) "
-        "SELECT c.tenant_id, c.partition_key, (SELECT min(d.partition_key) "
-        "FROM apac_tenant_candidate_days d WHERE d.partition_key > c.partition_key), "
-        f"{', '.join(f'c.{v}' for v in VALUE_COLUMNS)} FROM apac_tenant_candidates c"
-    )
+    _move_rows()
     op.drop_table("apac_tenant_candidates")
     op.execute(_view())
 

@@ -3,7 +3,7 @@
 As 0026 did for the candidates: ``apac_enriched_tenants`` becomes the view over
 ``apac_enriched_tenant_versions`` and ``apac_enriched_tenant_days`` (docs/decisions/0057). The
 reuse index moves to the versions, where it finds every answer once instead of once per day.
-Each existing row becomes a version of its own day up to the next written day.
+The existing rows are written day by day, so equal rows of consecutive days become one version.
 
 Revision ID: 0027
 Revises: 0026
@@ -14,6 +14,10 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 from alembic import op
+from psycopg import sql as psycopg_sql
+from sqlalchemy.orm import Session
+
+from morpheus_pipelines.platform.store.day_versions import DayVersions, write_day
 
 revision = "0027"
 down_revision = "0026"
@@ -36,6 +40,8 @@ VALUE_COLUMNS = (
     "input_fingerprint",
 )
 REUSABLE = sa.text("enrichment_status IN ('enriched', 'not_found')")
+# Written with a new version, not a change on their own.
+CARRIED = ("enrichment_ms", "run_id")
 FILL_FACTOR = 90
 
 
@@ -57,10 +63,41 @@ def _value_columns() -> list[sa.Column]:
     ]
 
 
+def _move_rows() -> None:
+    """Each written day in order, through the pipeline's own day-versioned writes: a day
+    writes only the tenants whose row differs from the day before, so consecutive equal
+    rows become one version (the first day's run id kept), as the pipeline stores them."""
+    session = Session(bind=op.get_bind())
+    table = DayVersions(
+        versions="apac_enriched_tenant_versions",
+        days="apac_enriched_tenant_days",
+        key="tenant_id",
+        compared=tuple(c for c in VALUE_COLUMNS if c not in CARRIED),
+        carried=CARRIED,
+    )
+    written = [
+        day
+        for (day,) in session.execute(
+            sa.text("SELECT DISTINCT partition_key FROM apac_enriched_tenants ORDER BY 1")
+        )
+    ]
+    for day in sorted(set(written)):
+        rows = psycopg_sql.SQL(
+            "SELECT tenant_id, {columns} FROM apac_enriched_tenants WHERE partition_key = {day}"
+        ).format(
+            columns=psycopg_sql.SQL(", ").join(
+                map(psycopg_sql.Identifier, [*table.compared, *table.carried])
+            ),
+            day=psycopg_sql.Literal(day),
+        )
+        write_day(session, table, day=day, rows=rows, complete=True)
+
+
 def upgrade() -> None:
     op.create_table(
         "apac_enriched_tenant_days",
         sa.Column("partition_key", sa.Text(), nullable=False),
+        sa.Column("complete", sa.Boolean(), server_default=sa.text("true"), nullable=False),
         sa.PrimaryKeyConstraint("partition_key", name=op.f("pk_apac_enriched_tenant_days")),
     )
     op.create_table(
@@ -78,18 +115,7 @@ def upgrade() -> None:
         ),
         postgresql_with={"fillfactor": FILL_FACTOR},
     )
-    values = ", ".join(VALUE_COLUMNS)
-    op.execute(
-        "INSERT INTO apac_enriched_tenant_days (partition_key) "
-        "SELECT DISTINCT partition_key FROM apac_enriched_tenants"
-    )
-    op.execute(
-        "INSERT INTO apac_enriched_tenant_versions "
-        f"(tenant_id, valid_from, valid_to, {values}) "
-        "SELECT e.tenant_id, e.partition_key, (SELECT min(d.partition_key) "
-        "FROM apac_enriched_tenant_days d WHERE d.partition_key > e.partition_key), "
-        f"{', '.join(f'e.{v}' for v in VALUE_COLUMNS)} FROM apac_enriched_tenants e"
-    )
+    _move_rows()
     op.drop_table("apac_enriched_tenants")
     op.create_index(
         "ix_apac_enriched_tenant_versions_reuse",
@@ -103,7 +129,7 @@ def upgrade() -> None:
         f"SELECT d.partition_key, v.tenant_id, {', '.join(f'v.{c}' for c in VALUE_COLUMNS)} "
         "FROM apac_enriched_tenant_days d JOIN apac_enriched_tenant_versions v "
         "ON v.valid_from <= d.partition_key "
-        "AND (v.valid_to IS NULL OR v.valid_to > d.partition_key)"
+        "AND (v.valid_to IS NULL OR v.valid_to > d.partition_key) WHERE d.complete"
     )
 
 

@@ -85,38 +85,48 @@ def valid_on(alias: str, day: sql.Composable) -> sql.Composable:
     )
 
 
-def rows_on(table: DayVersions, day: sql.Composable) -> sql.Composable:
+def rows_on(table: DayVersions, day: sql.Composable, *, unfinished: bool = False) -> sql.Composable:
     """Day ``day``'s rows of ``table`` as a parenthesised subquery: ``partition_key`` and the
     table's columns, what its view answers for that day. ``day`` is a literal or a bound
     parameter (``sql.SQL(":p")`` in SQLAlchemy's ``text``). The view joins the versions to
     the days, and a day's range test against a joined column costs a nested loop per version;
     here the day is a constant, and reading it is one filtered scan of the versions (five
-    times faster for a whole day), or one index range scan for a page of keys."""
+    times faster for a whole day), or one index range scan for a page of keys.
+    ``unfinished``: also while the day is being written (:func:`start_day`), for its
+    writer."""
+    answered = sql.SQL("") if unfinished else sql.SQL(" AND complete")
     return sql.SQL(
         "(SELECT CAST({day} AS text) AS partition_key, {columns} FROM {versions} v "
-        "WHERE {valid} AND EXISTS (SELECT FROM {days} WHERE partition_key = {day}))"
+        "WHERE {valid} AND EXISTS (SELECT FROM {days} WHERE partition_key = {day}{answered}))"
     ).format(
         day=day,
         columns=_identifiers(table.columns, "v."),
         versions=sql.Identifier(table.versions),
         valid=valid_on("v", day),
         days=sql.Identifier(table.days),
+        answered=answered,
     )
 
 
-def open_day(session: Session, table: DayVersions, *, day: str) -> str | None:
-    """Lock ``table`` for the rest of the transaction, add ``day`` to its written days, and
-    return the next written day after it (None when ``day`` is the newest)."""
+def open_day(
+    session: Session, table: DayVersions, *, day: str, complete: bool = True
+) -> str | None:
+    """Lock ``table`` for the rest of the transaction, add ``day`` to its days, and return
+    the next day after it (None when ``day`` is the newest). ``complete`` False: the day is
+    being written over several transactions and answers nothing until :func:`finish_day`;
+    it still bounds the versions other days write, so none of theirs overlaps its own."""
     with driver_cursor(session) as cursor:
         cursor.execute(
             "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
             (f"day_versions:{table.versions}",),
         )
         cursor.execute(
-            sql.SQL("INSERT INTO {days} (partition_key) VALUES (%s) ON CONFLICT DO NOTHING").format(
-                days=sql.Identifier(table.days)
-            ),
-            (day,),
+            sql.SQL(
+                "INSERT INTO {days} (partition_key, complete) VALUES (%s, %s) "
+                "ON CONFLICT (partition_key) DO UPDATE SET complete = EXCLUDED.complete "
+                "WHERE {days}.complete IS DISTINCT FROM EXCLUDED.complete"
+            ).format(days=sql.Identifier(table.days)),
+            (day, complete),
         )
         cursor.execute(
             sql.SQL("SELECT min(partition_key) FROM {days} WHERE partition_key > %s").format(
@@ -125,6 +135,18 @@ def open_day(session: Session, table: DayVersions, *, day: str) -> str | None:
             (day,),
         )
         return cursor.fetchone()[0]
+
+
+def start_day(session: Session, table: DayVersions, *, day: str) -> None:
+    """Begin writing ``day`` over several transactions: until :func:`finish_day` it answers
+    nothing (a re-run's earlier rows included), so a run that stops half-way never leaves a
+    day whose unwritten keys show what an earlier day or run had."""
+    open_day(session, table, day=day, complete=False)
+
+
+def finish_day(session: Session, table: DayVersions, *, day: str) -> None:
+    """Make what was written for ``day`` since :func:`start_day` the day's rows."""
+    open_day(session, table, day=day, complete=True)
 
 
 def copy_day_if_empty(
@@ -158,13 +180,20 @@ def copy_day_if_empty(
 
 
 def write_day(
-    session: Session, table: DayVersions, *, day: str, rows: sql.Composable, complete: bool
+    session: Session,
+    table: DayVersions,
+    *,
+    day: str,
+    rows: sql.Composable,
+    complete: bool,
+    finishes_day: bool = True,
 ) -> DayWrite:
     """Make ``day``'s rows of ``table`` those of ``rows`` (a query on ``session`` giving
     ``table.columns`` in order, one row per key), writing only what differs from the versions
     valid on the day. ``complete``: ``rows`` are the whole day, and a key without a row is
-    removed from it; otherwise only the keys in ``rows`` are written."""
-    following = open_day(session, table, day=day)
+    removed from it; otherwise only the keys in ``rows`` are written. ``finishes_day``
+    False: part of a day written since :func:`start_day`, still answering nothing."""
+    following = open_day(session, table, day=day, complete=finishes_day)
     key = sql.Identifier(table.key)
     d = sql.Literal(day)
     names = list(table.columns)
@@ -200,14 +229,32 @@ def write_day(
             )
         )
         changed = max(cursor.rowcount, 0)
+        # A row without a key would match nothing and be dropped without a word.
+        cursor.execute(
+            sql.SQL("SELECT count(*) FROM {changes} WHERE day_key IS NULL").format(changes=changes)
+        )
+        keyless = cursor.fetchone()[0]
+        if keyless:
+            raise ValueError(
+                f"{table.versions}: {keyless} of the rows for {day} have no {table.key}; "
+                "nothing of the day was written"
+            )
         continued, opened = _apply_changes(cursor, table, changes, day=day, following=following)
     return DayWrite(changed=changed, opened=opened, continued=continued)
 
 
-def remove_from_day(session: Session, table: DayVersions, *, day: str, keys: sql.Composable) -> int:
+def remove_from_day(
+    session: Session,
+    table: DayVersions,
+    *,
+    day: str,
+    keys: sql.Composable,
+    finishes_day: bool = True,
+) -> int:
     """Remove the keys ``keys`` gives (a query on ``session``) from ``day``'s rows, leaving
-    every other day's as they are; returns the keys removed (those with a row that day)."""
-    following = open_day(session, table, day=day)
+    every other day's as they are; returns the keys removed (those with a row that day).
+    ``finishes_day`` as for :func:`write_day`."""
+    following = open_day(session, table, day=day, complete=finishes_day)
     changes = _changes(table)
     key = sql.Identifier(table.key)
     with driver_cursor(session) as cursor:

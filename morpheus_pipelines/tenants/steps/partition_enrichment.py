@@ -188,6 +188,10 @@ def enrich_partitions(
             now=now,
             log=log,
         )
+        # Every chunk is written: only now does the day answer what was written for it
+        # (until then it answers nothing, docs/pipeline.md, "Enrichment reuse").
+        with session_factory() as session:
+            TenantStore(session).enriched.finish_day(session, partition_key=partition_key)
     return totals
 
 
@@ -208,6 +212,7 @@ def _carry_forward(
     when there is nothing to carry from."""
     with session_factory() as session:
         enriched = TenantStore(session).enriched
+        enriched.start_day(session, partition_key=partition_key)
         base = (
             None
             if answered_after is None

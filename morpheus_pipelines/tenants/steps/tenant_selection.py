@@ -15,8 +15,9 @@ selected whatever their status or region (they are written to Sales-owned direct
 rollout's small first invocation, docs/partitions.md).
 
 The rows are streamed with ``COPY … TO STDOUT`` from the source database, without being parsed
-in Python: on a partition's first run straight into ``apac_tenant_candidates``, on a re-run
-into a warehouse staging table that is upserted.
+in Python: on the table's first day straight into the candidate versions, on every other day
+and re-run into a warehouse staging table compared with the versions valid on the day, only
+the changed tenants written (docs/data-layer.md, "Day-versioned tables").
 """
 
 from __future__ import annotations
@@ -91,8 +92,8 @@ def select_partition(
         raise ValueError(f"limit must be a positive number of tenants, got {limit}")
     with source_factory() as source, session_factory() as session:
         candidates = TenantStore(session).candidates
-        # A partition's first run (every day's) copies the rows straight in; a re-run stages
-        # them and upserts, leaving unchanged rows as they were (docs/pipeline.md).
+        # The table's first day copies the rows straight in; every other day stages them and
+        # writes only the changed tenants (docs/pipeline.md).
         written = candidates.write_partition(
             session,
             source=source,

@@ -13,7 +13,14 @@ from sqlalchemy import text
 from sqlalchemy.orm import Session
 
 from morpheus_pipelines.db.session import driver_cursor
-from morpheus_pipelines.platform.store.day_versions import remove_from_day, valid_on, write_day
+from morpheus_pipelines.platform.store.day_versions import (
+    finish_day,
+    remove_from_day,
+    rows_on,
+    start_day,
+    valid_on,
+    write_day,
+)
 from morpheus_pipelines.platform.store.planner import analyze
 from morpheus_pipelines.platform.store.set_based import SetBasedRepository
 from morpheus_pipelines.tenants.rules.enrichment import REUSABLE_STATUSES
@@ -52,6 +59,7 @@ class EnrichedTenantRepository(SetBasedRepository[EnrichedTenant]):
             day=partition_key,
             rows=_answer_rows(sql.Identifier(staging), "s", run_id=run_id),
             complete=False,
+            finishes_day=False,
         ).changed
 
     def reusable_answers(
@@ -83,11 +91,12 @@ class EnrichedTenantRepository(SetBasedRepository[EnrichedTenant]):
             return {row[0]: dict(zip(STORED_COLUMNS, row, strict=True)) for row in cursor}
 
     def base_day(self, session: Session, *, partition_key: str) -> str | None:
-        """The newest day before ``partition_key`` with answers: what it carries forward."""
+        """The newest finished day before ``partition_key`` with answers: what it carries
+        forward."""
         return session.scalar(
             text(
                 "SELECT max(d.partition_key) FROM apac_enriched_tenant_days d "
-                "WHERE d.partition_key < :p AND EXISTS (SELECT FROM "
+                "WHERE d.partition_key < :p AND d.complete AND EXISTS (SELECT FROM "
                 "apac_enriched_tenant_versions v WHERE v.valid_from <= d.partition_key "
                 "AND (v.valid_to IS NULL OR v.valid_to > d.partition_key))"
             ),
@@ -136,7 +145,8 @@ class EnrichedTenantRepository(SetBasedRepository[EnrichedTenant]):
                     "AS tenant_id, c.tenant_id IS NOT NULL AS enrichable, {suspect} AS suspect, "
                     "e.enrichment_status FROM "
                     "(SELECT c.tenant_id, c.valid_from FROM {candidates} c "
-                    " WHERE {valid_c} AND {enrichable}) c "
+                    " WHERE {valid_c} AND {enrichable} "
+                    " AND EXISTS (SELECT FROM {candidate_days} WHERE partition_key = {day})) c "
                     "FULL JOIN (SELECT * FROM {answers} e WHERE {valid_e}) e "
                     "ON e.tenant_id = c.tenant_id), "
                     "listed AS (INSERT INTO {suspects} SELECT tenant_id, enrichable FROM day "
@@ -145,6 +155,8 @@ class EnrichedTenantRepository(SetBasedRepository[EnrichedTenant]):
                 ).format(
                     suspect=suspect,
                     candidates=sql.Identifier(CANDIDATE_VERSIONS.versions),
+                    candidate_days=sql.Identifier(CANDIDATE_VERSIONS.days),
+                    day=day,
                     valid_c=valid_on("c", day),
                     enrichable=sql.SQL(ENRICHABLE),
                     answers=sql.Identifier(ANSWER_VERSIONS.versions),
@@ -237,6 +249,7 @@ class EnrichedTenantRepository(SetBasedRepository[EnrichedTenant]):
             day=partition_key,
             rows=_answer_rows(sql.Identifier(CARRIED), "s", run_id=run_id),
             complete=False,
+            finishes_day=False,
         ).changed
         return CarriedAnswers(
             unchanged=unchanged,
@@ -261,9 +274,9 @@ class EnrichedTenantRepository(SetBasedRepository[EnrichedTenant]):
     def remove_orphans(self, session: Session, *, partition_key: str, among_suspects: bool) -> int:
         """Remove from the partition the answers of tenants that are not its enrichable
         candidates: tenants that left since the day its answers carry forward from, or a
-        re-run's after the source changed. ``among_suspects``: only :meth:`carry_forward`'s suspects
-        can be any (in this transaction); otherwise every answer of the day is looked at.
-        Returns the answers removed."""
+        re-run's after the source changed. ``among_suspects``: only :meth:`carry_forward`'s
+        suspects can be any (in this transaction); otherwise every answer of the day is
+        looked at. Returns the answers removed."""
         if among_suspects:
             keys = sql.SQL("SELECT tenant_id FROM {} WHERE NOT enrichable").format(
                 sql.Identifier(SUSPECTS)
@@ -273,13 +286,26 @@ class EnrichedTenantRepository(SetBasedRepository[EnrichedTenant]):
                 "SELECT e.tenant_id FROM {answers} e WHERE NOT EXISTS (SELECT FROM {candidates} c "
                 "WHERE c.tenant_id = e.tenant_id AND {enrichable})"
             ).format(
-                answers=answers_on(partition_key),
+                answers=rows_on(ANSWER_VERSIONS, sql.Literal(partition_key), unfinished=True),
                 candidates=candidates_on(partition_key),
                 enrichable=sql.SQL(ENRICHABLE),
             )
-        removed = remove_from_day(session, ANSWER_VERSIONS, day=partition_key, keys=keys)
+        removed = remove_from_day(
+            session, ANSWER_VERSIONS, day=partition_key, keys=keys, finishes_day=False
+        )
         analyze(session, ANSWER_VERSIONS.versions)
         return removed
+
+    def start_day(self, session: Session, *, partition_key: str) -> None:
+        """Begin the partition's answers: until :meth:`finish_day` the day answers nothing
+        (a re-run's earlier answers included), so a run that stops half-way never leaves a
+        day whose unwritten tenants show an answer given for inputs that have changed since
+        (the next day would take it for the day's and not ask)."""
+        start_day(session, ANSWER_VERSIONS, day=partition_key)
+
+    def finish_day(self, session: Session, *, partition_key: str) -> None:
+        """Make the answers written since :meth:`start_day` the partition's."""
+        finish_day(session, ANSWER_VERSIONS, day=partition_key)
 
 
 @dataclass(frozen=True)

@@ -92,6 +92,8 @@ class TenantCandidateDay(Base):
     __tablename__ = "apac_tenant_candidate_days"
 
     partition_key: Mapped[str] = mapped_column(Text, primary_key=True)
+    # False while the day is being written over several transactions: it answers nothing.
+    complete: Mapped[bool] = mapped_column(Boolean, nullable=False, server_default=text("true"))
 
 
 class TenantCandidate(Base):
@@ -162,6 +164,8 @@ class EnrichedTenantDay(Base):
     __tablename__ = "apac_enriched_tenant_days"
 
     partition_key: Mapped[str] = mapped_column(Text, primary_key=True)
+    # False while the day is being written over several transactions: it answers nothing.
+    complete: Mapped[bool] = mapped_column(Boolean, nullable=False, server_default=text("true"))
 
 
 class EnrichedTenant(Base):
