@@ -102,6 +102,8 @@ class _Warehouse:
             days=spec["days_later"], minutes=self.runs
         )
         max_age_days = spec.get("max_age_days", 2)
+        if spec.get("candidates_only"):
+            return
         if spec.get("stops_before_asking"):
             # The run's first transaction (the carry) commits, then the run dies.
             _carry_forward(
@@ -233,6 +235,7 @@ def _day(day: str, *, days_later: int = 0, failures: int = 0, **changes: Any) ->
         "failures": failures,
         "max_age_days": changes.get("max_age_days", 2),
         "stops_before_asking": changes.get("stops_before_asking", False),
+        "candidates_only": changes.get("candidates_only", False),
         "unwritten": set(changes.get("unwritten", ())),
     }
 
@@ -296,3 +299,21 @@ def test_a_run_that_stops_before_asking_leaves_no_earlier_answer(
     assert incremental.answers()[DAYS[1]] == []
     incremental.live_through(_day(DAYS[2], tenant_changes=changed))
     assert (TENANT_IDS[0], "moved.co.jp") in [pair for batch in _asked(emulator) for pair in batch]
+
+
+def test_a_day_selected_again_without_enrichment_carries_no_answer(
+    warehouses, emulator: DomainIntelEmulator
+) -> None:
+    """A finished day's candidates are selected again (a renamed tenant) and its enrichment
+    does not run again: its answers were given for the old candidates, so the day answers
+    none, and the next day asks the renamed tenant rather than carrying the old answer."""
+    incremental, _ = warehouses()
+    emulator.log.clear()
+    renamed = {0: {"name": "Beta"}}
+    for spec in (_day(DAYS[0]), _day(DAYS[1])):
+        incremental.live_through(spec)
+    incremental.live_through(_day(DAYS[1], tenant_changes=renamed, candidates_only=True))
+    _asked(emulator)
+    assert incremental.answers()[DAYS[1]] == []
+    incremental.live_through(_day(DAYS[2], tenant_changes=renamed))
+    assert TENANT_IDS[0] in [tenant for batch in _asked(emulator) for tenant, _ in batch]

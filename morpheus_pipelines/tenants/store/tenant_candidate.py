@@ -12,11 +12,12 @@ from sqlalchemy.orm import Session
 from morpheus_pipelines.db.session import driver_cursor
 from morpheus_pipelines.platform.store.base import BaseRepository
 from morpheus_pipelines.platform.store.copying import copy_out, read_frame
-from morpheus_pipelines.platform.store.day_versions import copy_day_if_empty, write_day
+from morpheus_pipelines.platform.store.day_versions import copy_day_if_empty, start_day, write_day
 from morpheus_pipelines.platform.store.keyset import keyset_after
 from morpheus_pipelines.platform.store.planner import analyze
 from morpheus_pipelines.platform.store.set_based import SetBasedRepository
 from morpheus_pipelines.tenants.store.day_tables import (
+    ANSWER_VERSIONS,
     CANDIDATE_SOURCE_COLUMNS,
     CANDIDATE_VERSIONS,
     candidates_on,
@@ -94,7 +95,8 @@ class TenantCandidateRepository(SetBasedRepository[TenantCandidate]):
         day changed. Only those are written: an unchanged candidate keeps the version it
         has, its ``run_id`` included, so a quiet day or a re-run over unchanged source data
         writes nothing. With no version valid on the day yet (the first day) the rows are
-        streamed straight in; otherwise they are staged and compared."""
+        streamed straight in; otherwise they are staged and compared. When any changed, the
+        day's enrichment answers are hidden until enrichment runs for the day again."""
         written = copy_day_if_empty(
             session,
             CANDIDATE_VERSIONS,
@@ -114,6 +116,10 @@ class TenantCandidateRepository(SetBasedRepository[TenantCandidate]):
                 rows=candidate_rows(staged, run_id=run_id, forced_ids=forced_ids),
                 complete=True,
             ).changed
+        if written:
+            # The day's answers were given for the candidates it had: until enrichment runs
+            # again for it, the day answers none, and the next day does not carry them.
+            start_day(session, ANSWER_VERSIONS, day=partition_key)
         analyze(session, CANDIDATE_VERSIONS.versions)
         return written
 
