@@ -89,6 +89,15 @@ def copy_into_empty_partition(
     partition waits and then finds it written."""
     if not _claim_empty_partition(session, table, partition_key):
         return None
+    return stream_copy(session, table=table, columns=columns, select=select, source=source)
+
+
+def stream_copy(
+    session: Session, *, table: str, columns: Sequence[str], select: sql.Composable, source: Session
+) -> int:
+    """Stream the rows ``select`` gives on ``source`` (``COPY … TO STDOUT``, in ``columns``
+    order) into ``table`` with ``COPY … FROM STDIN`` on ``session``, as bytes, never parsed;
+    returns rows written. ``source`` may be another database."""
     targets = sql.SQL(", ").join(map(sql.Identifier, columns))
     with driver_cursor(session) as writer:
         with writer.copy(

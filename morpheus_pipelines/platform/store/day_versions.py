@@ -36,7 +36,7 @@ from psycopg import Cursor, sql
 from sqlalchemy.orm import Session
 
 from morpheus_pipelines.db.session import driver_cursor
-from morpheus_pipelines.platform.store.copying import copy_out
+from morpheus_pipelines.platform.store.copying import stream_copy
 
 
 @dataclass(frozen=True)
@@ -168,15 +168,13 @@ def copy_day_if_empty(
     bounded = sql.SQL("SELECT r.*, {day}::text, {following}::text FROM ({rows}) AS r").format(
         day=sql.Literal(day), following=sql.Literal(following), rows=rows
     )
-    with driver_cursor(session) as writer:
-        with writer.copy(
-            sql.SQL("COPY {versions} ({columns}, valid_from, valid_to) FROM STDIN").format(
-                versions=sql.Identifier(table.versions), columns=_identifiers(table.columns)
-            )
-        ) as rows_in:
-            for chunk in copy_out(source, bounded):
-                rows_in.write(chunk)
-        return max(writer.rowcount, 0)
+    return stream_copy(
+        session,
+        table=table.versions,
+        columns=[*table.columns, "valid_from", "valid_to"],
+        select=bounded,
+        source=source,
+    )
 
 
 def write_day(
