@@ -15,10 +15,9 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 from alembic import op
-from psycopg import sql as psycopg_sql
 from sqlalchemy.orm import Session
 
-from morpheus_pipelines.platform.store.day_versions import DayVersions, write_day
+from morpheus_pipelines.platform.store.day_versions import DayVersions, write_days_from
 
 revision = "0026"
 down_revision = "0025"
@@ -78,9 +77,7 @@ def _view() -> str:
 
 
 def _move_rows() -> None:
-    """Each written day in order, through the pipeline's own day-versioned writes: a day
-    writes only the tenants whose row differs from the day before, so consecutive equal
-    rows become one version (the first day's run id kept), as the pipeline stores them."""
+    """Every stored day into versions, as the pipeline writes them (``write_days_from``)."""
     session = Session(bind=op.get_bind())
     table = DayVersions(
         versions="apac_tenant_candidate_versions",
@@ -89,25 +86,13 @@ def _move_rows() -> None:
         compared=tuple(c for c in VALUE_COLUMNS if c not in CARRIED),
         carried=CARRIED,
     )
-    written = [
-        day
-        for (day,) in session.execute(
-            sa.text(
-                "SELECT partition_key FROM apac_candidate_selections UNION "
-                "SELECT DISTINCT partition_key FROM apac_tenant_candidates ORDER BY 1"
-            )
+    days = session.scalars(
+        sa.text(
+            "SELECT partition_key FROM apac_candidate_selections "
+            "UNION SELECT partition_key FROM apac_tenant_candidates"
         )
-    ]
-    for day in sorted(set(written)):
-        rows = psycopg_sql.SQL(
-            "SELECT tenant_id, {columns} FROM apac_tenant_candidates WHERE partition_key = {day}"
-        ).format(
-            columns=psycopg_sql.SQL(", ").join(
-                map(psycopg_sql.Identifier, [*table.compared, *table.carried])
-            ),
-            day=psycopg_sql.Literal(day),
-        )
-        write_day(session, table, day=day, rows=rows, complete=True)
+    ).all()
+    write_days_from(session, table, rows_table="apac_tenant_candidates", days=list(days))
 
 
 def upgrade() -> None:

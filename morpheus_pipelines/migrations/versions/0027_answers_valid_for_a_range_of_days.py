@@ -14,10 +14,9 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 from alembic import op
-from psycopg import sql as psycopg_sql
 from sqlalchemy.orm import Session
 
-from morpheus_pipelines.platform.store.day_versions import DayVersions, write_day
+from morpheus_pipelines.platform.store.day_versions import DayVersions, write_days_from
 
 revision = "0027"
 down_revision = "0026"
@@ -64,9 +63,7 @@ def _value_columns() -> list[sa.Column]:
 
 
 def _move_rows() -> None:
-    """Each written day in order, through the pipeline's own day-versioned writes: a day
-    writes only the tenants whose row differs from the day before, so consecutive equal
-    rows become one version (the first day's run id kept), as the pipeline stores them."""
+    """Every stored day into versions, as the pipeline writes them (``write_days_from``)."""
     session = Session(bind=op.get_bind())
     table = DayVersions(
         versions="apac_enriched_tenant_versions",
@@ -75,22 +72,10 @@ def _move_rows() -> None:
         compared=tuple(c for c in VALUE_COLUMNS if c not in CARRIED),
         carried=CARRIED,
     )
-    written = [
-        day
-        for (day,) in session.execute(
-            sa.text("SELECT DISTINCT partition_key FROM apac_enriched_tenants ORDER BY 1")
-        )
-    ]
-    for day in sorted(set(written)):
-        rows = psycopg_sql.SQL(
-            "SELECT tenant_id, {columns} FROM apac_enriched_tenants WHERE partition_key = {day}"
-        ).format(
-            columns=psycopg_sql.SQL(", ").join(
-                map(psycopg_sql.Identifier, [*table.compared, *table.carried])
-            ),
-            day=psycopg_sql.Literal(day),
-        )
-        write_day(session, table, day=day, rows=rows, complete=True)
+    days = session.scalars(
+        sa.text("SELECT DISTINCT partition_key FROM apac_enriched_tenants")
+    ).all()
+    write_days_from(session, table, rows_table="apac_enriched_tenants", days=list(days))
 
 
 def upgrade() -> None:

@@ -241,6 +241,23 @@ def write_day(
     return DayWrite(changed=changed, opened=opened, continued=continued)
 
 
+def write_days_from(
+    session: Session, table: DayVersions, *, rows_table: str, days: list[str]
+) -> None:
+    """Write ``days`` of ``table``, oldest first, each from its rows in ``rows_table`` (one
+    row per key and ``partition_key``, with ``table.columns``): how a table with a copy of
+    every day moves into versions. Each day writes only what differs from the day before, so
+    equal rows of consecutive days become one version (the first day's carried columns
+    kept); a day without rows removes every key from it."""
+    for day in sorted(days):
+        rows = sql.SQL("SELECT {columns} FROM {rows_table} WHERE partition_key = {day}").format(
+            columns=_identifiers(table.columns),
+            rows_table=sql.Identifier(rows_table),
+            day=sql.Literal(day),
+        )
+        write_day(session, table, day=day, rows=rows, complete=True)
+
+
 def remove_from_day(
     session: Session,
     table: DayVersions,
