@@ -3,8 +3,8 @@ column lists passed to ``upsert`` are literal SQL identifiers."""
 
 from __future__ import annotations
 
-from sqlalchemy import Column, MetaData, PrimaryKeyConstraint, Table, Text
-from sqlalchemy.orm import DeclarativeBase
+from sqlalchemy import Boolean, Column, MetaData, PrimaryKeyConstraint, Table, Text, text
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 # Deterministic constraint names, so Alembic migrations and error messages are stable.
 NAMING_CONVENTION = {
@@ -42,6 +42,14 @@ def day_view(name: str, versions: Table) -> Table:
         *columns,
         PrimaryKeyConstraint("partition_key", *key),
     )
+
+
+class WrittenDay:
+    """The columns of a day-versioned table's days (``platform.store.day_versions``)."""
+
+    partition_key: Mapped[str] = mapped_column(Text, primary_key=True)
+    # False while the day is being written over several transactions: it answers nothing.
+    complete: Mapped[bool] = mapped_column(Boolean, nullable=False, server_default=text("true"))
 
 
 def mapped_tables(package: str) -> dict[str, Table]:

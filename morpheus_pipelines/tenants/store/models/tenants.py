@@ -19,7 +19,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
-from morpheus_pipelines.platform.store.model_base import Base, day_view
+from morpheus_pipelines.platform.store.model_base import Base, WrittenDay, day_view
 from morpheus_pipelines.tenants.rules.vocabulary import (
     Bucket,
     MatchMethod,
@@ -50,10 +50,21 @@ def _in(column: str, values: tuple[str, ...]) -> str:
     return f"{column} IS NULL OR {column} IN ({', '.join(repr(v) for v in values)})"
 
 
-class _CandidateColumns:
-    """What the source and the pipeline say of a selected tenant."""
+class TenantCandidateVersion(Base):
+    """A tenant's candidate row, valid for the days ``[valid_from, valid_to)`` (open while
+    ``valid_to`` is NULL): written when it changes, not every day (docs/data-layer.md,
+    "Day-versioned tables")."""
+
+    __tablename__ = "apac_tenant_candidate_versions"
+    __table_args__ = (
+        CheckConstraint(_in("source_type", SOURCE_TYPES), name="source_type"),
+        CheckConstraint("valid_to IS NULL OR valid_to > valid_from", name="valid_range"),
+        {"postgresql_with": {"fillfactor": 90}},
+    )
 
     tenant_id: Mapped[str] = mapped_column(Text, primary_key=True)
+    valid_from: Mapped[str] = mapped_column(Text, primary_key=True)
+    valid_to: Mapped[str | None] = mapped_column(Text)
     source_type: Mapped[str] = mapped_column(Text, nullable=False)
     custom_id: Mapped[str | None] = mapped_column(Text)
     name: Mapped[str | None] = mapped_column(Text)
@@ -70,30 +81,10 @@ class _CandidateColumns:
     run_id: Mapped[str] = mapped_column(Text, nullable=False)
 
 
-class TenantCandidateVersion(_CandidateColumns, Base):
-    """A tenant's candidate row, valid for the days ``[valid_from, valid_to)`` (open while
-    ``valid_to`` is NULL): written when it changes, not every day (docs/data-layer.md,
-    "Day-versioned tables")."""
-
-    __tablename__ = "apac_tenant_candidate_versions"
-    __table_args__ = (
-        CheckConstraint(_in("source_type", SOURCE_TYPES), name="source_type"),
-        CheckConstraint("valid_to IS NULL OR valid_to > valid_from", name="valid_range"),
-        {"postgresql_with": {"fillfactor": 90}},
-    )
-
-    valid_from: Mapped[str] = mapped_column(Text, primary_key=True)
-    valid_to: Mapped[str | None] = mapped_column(Text)
-
-
-class TenantCandidateDay(Base):
+class TenantCandidateDay(WrittenDay, Base):
     """A day whose candidates were written: the days ``apac_tenant_candidates`` answers."""
 
     __tablename__ = "apac_tenant_candidate_days"
-
-    partition_key: Mapped[str] = mapped_column(Text, primary_key=True)
-    # False while the day is being written over several transactions: it answers nothing.
-    complete: Mapped[bool] = mapped_column(Boolean, nullable=False, server_default=text("true"))
 
 
 class TenantCandidate(Base):
@@ -158,14 +149,10 @@ class EnrichedTenantVersion(Base):
     )
 
 
-class EnrichedTenantDay(Base):
+class EnrichedTenantDay(WrittenDay, Base):
     """A day whose enrichment was written: the days ``apac_enriched_tenants`` answers."""
 
     __tablename__ = "apac_enriched_tenant_days"
-
-    partition_key: Mapped[str] = mapped_column(Text, primary_key=True)
-    # False while the day is being written over several transactions: it answers nothing.
-    complete: Mapped[bool] = mapped_column(Boolean, nullable=False, server_default=text("true"))
 
 
 class EnrichedTenant(Base):
