@@ -9,7 +9,6 @@ from typing import Any
 
 import pandas as pd
 from psycopg import sql
-from sqlalchemy import text
 from sqlalchemy.orm import Session
 
 from morpheus_pipelines.db.session import driver_cursor
@@ -57,7 +56,7 @@ class EnrichedTenantRepository(SetBasedRepository[EnrichedTenant]):
             session,
             ANSWER_VERSIONS,
             day=partition_key,
-            rows=_answer_rows(sql.Identifier(staging), "s", run_id=run_id),
+            rows=_answer_rows(staging, run_id=run_id),
             complete=False,
             finishes_day=False,
         ).changed
@@ -93,15 +92,19 @@ class EnrichedTenantRepository(SetBasedRepository[EnrichedTenant]):
     def base_day(self, session: Session, *, partition_key: str) -> str | None:
         """The newest finished day before ``partition_key`` with answers: what it carries
         forward."""
-        return session.scalar(
-            text(
-                "SELECT max(d.partition_key) FROM apac_enriched_tenant_days d "
-                "WHERE d.partition_key < :p AND d.complete AND EXISTS (SELECT FROM "
-                "apac_enriched_tenant_versions v WHERE v.valid_from <= d.partition_key "
-                "AND (v.valid_to IS NULL OR v.valid_to > d.partition_key))"
-            ),
-            {"p": partition_key},
-        )
+        with driver_cursor(session) as cursor:
+            cursor.execute(
+                sql.SQL(
+                    "SELECT max(d.partition_key) FROM {days} d WHERE d.partition_key < {p} "
+                    "AND d.complete AND EXISTS (SELECT FROM {versions} v WHERE {valid})"
+                ).format(
+                    days=sql.Identifier(ANSWER_VERSIONS.days),
+                    p=sql.Literal(partition_key),
+                    versions=sql.Identifier(ANSWER_VERSIONS.versions),
+                    valid=valid_on("v", sql.SQL("d.partition_key")),
+                )
+            )
+            return cursor.fetchone()[0]
 
     def _list_suspects(
         self,
@@ -247,16 +250,11 @@ class EnrichedTenantRepository(SetBasedRepository[EnrichedTenant]):
             session,
             ANSWER_VERSIONS,
             day=partition_key,
-            rows=_answer_rows(sql.Identifier(CARRIED), "s", run_id=run_id),
+            rows=_answer_rows(CARRIED, run_id=run_id),
             complete=False,
             finishes_day=False,
         ).changed
-        return CarriedAnswers(
-            unchanged=unchanged,
-            carried=sum(statuses.values()),
-            written=written,
-            statuses=statuses,
-        )
+        return CarriedAnswers(unchanged=unchanged, statuses=statuses, written=written)
 
     def unanswered_candidates(self, session: Session) -> list[str]:
         """The partition's enrichable suspects whose answer :meth:`carry_forward` did not
@@ -314,23 +312,23 @@ class CarriedAnswers:
 
     # The day's answers left as they were (not suspects), by status.
     unchanged: dict[str, int]
-    # Tenants whose answer was carried from the day before, and by status.
-    carried: int
+    # The answers carried from the day before, by status.
     statuses: dict[str, int]
     # Of them, those whose answer of the day changed (written): normally none.
     written: int
 
+    @property
+    def carried(self) -> int:
+        """Tenants whose answer was carried from the day before."""
+        return sum(self.statuses.values())
 
-def _answer_rows(table: sql.Composable, alias: str, *, run_id: str) -> sql.Composable:
+
+def _answer_rows(table: str, *, run_id: str) -> sql.Composable:
     """The answers in ``table`` in ``ANSWER_VERSIONS.columns`` order, written by ``run_id``."""
-    a = sql.Identifier(alias)
-    return sql.SQL("SELECT {columns}, {run} FROM {table} {a}").format(
+    return sql.SQL("SELECT {columns}, {run} FROM {table}").format(
         columns=sql.SQL(", ").join(
-            sql.SQL("{}.{}").format(a, sql.Identifier(c))
-            for c in ANSWER_VERSIONS.columns
-            if c != "run_id"
+            sql.Identifier(c) for c in ANSWER_VERSIONS.columns if c != "run_id"
         ),
         run=sql.Literal(run_id),
-        table=table,
-        a=a,
+        table=sql.Identifier(table),
     )
