@@ -147,7 +147,7 @@ def _write(session: Session, write: Write, run: str) -> int:
     """The write through the module; returns the keys it changed."""
     changed = write_day(
         session, TABLE, day=write.day, rows=_rows(write.rows, run), complete=write.complete
-    ).changed
+    )
     removed = write.removed - write.rows.keys()
     if not write.complete and removed:
         keys = sql.SQL("SELECT unnest({}::text[])").format(sql.Literal(sorted(removed)))
@@ -211,7 +211,7 @@ def test_an_unchanged_day_writes_nothing_and_a_change_two_rows(versioned: str) -
         write_day(session, TABLE, day=DAYS[0], rows=_rows(first, "r1"), complete=True)
     with get_session(versioned) as session:
         quiet = write_day(session, TABLE, day=DAYS[1], rows=_rows(first, "r2"), complete=True)
-    assert (quiet.changed, quiet.opened) == (0, 0)
+    assert quiet == 0
     with get_session(versioned) as session:
         assert len(_versions(session)) == len(KEYS)
     one_changed = {**first, "k2": (2, "x")}
@@ -279,11 +279,15 @@ def test_a_backfill_moves_no_other_day(versioned: str) -> None:
         with get_session(versioned) as session:
             write_day(session, TABLE, day=day, rows=_rows(rows, run), complete=True)
     with get_session(versioned) as session:
-        result = write_day(
-            session, TABLE, day=DAYS[2], rows=_rows({"k1": (9, "z")}, "b"), complete=True
-        )
+        write_day(session, TABLE, day=DAYS[2], rows=_rows({"k1": (9, "z")}, "b"), complete=True)
         stored = _stored(session)
-    assert result.continued == 1
+        versions = _versions(session)
+    # The first day's version ends at the backfilled day and a copy continues from the next.
+    assert versions == [
+        ("k1", DAYS[0], DAYS[2], 1, "x", "r1"),
+        ("k1", DAYS[2], DAYS[4], 9, "z", "b"),
+        ("k1", DAYS[4], None, 1, "x", "r1"),
+    ]
     assert stored == {
         DAYS[0]: {"k1": ((1, "x"), "r1")},
         DAYS[2]: {"k1": ((9, "z"), "b")},

@@ -60,18 +60,6 @@ class DayVersions:
         return (self.key, *self.compared, *self.carried)
 
 
-@dataclass(frozen=True)
-class DayWrite:
-    """What writing one day changed."""
-
-    # Keys whose row of the day changed: new, changed and removed keys.
-    changed: int
-    # Versions opened at the day: new and changed keys.
-    opened: int
-    # Versions continued from the next written day (only a backfill or a re-run has any).
-    continued: int
-
-
 def _identifiers(names: tuple[str, ...] | list[str], prefix: str = "") -> sql.Composable:
     return sql.SQL(", ").join(
         sql.SQL(prefix) + sql.Identifier(name) if prefix else sql.Identifier(name) for name in names
@@ -185,12 +173,13 @@ def write_day(
     rows: sql.Composable,
     complete: bool,
     finishes_day: bool = True,
-) -> DayWrite:
+) -> int:
     """Make ``day``'s rows of ``table`` those of ``rows`` (a query on ``session`` giving
     ``table.columns`` in order, one row per key), writing only what differs from the versions
     valid on the day. ``complete``: ``rows`` are the whole day, and a key without a row is
-    removed from it; otherwise only the keys in ``rows`` are written. ``finishes_day``
-    False: part of a day written since :func:`start_day`, still answering nothing."""
+    removed from it; otherwise only the keys in ``rows`` are written. Returns the keys whose
+    row of the day changed (new, changed and removed). ``finishes_day`` False: part of a day
+    written since :func:`start_day`, still answering nothing."""
     following = open_day(session, table, day=day, complete=finishes_day)
     key = sql.Identifier(table.key)
     d = sql.Literal(day)
@@ -237,8 +226,8 @@ def write_day(
                 f"{table.versions}: {keyless} of the rows for {day} have no {table.key}; "
                 "nothing of the day was written"
             )
-        continued, opened = _apply_changes(cursor, table, changes, day=day, following=following)
-    return DayWrite(changed=changed, opened=opened, continued=continued)
+        _apply_changes(cursor, table, changes, day=day, following=following)
+    return changed
 
 
 def write_days_from(
@@ -297,16 +286,14 @@ def remove_from_day(
 
 def _apply_changes(
     cursor: Cursor, table: DayVersions, changes: sql.Identifier, *, day: str, following: str | None
-) -> tuple[int, int]:
+) -> None:
     """Write the day's changes listed in ``changes`` (each key's version valid on the day,
-    whether it continues past the next written day, and its new row when ``present``);
-    returns the versions continued and opened."""
+    whether it continues past the next written day, and its new row when ``present``)."""
     key = sql.Identifier(table.key)
     d = sql.Literal(day)
     nxt = sql.Literal(following)
     names = list(table.columns)
     versions = sql.Identifier(table.versions)
-    continued = 0
     if following is not None:
         cursor.execute(
             sql.SQL(
@@ -323,7 +310,6 @@ def _apply_changes(
                 changes=changes,
             )
         )
-        continued = max(cursor.rowcount, 0)
     cursor.execute(
         sql.SQL(
             "DELETE FROM {versions} v USING {changes} c "
@@ -350,9 +336,7 @@ def _apply_changes(
             changes=changes,
         )
     )
-    opened = max(cursor.rowcount, 0)
     cursor.execute(sql.SQL("DROP TABLE {changes}").format(changes=changes))
-    return continued, opened
 
 
 def _changes(table: DayVersions) -> sql.Identifier:

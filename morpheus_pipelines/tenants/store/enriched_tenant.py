@@ -59,7 +59,7 @@ class EnrichedTenantRepository(SetBasedRepository[EnrichedTenant]):
             rows=_answer_rows(staging, run_id=run_id),
             complete=False,
             finishes_day=False,
-        ).changed
+        )
 
     def reusable_answers(
         self,
@@ -253,7 +253,7 @@ class EnrichedTenantRepository(SetBasedRepository[EnrichedTenant]):
             rows=_answer_rows(CARRIED, run_id=run_id),
             complete=False,
             finishes_day=False,
-        ).changed
+        )
         return CarriedAnswers(unchanged=unchanged, statuses=statuses, written=written)
 
     def unanswered_candidates(self, session: Session) -> list[str]:

@@ -115,7 +115,7 @@ class TenantCandidateRepository(SetBasedRepository[TenantCandidate]):
                 day=partition_key,
                 rows=candidate_rows(staged, run_id=run_id, forced_ids=forced_ids),
                 complete=True,
-            ).changed
+            )
         if written:
             # The day's answers were given for the candidates it had: until enrichment runs
             # again for it, the day answers none, and the next day does not carry them.
