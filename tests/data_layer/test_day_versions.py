@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from psycopg import sql
 from sqlalchemy.orm import Session
 
-from morpheus_pipelines.db.session import get_session
+from morpheus_pipelines.db.session import driver_cursor, get_session
 from morpheus_pipelines.db.urls import libpq_url
 from morpheus_pipelines.platform.store.day_versions import (
     DayVersions,
@@ -67,8 +67,7 @@ def _rows(day: dict[str, Values], run: str) -> sql.Composable:
 
 
 def _stored(session: Session) -> dict[str, Day]:
-    with session.connection().connection.driver_connection.cursor() as cursor:
-        cursor.execute("SELECT partition_key, k, a, b, run FROM dv")
+    with driver_cursor(session) as cursor:
         days: dict[str, Day] = {
             p: {}
             for (p,) in cursor.execute(
@@ -86,7 +85,7 @@ def _stored(session: Session) -> dict[str, Day]:
 def _stored_by_day(session: Session, days: list[str]) -> dict[str, Day]:
     """Each day read as ``rows_on`` gives it, as the repositories read it."""
     stored: dict[str, Day] = {}
-    with session.connection().connection.driver_connection.cursor() as cursor:
+    with driver_cursor(session) as cursor:
         for day in days:
             cursor.execute(
                 sql.SQL("SELECT partition_key, k, a, b, run FROM {}").format(
@@ -100,7 +99,7 @@ def _stored_by_day(session: Session, days: list[str]) -> dict[str, Day]:
 
 
 def _versions(session: Session) -> list[tuple]:
-    with session.connection().connection.driver_connection.cursor() as cursor:
+    with driver_cursor(session) as cursor:
         return cursor.execute("SELECT * FROM dv_versions ORDER BY k, valid_from").fetchall()
 
 

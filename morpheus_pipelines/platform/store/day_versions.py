@@ -4,9 +4,9 @@ copy of every unchanged row every day.
 A day-versioned table keeps, for each key (a tenant), *versions* valid from one day up to —
 not including — another, ``[valid_from, valid_to)`` with ``valid_to`` NULL while open, as
 slowly-changing-dimension tables and dbt snapshots keep them. A second table lists the days
-written. A view joins the two into the rows of every written day under the old table's name
-and columns, so a reader still asks for ``partition_key = P`` and gets one row per key valid
-on day P.
+written, and whether each is complete. A view joins the two into the rows of every complete
+day under the name and columns of a per-day table, so a reader asks for ``partition_key = P``
+and gets one row per key valid on day P.
 
 Writing day P (:func:`write_day`) compares the day's rows with the versions valid on P and
 writes only the difference:
@@ -78,8 +78,8 @@ def rows_on(table: DayVersions, day: sql.Composable, *, unfinished: bool = False
     table's columns, what its view answers for that day. ``day`` is a literal or a bound
     parameter (``sql.SQL(":p")`` in SQLAlchemy's ``text``). The view joins the versions to
     the days, and a day's range test against a joined column costs a nested loop per version;
-    here the day is a constant, and reading it is one filtered scan of the versions (five
-    times faster for a whole day), or one index range scan for a page of keys.
+    here the day is a constant, and reading it is one filtered scan of the versions, or one
+    index range scan for a page of keys (docs/decisions/0057 measures both).
     ``unfinished``: also while the day is being written (:func:`start_day`), for its
     writer."""
     answered = sql.SQL("") if unfinished else sql.SQL(" AND complete")
