@@ -52,14 +52,7 @@ class EnrichedTenantRepository(SetBasedRepository[EnrichedTenant]):
         the day changed. An unchanged answer is not rewritten (its timing and run id stay
         those of the run that produced the values)."""
         staging = self.copy_frame_into_staging(session, frame, columns=STORED_COLUMNS)
-        return write_day(
-            session,
-            ANSWER_VERSIONS,
-            day=partition_key,
-            rows=_answer_rows(staging, run_id=run_id),
-            complete=False,
-            finishes_day=False,
-        )
+        return _write_answers(session, staging, partition_key=partition_key, run_id=run_id)
 
     def reusable_answers(
         self,
@@ -246,14 +239,7 @@ class EnrichedTenantRepository(SetBasedRepository[EnrichedTenant]):
                 ).format(sql.Identifier(CARRIED))
             )
             statuses = {status: n for status, n in cursor}
-        written = write_day(
-            session,
-            ANSWER_VERSIONS,
-            day=partition_key,
-            rows=_answer_rows(CARRIED, run_id=run_id),
-            complete=False,
-            finishes_day=False,
-        )
+        written = _write_answers(session, CARRIED, partition_key=partition_key, run_id=run_id)
         return CarriedAnswers(unchanged=unchanged, statuses=statuses, written=written)
 
     def unanswered_candidates(self, session: Session) -> list[str]:
@@ -323,12 +309,16 @@ class CarriedAnswers:
         return sum(self.statuses.values())
 
 
-def _answer_rows(table: str, *, run_id: str) -> sql.Composable:
-    """The answers in ``table`` in ``ANSWER_VERSIONS.columns`` order, written by ``run_id``."""
-    return sql.SQL("SELECT {columns}, {run} FROM {table}").format(
+def _write_answers(session: Session, table: str, *, partition_key: str, run_id: str) -> int:
+    """Write the answers in ``table`` (``STORED_COLUMNS``) to the partition being enriched,
+    as ``run_id``'s; returns the tenants whose answer of the day changed."""
+    rows = sql.SQL("SELECT {columns}, {run} FROM {table}").format(
         columns=sql.SQL(", ").join(
             sql.Identifier(c) for c in ANSWER_VERSIONS.columns if c != "run_id"
         ),
         run=sql.Literal(run_id),
         table=sql.Identifier(table),
+    )
+    return write_day(
+        session, ANSWER_VERSIONS, day=partition_key, rows=rows, complete=False, finishes_day=False
     )
