@@ -114,8 +114,9 @@ def test_the_engagement_index_names_the_products_ai_owner(database_url: str) -> 
 
 
 def test_per_day_rows_become_versions_and_each_day_answers_as_before(database_url: str) -> None:
-    """0026/0027 move the candidates and answers of every stored day into versions: each day
-    answers exactly the rows it had, and equal rows of consecutive days are one version."""
+    """0026/0027/0028 move the candidates, answers and decisions of every stored day into
+    versions: each day answers exactly the rows it had, its snapshot evidence included, and
+    equal rows of consecutive days are one version."""
     from alembic import command
 
     command.downgrade(alembic_config(database_url), "0025")
@@ -153,18 +154,32 @@ def test_per_day_rows_become_versions_and_each_day_answers_as_before(database_ur
                     ),
                     values,
                 )
+                connection.execute(
+                    text(
+                        "INSERT INTO apac_routing_decisions (partition_key, tenant_id, run_id, "
+                        "tenant_bucket, routing_rule, ambiguous_match, sales_owned_match, "
+                        "priority_reason, snapshot_status, hubspot_sync_id, moved, decided_at) "
+                        "VALUES (:p, :t, :run, 'active', 'default_active', false, false, :n, "
+                        "'fresh', :run, false, now())"
+                    ),
+                    values,
+                )
     before = _per_day(engine)
     upgrade(database_url)
     after = _per_day(engine)
     with engine.connect() as connection:
         versions = [
             connection.scalar(text(f"SELECT count(*) FROM {table}"))
-            for table in ("apac_tenant_candidate_versions", "apac_enriched_tenant_versions")
+            for table in (
+                "apac_tenant_candidate_versions",
+                "apac_enriched_tenant_versions",
+                "apac_routing_decision_versions",
+            )
         ]
     engine.dispose()
     assert after == before
     # t-1: one version; t-2: two; t-3: two (it left for a day) — 5, not the 8 rows.
-    assert versions == [5, 5]
+    assert versions == [5, 5, 5]
 
 
 def _per_day(engine) -> dict[str, list[tuple]]:
@@ -179,5 +194,6 @@ def _per_day(engine) -> dict[str, list[tuple]]:
             for table, column in (
                 ("apac_tenant_candidates", "name"),
                 ("apac_enriched_tenants", "company_name"),
+                ("apac_routing_decisions", "priority_reason, hubspot_sync_id, snapshot_status"),
             )
         }

@@ -70,7 +70,7 @@ def test_reexecute_from_failure_after_the_database_failed_mid_run(
     pipeline.execute("""
         CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS
         $$ BEGIN RAISE EXCEPTION 'connection to server lost (simulated)'; END $$;
-        CREATE TRIGGER refuse BEFORE INSERT ON apac_routing_decisions
+        CREATE TRIGGER refuse BEFORE INSERT ON apac_routing_decision_versions
         FOR EACH STATEMENT EXECUTE FUNCTION refuse();
     """)
     with dg.instance_for_test() as instance:
@@ -80,7 +80,7 @@ def test_reexecute_from_failure_after_the_database_failed_mid_run(
         assert failed_steps == {"routed_tenants"}
         # nothing half-written: the failing batch rolled back as a whole
         assert pipeline.query("SELECT count(*) FROM apac_routing_decisions") == [(0,)]
-        pipeline.execute("DROP TRIGGER refuse ON apac_routing_decisions")
+        pipeline.execute("DROP TRIGGER refuse ON apac_routing_decision_versions")
         rerun = run_daily(
             instance,
             reexecution_options=dg.ReexecutionOptions.from_failure(failed.run_id, instance),

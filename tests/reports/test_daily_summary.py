@@ -486,10 +486,11 @@ def test_a_kept_day_keeps_the_notes_it_was_published_with(database_url: str, hom
     published = {p.name: p.read_bytes() for p in directory.iterdir()}
     execute(
         database_url,
-        "INSERT INTO apac_routing_decisions (partition_key, tenant_id, run_id, routing_rule, "
-        "ambiguous_match, sales_owned_match, snapshot_status, moved, decided_at) "
-        "VALUES ('2026-11-19', 't-target', 'routing-run', 'active', false, false, 'fresh', "
-        "false, now())",
+        "INSERT INTO apac_routing_decision_days (partition_key, run_id, snapshot_status) "
+        "VALUES ('2026-11-19', 'routing-run', 'fresh'); "
+        "INSERT INTO apac_routing_decision_versions (tenant_id, valid_from, run_id, "
+        "routing_rule, ambiguous_match, sales_owned_match, moved, decided_at) "
+        "VALUES ('t-target', '2026-11-19', 'routing-run', 'active', false, false, false, now())",
     )
     ok = OperationsNote("HubSpot outbox", "ok", ("12 written to HubSpot in the last day.",))
     kept = _publish(database_url, home, chunk_size=10, run_id="run-2", notes=(ok,))

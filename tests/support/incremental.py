@@ -65,8 +65,8 @@ class Warehouse:
                     "TRUNCATE apac_tenant_candidate_versions, apac_tenant_candidate_days, "
                     "apac_candidate_selections, "
                     "apac_enriched_tenant_versions, apac_enriched_tenant_days, "
-                    "apac_routing_decisions, apac_routing_states, "
-                    "apac_routing_inputs, "
+                    "apac_routing_decision_versions, apac_routing_decision_days, "
+                    "apac_routing_states, apac_routing_inputs, "
                     "apac_active_tenants, apac_sales_owned_tenants, apac_tenant_score_snapshots"
                 )
             )

@@ -118,7 +118,7 @@ def test_range_check_fails_when_any_day_of_the_range_fails(three_days: Pipeline)
         "CREATE FUNCTION no_ghost_decision() RETURNS trigger AS $$ BEGIN "
         "IF NEW.tenant_id = 't-ghost' THEN RETURN NULL; END IF; RETURN NEW; END $$ "
         "LANGUAGE plpgsql; CREATE TRIGGER no_ghost_decision BEFORE INSERT "
-        "ON apac_routing_decisions FOR EACH ROW EXECUTE FUNCTION no_ghost_decision();"
+        "ON apac_routing_decision_versions FOR EACH ROW EXECUTE FUNCTION no_ghost_decision();"
     )
     result = pipeline.materialize(["routed_tenants"], partition_range=(D, D2))
     check = next(

@@ -34,8 +34,8 @@ DEFECTS = {
         "VALUES ('t-a', false, now())"
     ),
     "every_candidate_routed_once": (
-        f"DELETE FROM apac_routing_decisions WHERE partition_key = '{PARTITION}' "
-        "AND tenant_id = 't-a'"
+        "DELETE FROM apac_routing_decision_versions WHERE tenant_id = 't-a' "
+        f"AND valid_from <= '{PARTITION}' AND (valid_to IS NULL OR valid_to > '{PARTITION}')"
     ),
     "decisions_match_buckets": "UPDATE apac_active_tenants SET retired_at = now() "
     "WHERE tenant_id = 't-b'",
@@ -83,8 +83,8 @@ def test_a_decision_without_its_candidate_is_not_routed_once(routed: Pipeline) -
     )
     assert figures(routed)["every_candidate_routed_once"] == 1
     routed.execute(
-        f"UPDATE apac_routing_decisions SET routing_rule = 'retired' "
-        f"WHERE partition_key = '{PARTITION}' AND tenant_id = 't-b'"
+        "UPDATE apac_routing_decision_versions SET routing_rule = 'retired' WHERE tenant_id = "
+        f"'t-b' AND valid_from <= '{PARTITION}' AND (valid_to IS NULL OR valid_to > '{PARTITION}')"
     )
     assert figures(routed)["every_candidate_routed_once"] == 0
 
@@ -97,7 +97,7 @@ def test_routing_check_fails_in_the_asset(routed: Pipeline) -> None:
         "CREATE FUNCTION plant() RETURNS trigger AS $$ BEGIN "
         "INSERT INTO apac_sales_owned_tenants (tenant_id, hubspot_target, updated_at) "
         "VALUES ('t-a', false, now()) ON CONFLICT DO NOTHING; RETURN NULL; END $$ "
-        "LANGUAGE plpgsql; CREATE TRIGGER plant AFTER INSERT ON apac_routing_decisions "
+        "LANGUAGE plpgsql; CREATE TRIGGER plant AFTER INSERT ON apac_routing_decision_versions "
         "FOR EACH STATEMENT EXECUTE FUNCTION plant();"
     )
     result = routed.materialize(["routed_tenants"], PARTITION)
@@ -108,8 +108,8 @@ def test_routing_check_fails_in_the_asset(routed: Pipeline) -> None:
 
 def test_allowlist_check_fails_on_an_override_routing_never_sends(routed: Pipeline) -> None:
     routed.execute(
-        f"UPDATE apac_routing_decisions SET priority_override = 'P1' "
-        f"WHERE partition_key = '{PARTITION}' AND tenant_id = 't-a'"
+        "UPDATE apac_routing_decision_versions SET priority_override = 'P1' WHERE tenant_id = "
+        f"'t-a' AND valid_from <= '{PARTITION}' AND (valid_to IS NULL OR valid_to > '{PARTITION}')"
     )
     result = routed.score(PARTITION)
     (check,) = result.get_asset_check_evaluations()

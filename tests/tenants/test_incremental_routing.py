@@ -218,8 +218,9 @@ def test_the_allowlists_still_reject_on_the_incremental_path(warehouses) -> None
     with incremental.session() as session:
         session.execute(
             text(
-                "UPDATE apac_routing_decisions SET priority_override = 'P1' "
-                "WHERE partition_key = :p AND tenant_id = 't3'"
+                "UPDATE apac_routing_decision_versions SET priority_override = 'P1' "
+                "WHERE tenant_id = 't3' AND valid_from <= :p "
+                "AND (valid_to IS NULL OR valid_to > :p)"
             ),
             {"p": DAY_2},
         )
@@ -247,6 +248,40 @@ def test_ignoring_what_changed_in_the_rules_inputs_would_be_caught(warehouses, m
         incremental.live_through(partition_key, day)
         full.live_through(partition_key, day)
     assert incremental.state(DAY_2)["decisions"] != full.state(DAY_2)["decisions"]
+
+
+def test_a_rerun_rewrites_what_the_day_holds_for_a_carried_tenant(warehouses) -> None:
+    """A new day holds the day before's decision of every tenant, so its carry writes only
+    the moves; a re-run cannot assume that: whatever the day holds for a carried tenant is
+    compared with the base day's decision and rewritten."""
+    incremental, full = warehouses()
+    for warehouse in (incremental, full):
+        warehouse.live_through(DAY_1, quiet_day())
+        warehouse.live_through(DAY_2, quiet_day())
+    # The day's version of t3 replaced by one only this day has (as a fault would leave it).
+    with incremental.session() as session:
+        session.execute(
+            text(
+                "INSERT INTO apac_routing_decision_versions SELECT tenant_id, :p, valid_to, "
+                "run_id, source_type, tenant_bucket, routing_rule, hubspot_company_id, "
+                "hubspot_match_method, ambiguous_match, ambiguous_key, name_hint_company_id, "
+                "email_domain_class, sales_owned_match, 'P1', priority_reason, moved, "
+                "moved_from, rejection_reason, decided_at FROM apac_routing_decision_versions "
+                "WHERE tenant_id = 't3' AND valid_to IS NULL"
+            ),
+            {"p": DAY_2},
+        )
+        session.execute(
+            text(
+                "UPDATE apac_routing_decision_versions SET valid_to = :p "
+                "WHERE tenant_id = 't3' AND valid_from < :p AND valid_to IS NULL"
+            ),
+            {"p": DAY_2},
+        )
+    assert incremental.state(DAY_2) != full.state(DAY_2)
+    routing, _ = incremental.live_through(DAY_2, quiet_day())
+    assert routing.carried == len(TENANT_IDS)
+    assert incremental.state(DAY_2) == full.state(DAY_2)
 
 
 def test_a_rerun_after_a_change_was_undone_routes_back(warehouses) -> None:

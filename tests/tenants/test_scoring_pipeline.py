@@ -63,7 +63,8 @@ def test_rescoring_is_idempotent(pipeline: Pipeline) -> None:
 def test_invalid_routing_message_is_rejected_and_reported(pipeline: Pipeline) -> None:
     _routed_and_scored(pipeline)
     pipeline.query(
-        "UPDATE apac_routing_decisions SET priority_override = 'P1', priority_reason = 'vip' "
+        "UPDATE apac_routing_decision_versions SET priority_override = 'P1', "
+        "priority_reason = 'vip' "
         "WHERE tenant_id = 't-default' RETURNING 1"
     )
     pipeline.query("DELETE FROM apac_tenant_score_snapshots RETURNING 1")

@@ -25,13 +25,16 @@ class Base(DeclarativeBase):
 VIEWS = MetaData(naming_convention=NAMING_CONVENTION)
 
 
-def day_view(name: str, versions: Table) -> Table:
+def day_view(name: str, versions: Table, days: Table | None = None) -> Table:
     """The view ``name`` over a day-versioned table (``platform.store.day_versions``): the
-    versions' columns without their range, and the day each row answers, ``partition_key``."""
+    versions' columns without their range, and the day each row answers, ``partition_key``;
+    with ``days``, also what the days table records of each day besides whether it is
+    complete (a column the versions have too is the version's)."""
     key = [c.name for c in versions.primary_key.columns if c.name != "valid_from"]
+    day_columns = [] if days is None else [c for c in days.columns if c.name not in versions.c]
     columns = []
-    for column in versions.columns:
-        if column.name not in ("valid_from", "valid_to"):
+    for column in [*versions.columns, *day_columns]:
+        if column.name not in ("valid_from", "valid_to", "partition_key", "complete"):
             copy = column._copy()
             copy.primary_key = False
             columns.append(copy)

@@ -168,8 +168,19 @@ def start_routing(
         selection = store.candidates.selection(session, partition_key=partition_key)
         plan = plan_routing(session, routing_context, incremental=incremental)
         rerun = store.decisions.has_partition(session, partition_key=partition_key)
-        # Until this run ends, no later partition may start from this one's decisions.
+        # Until this run ends, no later partition may start from this one's decisions, and
+        # the day answers none.
         store.routing_states.forget(session, partition_key=partition_key)
+        store.decisions.begin_day(
+            session,
+            partition_key=partition_key,
+            run_id=run_id,
+            evidence={
+                "snapshot_status": routing_context.snapshot.status,
+                "hubspot_sync_id": routing_context.snapshot.sync_id,
+                "hubspot_snapshot_synced_at": routing_context.snapshot.synced_at,
+            },
+        )
     if log is not None and not routing_context.live:
         log.info(
             f"{partition_key}: a newer partition owns the live buckets; recording this "
@@ -200,30 +211,22 @@ def carry_decisions_forward(run: RoutingRun) -> tuple[int, dict[bool, list[str] 
             log.info(f"{context.partition_key}: routing every tenant ({plan.reason})")
         return 0, undecided
     assert plan.base is not None and plan.changed_keys is not None
-    with (
-        phase(run.phases, "carry_forward"),
-        run.session_factory() as session,
-        run.session_factory() as source,
-    ):
-        carried = TenantStore(session).decisions.carry_forward(
-            session,
-            source=source,
-            partition_key=context.partition_key,
-            run_id=context.run_id,
-            base_partition=plan.base.partition_key,
-            changed_keys=plan.changed_keys,
-            evidence={
-                "snapshot_status": context.snapshot.status,
-                "hubspot_sync_id": context.snapshot.sync_id,
-                "hubspot_snapshot_synced_at": context.snapshot.synced_at,
-            },
-        )
-    with phase(run.phases, "find_changed"), run.session_factory() as session:
-        undecided.update(
-            TenantStore(session).decisions.undecided_candidates(
-                session, partition_key=context.partition_key, run_id=context.run_id
+    with run.session_factory() as session:
+        store = TenantStore(session)
+        with phase(run.phases, "carry_forward"):
+            carried = store.decisions.carry_forward(
+                session,
+                partition_key=context.partition_key,
+                run_id=context.run_id,
+                base_partition=plan.base.partition_key,
+                changed_keys=plan.changed_keys,
+                # A new newest day still holds the base day's decision of every tenant.
+                fresh=not run.rerun and context.live,
             )
-        )
+        with phase(run.phases, "find_changed"):
+            undecided.update(
+                store.decisions.undecided_candidates(session, partition_key=context.partition_key)
+            )
     if log is not None:
         keys = sum(len(k) for k in plan.changed_keys.values())
         log.info(
@@ -304,9 +307,10 @@ def finish_routing(
     with run.session_factory() as session:
         store = TenantStore(session)
         with phase(phases, "remove_orphans"):
-            orphans = store.decisions.delete_orphans(
-                session, partition_key=partition_key, rerun=run.rerun
-            )
+            removed = store.decisions.remove_orphans(session, partition_key=partition_key)
+            # A new day starts from the day before, whose tenants that left are not its own.
+            orphans = removed if run.rerun else 0
+            store.decisions.finish_day(session, partition_key=partition_key)
         with phase(phases, "summarise"):
             summary = store.decisions.summary(session, partition_key=partition_key)
         with phase(phases, "check"):

@@ -45,6 +45,33 @@ ANSWER_VERSIONS = DayVersions(
     carried=("enrichment_ms", "run_id"),
 )
 
+# What a decision says of its tenant: a change in any of it is a new version. The run that
+# wrote it and when are not a change on their own, and the snapshot the run routed with is
+# the day's (``apac_routing_decision_days``).
+DECISION_VERSIONS = DayVersions(
+    versions="apac_routing_decision_versions",
+    days="apac_routing_decision_days",
+    key="tenant_id",
+    compared=(
+        "source_type",
+        "tenant_bucket",
+        "routing_rule",
+        "hubspot_company_id",
+        "hubspot_match_method",
+        "ambiguous_match",
+        "ambiguous_key",
+        "name_hint_company_id",
+        "email_domain_class",
+        "sales_owned_match",
+        "priority_override",
+        "priority_reason",
+        "moved",
+        "moved_from",
+        "rejection_reason",
+    ),
+    carried=("run_id", "decided_at"),
+)
+
 
 def _day(partition_key: str | sql.Composable) -> sql.Composable:
     return (
@@ -67,3 +94,11 @@ def candidates_with_answers(partition_key: str | sql.Composable) -> sql.Composab
     return sql.SQL("{c} c LEFT JOIN {e} e ON e.tenant_id = c.tenant_id").format(
         c=candidates_on(partition_key), e=answers_on(partition_key)
     )
+
+
+def decisions_on(
+    partition_key: str | sql.Composable, *, unfinished: bool = False
+) -> sql.Composable:
+    """The day's decisions (``apac_routing_decisions`` of that partition, without the day's
+    snapshot evidence) as a subquery; ``unfinished`` also while routing writes the day."""
+    return rows_on(DECISION_VERSIONS, _day(partition_key), unfinished=unfinished)

@@ -7,18 +7,35 @@ from datetime import datetime
 
 import pandas as pd
 from psycopg import sql
-from sqlalchemy import func, select, text
+from sqlalchemy import text
 from sqlalchemy.orm import Session
 
 from morpheus_pipelines.db.session import driver_cursor
 from morpheus_pipelines.platform.store.base import BaseRepository
+from morpheus_pipelines.platform.store.day_versions import (
+    finish_day,
+    remove_from_day,
+    start_day,
+    valid_on,
+    write_day,
+)
 from morpheus_pipelines.platform.store.planner import analyze
-from morpheus_pipelines.platform.store.set_based import SetBasedRepository
+from morpheus_pipelines.platform.store.set_based import SetBasedRepository, transaction_start
 from morpheus_pipelines.tenants.rules.routing_inputs import TENANT_KEY_COLUMNS, RuleInputs
 from morpheus_pipelines.tenants.rules.routing_plan import RoutingBase
 from morpheus_pipelines.tenants.rules.vocabulary import RoutingRule
-from morpheus_pipelines.tenants.store.day_tables import candidates_on, candidates_with_answers
-from morpheus_pipelines.tenants.store.models import RoutingDecision, RoutingInput, RoutingState
+from morpheus_pipelines.tenants.store.day_tables import (
+    DECISION_VERSIONS,
+    candidates_on,
+    candidates_with_answers,
+    decisions_on,
+)
+from morpheus_pipelines.tenants.store.models import (
+    RoutingDecision,
+    RoutingDecisionVersion,
+    RoutingInput,
+    RoutingState,
+)
 from morpheus_pipelines.tenants.store.tenant_candidate import ROUTING_INPUT_FINGERPRINT
 
 DECISION_COLUMNS = (
@@ -44,13 +61,18 @@ DECISION_COLUMNS = (
 )
 # What a live run records of each tenant it decided (apac_routing_inputs).
 INPUT_COLUMNS = ("tenant_id", "input_fingerprint", *TENANT_KEY_COLUMNS)
-# What a decision carried forward to the next day takes from the run, not from the decision
-# it copies (docs/pipeline.md, "Incremental routing").
+# The snapshot a run routed with: the same for every decision of its day, so the day's
+# (``apac_routing_decision_days``), not each decision's.
 RUN_EVIDENCE_COLUMNS = ("snapshot_status", "hubspot_sync_id", "hubspot_snapshot_synced_at")
+DAYS = sql.Identifier(DECISION_VERSIONS.days)
+VERSIONS = sql.Identifier(DECISION_VERSIONS.versions)
+# The tenants a run carried from the day before, for the rest of its transaction.
+CARRIED = "routing_carried"
 
 
-# The partition ``:p``'s candidates, for the statements below bound by name.
+# The partition ``:p``'s candidates and decisions, for the statements below bound by name.
 CANDIDATES_ON_P = candidates_on(sql.SQL(":p")).as_string(None)
+DECISIONS_ON_P = decisions_on(sql.SQL(":p")).as_string(None)
 
 # Decision rows of tenants that are not candidates of their partition: retirements.
 RETIRED_RULE = RoutingRule.RETIRED.value
@@ -65,16 +87,16 @@ NOT_ROUTED_ONCE_SQL = f"""
 SELECT count(*) FROM
   {CANDIDATES_ON_P} c
 FULL JOIN
-  (SELECT tenant_id, routing_rule FROM apac_routing_decisions WHERE partition_key = :p) d
+  (SELECT tenant_id, routing_rule FROM {DECISIONS_ON_P} d) d
 ON d.tenant_id = c.tenant_id
 WHERE d.tenant_id IS NULL OR (c.tenant_id IS NULL AND d.routing_rule <> 'retired')
 """
 # A routed decision whose tenant is not (or not only, or a retired row) in the bucket it names.
-DECISIONS_NOT_IN_BUCKET_SQL = """
-SELECT count(*) FROM apac_routing_decisions d
+DECISIONS_NOT_IN_BUCKET_SQL = f"""
+SELECT count(*) FROM {DECISIONS_ON_P} d
 LEFT JOIN apac_active_tenants a ON a.tenant_id = d.tenant_id AND a.retired_at IS NULL
 LEFT JOIN apac_sales_owned_tenants s ON s.tenant_id = d.tenant_id AND s.retired_at IS NULL
-WHERE d.partition_key = :p AND d.tenant_bucket IS NOT NULL AND d.routing_rule <> 'retired'
+WHERE d.tenant_bucket IS NOT NULL AND d.routing_rule <> 'retired'
 AND NOT ((d.tenant_bucket = 'active' AND a.tenant_id IS NOT NULL AND s.tenant_id IS NULL)
       OR (d.tenant_bucket = 'sales_owned' AND s.tenant_id IS NOT NULL AND a.tenant_id IS NULL))
 """
@@ -86,35 +108,90 @@ AND NOT EXISTS (SELECT 1 FROM apac_sales_owned_tenants s WHERE s.tenant_id = c.t
 
 
 class RoutingDecisionRepository(SetBasedRepository[RoutingDecision]):
+    """``apac_routing_decisions``: read through its view, written as versions
+    (``DECISION_VERSIONS``). A run begins its day (:meth:`begin_day`), which then answers
+    nothing until :meth:`finish_day`; a day routed from the day before holds that day's
+    decisions of every tenant until the run writes what changed."""
+
     model_class = RoutingDecision
+
+    def newest_day(self, session: Session, *, before: str | None = None) -> str | None:
+        """The newest day routing began (finished or not), before ``before`` if given."""
+        with driver_cursor(session) as cursor:
+            cursor.execute(
+                sql.SQL("SELECT max(partition_key) FROM {days}{before}").format(
+                    days=DAYS,
+                    before=sql.SQL("")
+                    if before is None
+                    else sql.SQL(" WHERE partition_key < {}").format(sql.Literal(before)),
+                )
+            )
+            return cursor.fetchone()[0]
+
+    def has_partition(self, session: Session, *, partition_key: str) -> bool:
+        """Whether routing began ``partition_key`` before (a re-run)."""
+        with driver_cursor(session) as cursor:
+            cursor.execute(
+                sql.SQL("SELECT EXISTS (SELECT FROM {days} WHERE partition_key = %s)").format(
+                    days=DAYS
+                ),
+                (partition_key,),
+            )
+            return bool(cursor.fetchone()[0])
 
     def superseding_partition(self, session: Session, *, partition_key: str) -> str | None:
         """The newest routed partition when it is later than ``partition_key``, else None.
 
-        The newest partition routing has decided owns the live bucket rows; a partition with a
+        The newest partition routing has begun owns the live bucket rows; a partition with a
         later one is history: a backfill or late re-run of it writes only its own
         partition-keyed rows (docs/partitions.md, "Live state and history")."""
-        newest = session.scalar(select(func.max(RoutingDecision.partition_key)))
+        newest = self.newest_day(session)
         return newest if newest is not None and newest > partition_key else None
 
-    def delete_orphans(self, session: Session, *, partition_key: str, rerun: bool = True) -> int:
-        """Delete the partition's decisions of tenants that are no longer its candidates (a
-        re-run after the source changed); retirement rows are kept. Only a re-run can have
-        any: ``rerun`` False skips the search (the statistics are refreshed either way)."""
-        # Just bulk-written: fresh statistics keep this an anti-join, and keep the next
-        # asset's statements on good plans (docs/performance.md).
-        analyze(session, "apac_routing_decisions")
-        if not rerun:
-            return 0
-        result = session.execute(
-            text(
-                "DELETE FROM apac_routing_decisions d WHERE d.partition_key = :p "
-                "AND d.routing_rule <> :retired AND NOT EXISTS (SELECT FROM "
-                f"{CANDIDATES_ON_P} c WHERE c.tenant_id = d.tenant_id)"
-            ),
-            {"p": partition_key, "retired": RETIRED_RULE},
+    def begin_day(
+        self, session: Session, *, partition_key: str, run_id: str, evidence: Mapping[str, object]
+    ) -> None:
+        """Begin writing the day's decisions: it answers nothing until :meth:`finish_day`,
+        and records the snapshot ``evidence`` (``RUN_EVIDENCE_COLUMNS``) the run routes with."""
+        start_day(session, DECISION_VERSIONS, day=partition_key)
+        with driver_cursor(session) as cursor:
+            cursor.execute(
+                sql.SQL(
+                    "UPDATE {days} SET run_id = %s, {evidence} WHERE partition_key = %s"
+                ).format(
+                    days=DAYS,
+                    evidence=sql.SQL(", ").join(
+                        sql.SQL("{} = %s").format(sql.Identifier(c)) for c in RUN_EVIDENCE_COLUMNS
+                    ),
+                ),
+                (run_id, *(evidence[c] for c in RUN_EVIDENCE_COLUMNS), partition_key),
+            )
+
+    def remove_orphans(self, session: Session, *, partition_key: str) -> int:
+        """Remove from the day every tenant that is not one of its candidates, except the
+        retirements the day recorded: a tenant that left since the day routed from, or since
+        an earlier run of the day. Returns the tenants removed."""
+        keys = sql.SQL(
+            "SELECT v.tenant_id FROM {versions} v WHERE {valid} "
+            "AND NOT (v.routing_rule = {retired} AND v.valid_from = {day}) "
+            "AND NOT EXISTS (SELECT FROM {candidates} c WHERE c.tenant_id = v.tenant_id)"
+        ).format(
+            versions=VERSIONS,
+            valid=valid_on("v", sql.Literal(partition_key)),
+            retired=sql.Literal(RETIRED_RULE),
+            day=sql.Literal(partition_key),
+            candidates=candidates_on(partition_key),
         )
-        return max(result.rowcount or 0, 0)
+        return remove_from_day(
+            session, DECISION_VERSIONS, day=partition_key, keys=keys, finishes_day=False
+        )
+
+    def finish_day(self, session: Session, *, partition_key: str) -> None:
+        """Make what the run wrote the day's decisions."""
+        finish_day(session, DECISION_VERSIONS, day=partition_key)
+        # Just written: fresh statistics keep the next asset's statements on good plans
+        # (docs/performance.md).
+        analyze(session, DECISION_VERSIONS.versions)
 
     def check_figures(
         self, session: Session, *, partition_key: str, forced_ids: frozenset[str], live: bool
@@ -146,42 +223,60 @@ class RoutingDecisionRepository(SetBasedRepository[RoutingDecision]):
     def record(
         self, session: Session, frame: pd.DataFrame, *, partition_key: str, run_id: str
     ) -> int:
-        """Upsert one decision per tenant of ``frame`` for the partition; returns rows written.
+        """Write one decision per tenant of ``frame`` to the day begun with :meth:`begin_day`;
+        returns the tenants whose decision of the day changed (an unchanged one keeps the run
+        and time that wrote it).
 
         A re-run that finds a tenant already in the bucket it moved to earlier for the same
         partition keeps ``moved``/``moved_from`` of that earlier decision, so re-running a
-        partition reproduces the same record. When none of the tenants has a decision for the
-        partition yet (a first run), the rows are copied straight in: the same rows, for about
-        half the time.
+        partition reproduces the same record. On the only day routed so far, the rows are
+        copied straight in when none of the tenants has one yet (a first run): the same rows,
+        for about half the time.
         """
-        copied = self.copy_run_if_new(
-            session,
-            frame,
-            columns=DECISION_COLUMNS,
-            partition_key=partition_key,
-            run_id=run_id,
-            stamped="decided_at",
-        )
-        if copied is not None:
-            return copied
-        staging = self.copy_frame_into_staging(session, frame, columns=DECISION_COLUMNS)
+        rows = frame.assign(run_id=run_id, decided_at=transaction_start(session))
+        if self._only_day(session, partition_key=partition_key):
+            copied = _DecisionVersions().copy_frame_if_new(
+                session,
+                rows,
+                columns=DECISION_VERSIONS.columns,
+                constants={"valid_from": partition_key, "valid_to": None},
+            )
+            if copied is not None:
+                return copied
+        staging = self.copy_frame_into_staging(session, rows, columns=DECISION_VERSIONS.columns)
+        staged = sql.Identifier(staging)
         with driver_cursor(session) as cursor:
             cursor.execute(
                 sql.SQL(
                     "UPDATE {s} s SET moved = true, moved_from = d.moved_from "
-                    "FROM apac_routing_decisions d WHERE d.partition_key = {p} "
+                    "FROM {versions} d WHERE d.valid_from = {p} "
                     "AND d.tenant_id = s.tenant_id AND d.moved AND NOT s.moved "
                     "AND d.tenant_bucket IS NOT DISTINCT FROM s.tenant_bucket"
-                ).format(s=sql.Identifier(staging), p=sql.Literal(partition_key))
+                ).format(s=staged, versions=VERSIONS, p=sql.Literal(partition_key))
             )
-        return self.upsert_run_from_staging(
+        return write_day(
             session,
-            staging,
-            columns=DECISION_COLUMNS,
-            partition_key=partition_key,
-            run_id=run_id,
-            stamped="decided_at",
+            DECISION_VERSIONS,
+            day=partition_key,
+            rows=sql.SQL("SELECT {columns} FROM {s}").format(
+                columns=sql.SQL(", ").join(map(sql.Identifier, DECISION_VERSIONS.columns)),
+                s=staged,
+            ),
+            complete=False,
+            finishes_day=False,
         )
+
+    def _only_day(self, session: Session, *, partition_key: str) -> bool:
+        """Whether ``partition_key`` is the only day routing has begun: then every version
+        starts on it, and a tenant with a decision of the day is a key already there."""
+        with driver_cursor(session) as cursor:
+            cursor.execute(
+                sql.SQL("SELECT NOT EXISTS (SELECT FROM {days} WHERE partition_key <> %s)").format(
+                    days=DAYS
+                ),
+                (partition_key,),
+            )
+            return bool(cursor.fetchone()[0])
 
     def summary(self, session: Session, *, partition_key: str) -> dict[str, dict[str, int]]:
         """Counts per bucket, rule and match method, moves, ambiguity and free mail: one scan
@@ -201,7 +296,7 @@ class RoutingDecisionRepository(SetBasedRepository[RoutingDecision]):
                 f"SELECT {columns}, {', '.join(f'GROUPING({c})' for _, c in names)}, count(*), "
                 "count(*) FILTER (WHERE ambiguous_match), count(*) FILTER (WHERE moved), "
                 "count(*) FILTER (WHERE rejection_reason IS NOT NULL) "
-                f"FROM apac_routing_decisions WHERE partition_key = :p "
+                f"FROM {DECISIONS_ON_P} d "
                 f"GROUP BY GROUPING SETS ({sets}, ())"
             ),
             {"p": partition_key},
@@ -231,82 +326,86 @@ class RoutingDecisionRepository(SetBasedRepository[RoutingDecision]):
         run_id: str,
         base_partition: str,
         changed_keys: Mapping[str, frozenset[str]],
-        evidence: Mapping[str, object],
-        source: Session | None = None,
+        fresh: bool,
     ) -> int:
-        """Copy ``base_partition``'s decision of every candidate of ``partition_key`` whose
-        live bucket row was routed, by ``base_partition`` or before, from the inputs it has
-        now, and none of whose keys is in ``changed_keys`` (see ``apac_routing_inputs``). The
-        copy takes the run's snapshot ``evidence`` and is not a move. ``source``: a second
-        connection to stream the rows with, when the partition has no decisions yet
-        (``write_selected``). Returns rows copied."""
-        columns, rows = self.carry_forward_select(
-            partition_key=partition_key,
-            run_id=run_id,
-            base_partition=base_partition,
-            changed_keys=changed_keys,
-            evidence=evidence,
-        )
-        return self.write_rows(
-            session, columns=columns, rows=rows, partition_key=partition_key, source=source
-        )
-
-    def carry_forward_select(
-        self,
-        *,
-        partition_key: str,
-        run_id: str,
-        base_partition: str,
-        changed_keys: Mapping[str, frozenset[str]],
-        evidence: Mapping[str, object],
-    ) -> tuple[list[str], sql.Composed]:
-        """The columns and rows of :meth:`carry_forward` (to write, or to ``EXPLAIN``)."""
-        copied = [
-            c for c in DECISION_COLUMNS if c not in (*RUN_EVIDENCE_COLUMNS, "moved", "moved_from")
-        ]
-        targets = ["partition_key", "tenant_id", "run_id", "decided_at", *copied[1:]]
-        values = [sql.Literal(partition_key), sql.SQL("b.tenant_id"), sql.Literal(run_id)]
-        values += [
-            sql.SQL("now()"),
-            *(sql.SQL("b.{}").format(sql.Identifier(c)) for c in copied[1:]),
-        ]
-        for column in RUN_EVIDENCE_COLUMNS:
-            targets.append(column)
-            values.append(sql.Literal(evidence[column]))
-        targets += ["moved", "moved_from"]
-        values += [sql.SQL("false"), sql.SQL("NULL")]
+        """Give ``partition_key`` ``base_partition``'s decision of every candidate whose live
+        bucket row was routed, by ``base_partition`` or before, from the inputs it has now,
+        and none of whose keys is in ``changed_keys`` (see ``apac_routing_inputs``). The copy
+        is not a move. Only what differs from the day's decision is written; ``fresh`` (the
+        day is new and follows ``base_partition`` directly) means every tenant's decision of
+        the day is still the base day's, so only those that were moves are looked at. The
+        carried tenants stay listed for :meth:`undecided_candidates` in this transaction.
+        Returns how many were carried."""
+        with driver_cursor(session) as cursor:
+            cursor.execute(self.carried_select(partition_key, base_partition, changed_keys))
+            carried = max(cursor.rowcount, 0)
+            cursor.execute(sql.SQL("ANALYZE {}").format(sql.Identifier(CARRIED)))
+        values = [sql.SQL("b.tenant_id")]
+        for column in DECISION_VERSIONS.compared:
+            copied = {"moved": sql.SQL("false"), "moved_from": sql.SQL("NULL")}
+            values.append(copied.get(column, sql.SQL("b.{}").format(sql.Identifier(column))))
+        values += [sql.Literal(run_id), sql.SQL("now()")]
         rows = sql.SQL(
-            "SELECT {values} "
-            "FROM {candidates} JOIN apac_routing_inputs r ON r.tenant_id = c.tenant_id "
-            "JOIN apac_routing_decisions b "
-            "ON b.partition_key = {base} AND b.tenant_id = c.tenant_id "
-            "WHERE r.partition_key <= {base} AND {unchanged}"
+            "SELECT {values} FROM {carried} k JOIN {base} b ON b.tenant_id = k.tenant_id{moves}"
         ).format(
             values=sql.SQL(", ").join(values),
+            carried=sql.Identifier(CARRIED),
+            base=decisions_on(base_partition),
+            moves=sql.SQL(" WHERE b.moved") if fresh else sql.SQL(""),
+        )
+        write_day(
+            session,
+            DECISION_VERSIONS,
+            day=partition_key,
+            rows=rows,
+            complete=False,
+            finishes_day=False,
+        )
+        return carried
+
+    def carried_select(
+        self,
+        partition_key: str,
+        base_partition: str,
+        changed_keys: Mapping[str, frozenset[str]],
+    ) -> sql.Composed:
+        """The statement listing :meth:`carry_forward`'s tenants (to run, or to ``EXPLAIN``)."""
+        return sql.SQL(
+            "CREATE TEMP TABLE {carried} ON COMMIT DROP AS SELECT c.tenant_id "
+            "FROM {candidates} JOIN apac_routing_inputs r ON r.tenant_id = c.tenant_id "
+            "JOIN {base} b ON b.tenant_id = c.tenant_id "
+            "WHERE r.partition_key <= {base_key} AND {unchanged}"
+        ).format(
+            carried=sql.Identifier(CARRIED),
             candidates=candidates_with_answers(partition_key),
-            base=sql.Literal(base_partition),
+            base=decisions_on(base_partition),
+            base_key=sql.Literal(base_partition),
             unchanged=unchanged_inputs(changed_keys),
         )
-        return targets, rows
 
     def undecided_candidates(
-        self, session: Session, *, partition_key: str, run_id: str
+        self, session: Session, *, partition_key: str
     ) -> dict[bool, list[str]]:
-        """The partition's candidates this run has not decided yet, by ``forced_sales_owned``,
-        in tenant-id order."""
+        """The partition's candidates :meth:`carry_forward` did not carry in this
+        transaction, by ``forced_sales_owned``, in tenant-id order."""
         rows = session.execute(
             text(
                 f"SELECT c.tenant_id, c.forced_sales_owned FROM {CANDIDATES_ON_P} c "
-                "WHERE NOT EXISTS (SELECT 1 FROM apac_routing_decisions d "
-                "WHERE d.partition_key = :p AND d.tenant_id = c.tenant_id AND d.run_id = :run) "
+                f"WHERE NOT EXISTS (SELECT FROM {CARRIED} k WHERE k.tenant_id = c.tenant_id) "
                 "ORDER BY c.tenant_id"
             ),
-            {"p": partition_key, "run": run_id},
+            {"p": partition_key},
         )
         undecided: dict[bool, list[str]] = {True: [], False: []}
         for tenant_id, forced in rows:
             undecided[bool(forced)].append(tenant_id)
         return undecided
+
+
+class _DecisionVersions(SetBasedRepository[RoutingDecisionVersion]):
+    """The decisions' versions, for a first day copied straight in."""
+
+    model_class = RoutingDecisionVersion
 
 
 def unchanged_inputs(changed_keys: Mapping[str, frozenset[str]]) -> sql.Composable:
@@ -377,11 +476,7 @@ class RoutingStateRepository(BaseRepository[RoutingState]):
         owned the live buckets and its inputs are kept; else None (route every tenant). A
         run forgets its partition's state before it writes anything (:meth:`forget`), so a
         partition whose last run stopped half-way has decisions but no state: None."""
-        newest = session.scalar(
-            select(func.max(RoutingDecision.partition_key)).where(
-                RoutingDecision.partition_key < partition_key
-            )
-        )
+        newest = RoutingDecisionRepository().newest_day(session, before=partition_key)
         state = session.get(RoutingState, newest) if newest is not None else None
         if state is None or not state.live or state.rule_inputs is None:
             return None

@@ -15,7 +15,7 @@ from morpheus_pipelines.platform.store.copying import read_frame
 from morpheus_pipelines.platform.store.keyset import keyset_after
 from morpheus_pipelines.platform.store.planner import analyze
 from morpheus_pipelines.platform.store.set_based import SetBasedRepository, merge_joins
-from morpheus_pipelines.tenants.store.day_tables import answers_on, candidates_on
+from morpheus_pipelines.tenants.store.day_tables import answers_on, candidates_on, decisions_on
 from morpheus_pipelines.tenants.store.models import TenantScoreSnapshot
 from morpheus_pipelines.tenants.store.routing_decision import FORCED_RULE, RETIRED_RULE
 from morpheus_pipelines.tenants.store.scoring_sql import (
@@ -59,9 +59,13 @@ def scoring_from(partition_key: str) -> sql.Composable:
     """The partition's decisions ``d`` joined to its candidates ``c`` and their answers
     ``e``: what scoring reads (filter ``d`` on the partition)."""
     return sql.SQL(
-        "apac_routing_decisions d JOIN {candidates} c ON c.tenant_id = d.tenant_id "
+        "{decisions} d JOIN {candidates} c ON c.tenant_id = d.tenant_id "
         "LEFT JOIN {answers} e ON e.tenant_id = d.tenant_id"
-    ).format(candidates=candidates_on(partition_key), answers=answers_on(partition_key))
+    ).format(
+        decisions=decisions_on(partition_key),
+        candidates=candidates_on(partition_key),
+        answers=answers_on(partition_key),
+    )
 
 
 def scoring_fingerprint(model_fingerprint: str) -> sql.Composable:
@@ -221,12 +225,14 @@ class TenantScoreSnapshotRepository(SetBasedRepository[TenantScoreSnapshot]):
         with driver_cursor(session) as cursor:
             cursor.execute(
                 sql.SQL(
-                    "SELECT d.tenant_id FROM apac_routing_decisions d WHERE d.partition_key = {p} "
-                    "AND {scored} AND NOT EXISTS (SELECT 1 FROM apac_tenant_score_snapshots s "
+                    "SELECT d.tenant_id FROM {decisions} d WHERE {scored} "
+                    "AND NOT EXISTS (SELECT 1 FROM apac_tenant_score_snapshots s "
                     "WHERE s.partition_key = d.partition_key AND s.tenant_id = d.tenant_id "
                     "AND s.run_id = {run}) ORDER BY d.tenant_id"
                 ).format(
-                    p=sql.Literal(partition_key), scored=SCORED_DECISION, run=sql.Literal(run_id)
+                    decisions=decisions_on(partition_key),
+                    scored=SCORED_DECISION,
+                    run=sql.Literal(run_id),
                 )
             )
             return [tenant_id for (tenant_id,) in cursor]
@@ -248,7 +254,8 @@ class TenantScoreSnapshotRepository(SetBasedRepository[TenantScoreSnapshot]):
         input."""
         query = sql.SQL(
             "SELECT d.tenant_id, d.tenant_bucket, d.priority_override, d.priority_reason, "
-            "d.hubspot_sync_id, c.plan, c.seats, c.active_users_30d, c.last_active_at, "
+            "(SELECT hubspot_sync_id FROM apac_routing_decision_days WHERE partition_key = {p}) "
+            "AS hubspot_sync_id, c.plan, c.seats, c.active_users_30d, c.last_active_at, "
             "e.employee_count, e.country, e.industry, {fingerprint} AS input_fingerprint "
             "FROM {scoring_from} "
             "WHERE d.partition_key = {p} AND {scored}{only} {after} "
@@ -277,15 +284,17 @@ class TenantScoreSnapshotRepository(SetBasedRepository[TenantScoreSnapshot]):
         analyze(session, "apac_tenant_score_snapshots")
         if not rerun:
             return 0
-        analyze(session, "apac_routing_decisions")
         with driver_cursor(session) as cursor:
             cursor.execute(
                 sql.SQL(
                     "DELETE FROM apac_tenant_score_snapshots t WHERE t.partition_key = {p} "
-                    "AND NOT EXISTS (SELECT 1 FROM apac_routing_decisions d "
-                    "WHERE d.partition_key = t.partition_key AND d.tenant_id = t.tenant_id "
-                    "AND {scored})"
-                ).format(p=sql.Literal(partition_key), scored=SCORED_DECISION)
+                    "AND NOT EXISTS (SELECT 1 FROM {decisions} d "
+                    "WHERE d.tenant_id = t.tenant_id AND {scored})"
+                ).format(
+                    p=sql.Literal(partition_key),
+                    decisions=decisions_on(partition_key),
+                    scored=SCORED_DECISION,
+                )
             )
             return max(cursor.rowcount, 0)
 

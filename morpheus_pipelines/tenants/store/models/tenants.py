@@ -258,13 +258,17 @@ class SalesOwnedTenant(_TenantBucketColumns, Base):
     )
 
 
-class RoutingDecision(Base):
-    """Why a tenant of a partition landed in its bucket: one row per partition and tenant."""
+class RoutingDecisionVersion(Base):
+    """Why a tenant landed in its bucket, valid for the days ``[valid_from, valid_to)`` (open
+    while ``valid_to`` is NULL): written when the decision changes, not every day
+    (docs/data-layer.md, "Day-versioned tables"). ``run_id`` and ``decided_at`` are those of
+    the run that wrote the version."""
 
-    __tablename__ = "apac_routing_decisions"
+    __tablename__ = "apac_routing_decision_versions"
 
-    partition_key: Mapped[str] = mapped_column(Text, primary_key=True)
     tenant_id: Mapped[str] = mapped_column(Text, primary_key=True)
+    valid_from: Mapped[str] = mapped_column(Text, primary_key=True)
+    valid_to: Mapped[str | None] = mapped_column(Text)
     run_id: Mapped[str] = mapped_column(Text, nullable=False)
     source_type: Mapped[str | None] = mapped_column(Text)
     tenant_bucket: Mapped[str | None] = mapped_column(Text)
@@ -280,9 +284,6 @@ class RoutingDecision(Base):
     sales_owned_match: Mapped[bool] = mapped_column(Boolean, nullable=False, default=False)
     priority_override: Mapped[str | None] = mapped_column(Text)
     priority_reason: Mapped[str | None] = mapped_column(Text)
-    snapshot_status: Mapped[str] = mapped_column(Text, nullable=False)
-    hubspot_sync_id: Mapped[str | None] = mapped_column(Text)
-    hubspot_snapshot_synced_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     moved: Mapped[bool] = mapped_column(Boolean, nullable=False, default=False)
     moved_from: Mapped[str | None] = mapped_column(Text)
     rejection_reason: Mapped[str | None] = mapped_column(Text)
@@ -290,8 +291,37 @@ class RoutingDecision(Base):
 
     __table_args__ = (
         CheckConstraint(_in("tenant_bucket", values(Bucket)), name="tenant_bucket"),
+        CheckConstraint("valid_to IS NULL OR valid_to > valid_from", name="valid_range"),
+        {"postgresql_with": {"fillfactor": 90}},
+    )
+
+
+class RoutingDecisionDay(WrittenDay, Base):
+    """A day routing wrote, and the HubSpot snapshot its run routed with: the same for every
+    decision of the day, so it is kept once here, not in every version."""
+
+    __tablename__ = "apac_routing_decision_days"
+
+    # The run that last began the day.
+    run_id: Mapped[str | None] = mapped_column(Text)
+    snapshot_status: Mapped[str | None] = mapped_column(Text)
+    hubspot_sync_id: Mapped[str | None] = mapped_column(Text)
+    hubspot_snapshot_synced_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+    __table_args__ = (
         CheckConstraint(_in("snapshot_status", values(SnapshotStatus)), name="snapshot_status"),
-        Index(None, "run_id"),
+    )
+
+
+class RoutingDecision(Base):
+    """Why a tenant of a partition landed in its bucket: the view ``apac_routing_decisions``
+    over the versions valid on each written day, with the day's snapshot evidence. Read
+    only."""
+
+    __table__ = day_view(
+        "apac_routing_decisions",
+        RoutingDecisionVersion.__table__,
+        RoutingDecisionDay.__table__,
     )
 
 
