@@ -250,6 +250,17 @@ def test_ignoring_what_changed_in_the_rules_inputs_would_be_caught(warehouses, m
     assert incremental.state(DAY_2)["decisions"] != full.state(DAY_2)["decisions"]
 
 
+def test_an_answer_that_changes_alone_reroutes_its_tenant(warehouses) -> None:
+    """A tenant whose candidate is the day before's but whose enrichment answer changed (the
+    service found its website) is decided again, not carried: unchanged versions on both
+    sides, not the candidate's alone, spare the fingerprint."""
+    day_2 = quiet_day()
+    day_2["tenants"][4] = quiet_tenant(email="ops@t4.example.com", website="alpha.com.sg")
+    routing, _ = live_both(warehouses, quiet_day(), day_2)
+    assert routing.carried == len(TENANT_IDS) - 1
+    assert routing.summary["by_match_method"] == {"official_website": 1}
+
+
 def test_a_rerun_rewrites_what_the_day_holds_for_a_carried_tenant(warehouses) -> None:
     """A new day holds the day before's decision of every tenant, so its carry writes only
     the moves; a re-run cannot assume that: whatever the day holds for a carried tenant is

@@ -377,10 +377,10 @@ class RoutingDecisionRepository(SetBasedRepository[RoutingDecision]):
             "WHERE r.partition_key <= {base_key} AND {unchanged}"
         ).format(
             carried=sql.Identifier(CARRIED),
-            candidates=candidates_with_answers(partition_key),
+            candidates=candidates_with_answers(partition_key, with_valid_from=True),
             base=decisions_on(base_partition),
             base_key=sql.Literal(base_partition),
-            unchanged=unchanged_inputs(changed_keys),
+            unchanged=unchanged_inputs(changed_keys, base_partition),
         )
 
     def undecided_candidates(
@@ -408,18 +408,30 @@ class _DecisionVersions(SetBasedRepository[RoutingDecisionVersion]):
     model_class = RoutingDecisionVersion
 
 
-def unchanged_inputs(changed_keys: Mapping[str, frozenset[str]]) -> sql.Composable:
-    """SQL true when the routing inputs ``r`` a live bucket row was written from are those
-    candidate ``c`` with enrichment ``e`` have now, none of its keys is in ``changed_keys``,
-    and decision ``b`` is not a retirement."""
+def unchanged_inputs(
+    changed_keys: Mapping[str, frozenset[str]], base_partition: str
+) -> sql.Composable:
+    """SQL true when the routing inputs ``r`` a live bucket row was written from, by
+    ``base_partition`` or before, are those candidate ``c`` with enrichment ``e`` have now,
+    none of its keys is in ``changed_keys``, and decision ``b`` is not a retirement.
+
+    A tenant whose candidate and answer are both the versions ``base_partition`` had has the
+    inputs it had that day, and a live run leaves every routed tenant's recorded inputs equal
+    to that day's (it carried them because they were, or decided them and recorded them): its
+    fingerprint is not computed again."""
     touched = [
         sql.SQL("r.{} = ANY({}::text[])").format(sql.Identifier(column), sql.Literal(sorted(keys)))
         for column, keys in changed_keys.items()
         if keys
     ]
     condition = sql.SQL(
-        "b.routing_rule <> {retired} AND r.input_fingerprint = {fingerprint}"
-    ).format(retired=sql.Literal(RETIRED_RULE), fingerprint=ROUTING_INPUT_FINGERPRINT)
+        "b.routing_rule <> {retired} AND ((c.valid_from <= {base} AND e.valid_from <= {base}) "
+        "OR r.input_fingerprint = {fingerprint})"
+    ).format(
+        retired=sql.Literal(RETIRED_RULE),
+        base=sql.Literal(base_partition),
+        fingerprint=ROUTING_INPUT_FINGERPRINT,
+    )
     if touched:
         # A NULL key touches nothing (NULL OR false is NULL, hence the coalesce).
         condition = sql.SQL("{} AND NOT coalesce({}, false)").format(
