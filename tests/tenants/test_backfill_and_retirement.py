@@ -185,6 +185,22 @@ def test_a_tenant_that_stops_being_selected_is_retired_and_comes_back(
     ) == [(None, "called")]
 
 
+def test_a_retirement_is_a_decision_of_its_day_only(pipeline: Pipeline) -> None:
+    """The day after a retirement holds the day before's decisions until routing writes what
+    changed; the retired tenant, no longer a candidate, is not one of them."""
+    rows = busy_tenants()
+    load_source(pipeline.database_url, rows)
+    process(pipeline, D)
+    rows[0]["status"] = "closing"
+    load_source(pipeline.database_url, rows)
+    process(pipeline, D1, D2)
+    decisions = pipeline.query(
+        "SELECT partition_key, routing_rule FROM apac_routing_decisions "
+        "WHERE tenant_id = 't-busy-0' ORDER BY 1"
+    )
+    assert decisions == [(D, "default_active"), (D1, "retired")]
+
+
 def test_the_newest_day_run_again_retires_what_its_earlier_run_routed(
     pipeline: Pipeline,
 ) -> None:

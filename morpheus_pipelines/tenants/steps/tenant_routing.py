@@ -307,8 +307,11 @@ def finish_routing(
     with run.session_factory() as session:
         store = TenantStore(session)
         with phase(phases, "remove_orphans"):
-            removed = store.decisions.remove_orphans(session, partition_key=partition_key)
-            # A new day starts from the day before, whose tenants that left are not its own.
+            # A new day starts from the day before, whose tenants that left are not its own;
+            # the first day routed, on its first run, holds only what this run wrote.
+            removed = 0
+            if run.rerun or not store.decisions.only_day(session, partition_key=partition_key):
+                removed = store.decisions.remove_orphans(session, partition_key=partition_key)
             orphans = removed if run.rerun else 0
             store.decisions.finish_day(session, partition_key=partition_key)
         with phase(phases, "summarise"):

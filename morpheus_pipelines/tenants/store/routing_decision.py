@@ -234,7 +234,7 @@ class RoutingDecisionRepository(SetBasedRepository[RoutingDecision]):
         for about half the time.
         """
         rows = frame.assign(run_id=run_id, decided_at=transaction_start(session))
-        if self._only_day(session, partition_key=partition_key):
+        if self.only_day(session, partition_key=partition_key):
             copied = _DecisionVersions().copy_frame_if_new(
                 session,
                 rows,
@@ -266,7 +266,7 @@ class RoutingDecisionRepository(SetBasedRepository[RoutingDecision]):
             finishes_day=False,
         )
 
-    def _only_day(self, session: Session, *, partition_key: str) -> bool:
+    def only_day(self, session: Session, *, partition_key: str) -> bool:
         """Whether ``partition_key`` is the only day routing has begun: then every version
         starts on it, and a tenant with a decision of the day is a key already there."""
         with driver_cursor(session) as cursor:
