@@ -6,11 +6,12 @@ from __future__ import annotations
 import dataclasses
 from datetime import timedelta
 
+import pytest
 from sqlalchemy import text
 
 from morpheus_pipelines.tenants.rules import routing_plan
 from morpheus_pipelines.tenants.rules.routing import PRIORITY_REASON
-from morpheus_pipelines.tenants.steps.scoring import score_partition
+from morpheus_pipelines.tenants.steps.scoring import RoutingUnfinished, score_partition
 from tests.support.incremental import (
     BETA_LISTED,
     FIRST_DAY,
@@ -259,6 +260,32 @@ def test_an_answer_that_changes_alone_reroutes_its_tenant(warehouses) -> None:
     routing, _ = live_both(warehouses, quiet_day(), day_2)
     assert routing.carried == len(TENANT_IDS) - 1
     assert routing.summary["by_match_method"] == {"official_website": 1}
+
+
+def test_scoring_refuses_a_day_whose_routing_has_not_finished(warehouses) -> None:
+    """A routing run that stopped half-way leaves its day answering no decisions; scoring it
+    then would remove every score of the day, so it refuses and writes nothing."""
+    incremental, _ = warehouses()
+    incremental.live_through(DAY_1, quiet_day())
+
+    def scores() -> int:
+        with incremental.session() as session:
+            return session.scalar(
+                text("SELECT count(*) FROM apac_tenant_score_snapshots WHERE partition_key = :p"),
+                {"p": DAY_1},
+            )
+
+    before = scores()
+    with incremental.session() as session:
+        session.execute(
+            text("UPDATE apac_routing_decision_days SET complete = false WHERE partition_key = :p"),
+            {"p": DAY_1},
+        )
+    with pytest.raises(RoutingUnfinished, match="has not finished"):
+        score_partition(
+            incremental.session, partition_key=DAY_1, run_id="rescore", model=MODEL, batch_size=3
+        )
+    assert scores() == before > 0
 
 
 def test_a_rerun_rewrites_what_the_day_holds_for_a_carried_tenant(warehouses) -> None:

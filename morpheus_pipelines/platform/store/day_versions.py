@@ -73,13 +73,7 @@ def valid_on(alias: str, day: sql.Composable) -> sql.Composable:
     )
 
 
-def rows_on(
-    table: DayVersions,
-    day: sql.Composable,
-    *,
-    unfinished: bool = False,
-    with_valid_from: bool = False,
-) -> sql.Composable:
+def rows_on(table: DayVersions, day: sql.Composable, *, unfinished: bool = False) -> sql.Composable:
     """Day ``day``'s rows of ``table`` as a parenthesised subquery: ``partition_key`` and the
     table's columns, what its view answers for that day. ``day`` is a literal or a bound
     parameter (``sql.SQL(":p")`` in SQLAlchemy's ``text``). The view joins the versions to
@@ -87,16 +81,14 @@ def rows_on(
     here the day is a constant, and reading it is one filtered scan of the versions, or one
     index range scan for a page of keys (docs/decisions/0057 measures both).
     ``unfinished``: also while the day is being written (:func:`start_day`), for its
-    writer. ``with_valid_from``: also the day each row's version starts (a row whose version
-    starts on or before an earlier day is that day's row too)."""
+    writer."""
     answered = sql.SQL("") if unfinished else sql.SQL(" AND complete")
-    columns = list(table.columns) + (["valid_from"] if with_valid_from else [])
     return sql.SQL(
         "(SELECT CAST({day} AS text) AS partition_key, {columns} FROM {versions} v "
         "WHERE {valid} AND EXISTS (SELECT FROM {days} WHERE partition_key = {day}{answered}))"
     ).format(
         day=day,
-        columns=_identifiers(columns, "v."),
+        columns=_identifiers(table.columns, "v."),
         versions=sql.Identifier(table.versions),
         valid=valid_on("v", day),
         days=sql.Identifier(table.days),

@@ -70,10 +70,21 @@ class ScoringScope:
     observed_at: datetime | None
 
 
+class RoutingUnfinished(RuntimeError):
+    """Routing began the partition and has not finished it: its decisions answer nothing, and
+    scoring them would remove the partition's scores."""
+
+
 def scoring_scope(session: Session, partition_key: str) -> ScoringScope:
     """Only the newest routed partition writes scores into the live bucket rows; an older one
-    records its score snapshots only (docs/partitions.md)."""
+    records its score snapshots only (docs/partitions.md). Refuses a partition whose routing
+    began and has not finished (``RoutingUnfinished``)."""
     store = TenantStore(session)
+    if store.decisions.finished(session, partition_key=partition_key) is False:
+        raise RoutingUnfinished(
+            f"{partition_key}: routing began this partition and has not finished it; "
+            "materialize routed_tenants for it, then score it"
+        )
     selection = store.candidates.selection(session, partition_key=partition_key)
     return ScoringScope(
         live=store.decisions.superseding_partition(session, partition_key=partition_key) is None,

@@ -79,28 +79,20 @@ def _day(partition_key: str | sql.Composable) -> sql.Composable:
     )
 
 
-def candidates_on(
-    partition_key: str | sql.Composable, *, with_valid_from: bool = False
-) -> sql.Composable:
+def candidates_on(partition_key: str | sql.Composable) -> sql.Composable:
     """The day's candidates (``apac_tenant_candidates`` of that partition) as a subquery."""
-    return rows_on(CANDIDATE_VERSIONS, _day(partition_key), with_valid_from=with_valid_from)
+    return rows_on(CANDIDATE_VERSIONS, _day(partition_key))
 
 
-def answers_on(
-    partition_key: str | sql.Composable, *, with_valid_from: bool = False
-) -> sql.Composable:
+def answers_on(partition_key: str | sql.Composable) -> sql.Composable:
     """The day's answers (``apac_enriched_tenants`` of that partition) as a subquery."""
-    return rows_on(ANSWER_VERSIONS, _day(partition_key), with_valid_from=with_valid_from)
+    return rows_on(ANSWER_VERSIONS, _day(partition_key))
 
 
-def candidates_with_answers(
-    partition_key: str | sql.Composable, *, with_valid_from: bool = False
-) -> sql.Composable:
-    """The day's candidates ``c`` joined to their answers ``e``, if any; ``with_valid_from``:
-    with the day each one's version starts."""
+def candidates_with_answers(partition_key: str | sql.Composable) -> sql.Composable:
+    """The day's candidates ``c`` joined to their answers ``e``, if any."""
     return sql.SQL("{c} c LEFT JOIN {e} e ON e.tenant_id = c.tenant_id").format(
-        c=candidates_on(partition_key, with_valid_from=with_valid_from),
-        e=answers_on(partition_key, with_valid_from=with_valid_from),
+        c=candidates_on(partition_key), e=answers_on(partition_key)
     )
 
 

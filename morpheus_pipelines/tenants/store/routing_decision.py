@@ -38,32 +38,13 @@ from morpheus_pipelines.tenants.store.models import (
 )
 from morpheus_pipelines.tenants.store.tenant_candidate import ROUTING_INPUT_FINGERPRINT
 
-DECISION_COLUMNS = (
-    "tenant_id",
-    "source_type",
-    "tenant_bucket",
-    "routing_rule",
-    "hubspot_company_id",
-    "hubspot_match_method",
-    "ambiguous_match",
-    "ambiguous_key",
-    "name_hint_company_id",
-    "email_domain_class",
-    "sales_owned_match",
-    "priority_override",
-    "priority_reason",
-    "snapshot_status",
-    "hubspot_sync_id",
-    "hubspot_snapshot_synced_at",
-    "moved",
-    "moved_from",
-    "rejection_reason",
-)
-# What a live run records of each tenant it decided (apac_routing_inputs).
-INPUT_COLUMNS = ("tenant_id", "input_fingerprint", *TENANT_KEY_COLUMNS)
 # The snapshot a run routed with: the same for every decision of its day, so the day's
 # (``apac_routing_decision_days``), not each decision's.
 RUN_EVIDENCE_COLUMNS = ("snapshot_status", "hubspot_sync_id", "hubspot_snapshot_synced_at")
+# A decision as routing decides it: what the versions keep, and the day's snapshot evidence.
+DECISION_COLUMNS = (DECISION_VERSIONS.key, *DECISION_VERSIONS.compared, *RUN_EVIDENCE_COLUMNS)
+# What a live run records of each tenant it decided (apac_routing_inputs).
+INPUT_COLUMNS = ("tenant_id", "input_fingerprint", *TENANT_KEY_COLUMNS)
 DAYS = sql.Identifier(DECISION_VERSIONS.days)
 VERSIONS = sql.Identifier(DECISION_VERSIONS.versions)
 # The tenants a run carried from the day before, for the rest of its transaction.
@@ -138,6 +119,16 @@ class RoutingDecisionRepository(SetBasedRepository[RoutingDecision]):
                 (partition_key,),
             )
             return bool(cursor.fetchone()[0])
+
+    def finished(self, session: Session, *, partition_key: str) -> bool | None:
+        """Whether routing finished ``partition_key`` (None: it never began it)."""
+        with driver_cursor(session) as cursor:
+            cursor.execute(
+                sql.SQL("SELECT complete FROM {days} WHERE partition_key = %s").format(days=DAYS),
+                (partition_key,),
+            )
+            row = cursor.fetchone()
+        return None if row is None else bool(row[0])
 
     def superseding_partition(self, session: Session, *, partition_key: str) -> str | None:
         """The newest routed partition when it is later than ``partition_key``, else None.
@@ -234,6 +225,8 @@ class RoutingDecisionRepository(SetBasedRepository[RoutingDecision]):
         for about half the time.
         """
         rows = frame.assign(run_id=run_id, decided_at=transaction_start(session))
+        # The table's lock before the days are read: no other day may be begun meanwhile.
+        start_day(session, DECISION_VERSIONS, day=partition_key)
         if self.only_day(session, partition_key=partition_key):
             copied = _DecisionVersions().copy_frame_if_new(
                 session,
@@ -377,10 +370,10 @@ class RoutingDecisionRepository(SetBasedRepository[RoutingDecision]):
             "WHERE r.partition_key <= {base_key} AND {unchanged}"
         ).format(
             carried=sql.Identifier(CARRIED),
-            candidates=candidates_with_answers(partition_key, with_valid_from=True),
+            candidates=candidates_with_answers(partition_key),
             base=decisions_on(base_partition),
             base_key=sql.Literal(base_partition),
-            unchanged=unchanged_inputs(changed_keys, base_partition),
+            unchanged=unchanged_inputs(changed_keys),
         )
 
     def undecided_candidates(
@@ -408,30 +401,23 @@ class _DecisionVersions(SetBasedRepository[RoutingDecisionVersion]):
     model_class = RoutingDecisionVersion
 
 
-def unchanged_inputs(
-    changed_keys: Mapping[str, frozenset[str]], base_partition: str
-) -> sql.Composable:
-    """SQL true when the routing inputs ``r`` a live bucket row was written from, by
-    ``base_partition`` or before, are those candidate ``c`` with enrichment ``e`` have now,
-    none of its keys is in ``changed_keys``, and decision ``b`` is not a retirement.
+def unchanged_inputs(changed_keys: Mapping[str, frozenset[str]]) -> sql.Composable:
+    """SQL true when the routing inputs ``r`` a live bucket row was written from are those
+    candidate ``c`` with enrichment ``e`` have now, none of its keys is in ``changed_keys``,
+    and decision ``b`` is not a retirement.
 
-    A tenant whose candidate and answer are both the versions ``base_partition`` had has the
-    inputs it had that day, and a live run leaves every routed tenant's recorded inputs equal
-    to that day's (it carried them because they were, or decided them and recorded them): its
-    fingerprint is not computed again."""
+    The fingerprint is computed for every tenant, changed versions or not: the base day's
+    candidates and answers can be written again after that day was routed (enrichment run
+    again for it), so a version older than the base day does not prove that routing saw it
+    (docs/decisions/0058)."""
     touched = [
         sql.SQL("r.{} = ANY({}::text[])").format(sql.Identifier(column), sql.Literal(sorted(keys)))
         for column, keys in changed_keys.items()
         if keys
     ]
     condition = sql.SQL(
-        "b.routing_rule <> {retired} AND ((c.valid_from <= {base} AND e.valid_from <= {base}) "
-        "OR r.input_fingerprint = {fingerprint})"
-    ).format(
-        retired=sql.Literal(RETIRED_RULE),
-        base=sql.Literal(base_partition),
-        fingerprint=ROUTING_INPUT_FINGERPRINT,
-    )
+        "b.routing_rule <> {retired} AND r.input_fingerprint = {fingerprint}"
+    ).format(retired=sql.Literal(RETIRED_RULE), fingerprint=ROUTING_INPUT_FINGERPRINT)
     if touched:
         # A NULL key touches nothing (NULL OR false is NULL, hence the coalesce).
         condition = sql.SQL("{} AND NOT coalesce({}, false)").format(
