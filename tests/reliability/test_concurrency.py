@@ -73,17 +73,19 @@ def test_snapshot_refresh_concurrent_with_routing(
     refresh = pipeline.spawn(["hubspot_target_accounts"])
     routing = pipeline.spawn(["routed_tenants"], PARTITION)
     _wait(refresh, routing)
-    # The routing run used exactly one snapshot for all of its batches.
-    assert (
-        len(
-            pipeline.query(
-                "SELECT DISTINCT hubspot_sync_id FROM apac_routing_decisions "
-                "WHERE partition_key = :p",
-                p=PARTITION,
-            )
-        )
-        == 1
+    # The routing run used exactly one snapshot for all of its batches: every bucket row it
+    # wrote (a first run writes them all) carries the one its day records.
+    written = pipeline.query(
+        "SELECT DISTINCT hubspot_sync_id FROM (SELECT hubspot_sync_id FROM apac_active_tenants "
+        "WHERE partition_key = :p UNION ALL SELECT hubspot_sync_id FROM apac_sales_owned_tenants "
+        "WHERE partition_key = :p) AS b",
+        p=PARTITION,
     )
+    assert written == pipeline.query(
+        "SELECT hubspot_sync_id FROM apac_routing_decision_days WHERE partition_key = :p",
+        p=PARTITION,
+    )
+    assert len(written) == 1
     # Re-running routing on the new snapshot gives what a clean run on it gives. When the
     # concurrent run used the old snapshot, the re-run really moved some tenants, and the move
     # history says so; every bucket, rule and piece of evidence is the clean run's.
