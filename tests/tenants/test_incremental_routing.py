@@ -253,8 +253,7 @@ def test_ignoring_what_changed_in_the_rules_inputs_would_be_caught(warehouses, m
 
 def test_an_answer_that_changes_alone_reroutes_its_tenant(warehouses) -> None:
     """A tenant whose candidate is the day before's but whose enrichment answer changed (the
-    service found its website) is decided again, not carried: unchanged versions on both
-    sides, not the candidate's alone, spare the fingerprint."""
+    service found its website) is decided again, not carried: its routing inputs changed."""
     day_2 = quiet_day()
     day_2["tenants"][4] = quiet_tenant(email="ops@t4.example.com", website="alpha.com.sg")
     routing, _ = live_both(warehouses, quiet_day(), day_2)

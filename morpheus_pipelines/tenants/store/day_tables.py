@@ -96,9 +96,7 @@ def candidates_with_answers(partition_key: str | sql.Composable) -> sql.Composab
     )
 
 
-def decisions_on(
-    partition_key: str | sql.Composable, *, unfinished: bool = False
-) -> sql.Composable:
+def decisions_on(partition_key: str | sql.Composable) -> sql.Composable:
     """The day's decisions (``apac_routing_decisions`` of that partition, without the day's
-    snapshot evidence) as a subquery; ``unfinished`` also while routing writes the day."""
-    return rows_on(DECISION_VERSIONS, _day(partition_key), unfinished=unfinished)
+    snapshot evidence) as a subquery."""
+    return rows_on(DECISION_VERSIONS, _day(partition_key))

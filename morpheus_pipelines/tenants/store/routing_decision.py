@@ -111,14 +111,7 @@ class RoutingDecisionRepository(SetBasedRepository[RoutingDecision]):
 
     def has_partition(self, session: Session, *, partition_key: str) -> bool:
         """Whether routing began ``partition_key`` before (a re-run)."""
-        with driver_cursor(session) as cursor:
-            cursor.execute(
-                sql.SQL("SELECT EXISTS (SELECT FROM {days} WHERE partition_key = %s)").format(
-                    days=DAYS
-                ),
-                (partition_key,),
-            )
-            return bool(cursor.fetchone()[0])
+        return self.finished(session, partition_key=partition_key) is not None
 
     def finished(self, session: Session, *, partition_key: str) -> bool | None:
         """Whether routing finished ``partition_key`` (None: it never began it)."""
@@ -333,10 +326,13 @@ class RoutingDecisionRepository(SetBasedRepository[RoutingDecision]):
             cursor.execute(self.carried_select(partition_key, base_partition, changed_keys))
             carried = max(cursor.rowcount, 0)
             cursor.execute(sql.SQL("ANALYZE {}").format(sql.Identifier(CARRIED)))
+        # The base day's decision, not a move, written by this run.
+        not_moved = {"moved": sql.SQL("false"), "moved_from": sql.SQL("NULL")}
         values = [sql.SQL("b.tenant_id")]
-        for column in DECISION_VERSIONS.compared:
-            copied = {"moved": sql.SQL("false"), "moved_from": sql.SQL("NULL")}
-            values.append(copied.get(column, sql.SQL("b.{}").format(sql.Identifier(column))))
+        values += [
+            not_moved.get(column, sql.SQL("b.{}").format(sql.Identifier(column)))
+            for column in DECISION_VERSIONS.compared
+        ]
         values += [sql.Literal(run_id), sql.SQL("now()")]
         rows = sql.SQL(
             "SELECT {values} FROM {carried} k JOIN {base} b ON b.tenant_id = k.tenant_id{moves}"
