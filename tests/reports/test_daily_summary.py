@@ -489,8 +489,9 @@ def test_a_kept_day_keeps_the_notes_it_was_published_with(database_url: str, hom
         "INSERT INTO apac_routing_decision_days (partition_key, run_id, snapshot_status) "
         "VALUES ('2026-11-19', 'routing-run', 'fresh'); "
         "INSERT INTO apac_routing_decision_versions (tenant_id, valid_from, run_id, "
-        "routing_rule, ambiguous_match, sales_owned_match, moved, decided_at) "
-        "VALUES ('t-target', '2026-11-19', 'routing-run', 'active', false, false, false, now())",
+        "routing_rule, ambiguous_match, sales_owned_match, moved, decided_at, decided_for) "
+        "VALUES ('t-target', '2026-11-19', 'routing-run', 'active', false, false, false, now(), "
+        "'2026-11-19')",
     )
     ok = OperationsNote("HubSpot outbox", "ok", ("12 written to HubSpot in the last day.",))
     kept = _publish(database_url, home, chunk_size=10, run_id="run-2", notes=(ok,))

@@ -23,6 +23,7 @@ from morpheus_pipelines.tenants.steps.tenant_routing import (
     PartitionRouting,
     SnapshotView,
     route_partition,
+    start_routing,
 )
 from morpheus_pipelines.tenants.steps.tenant_selection import select_partition
 from morpheus_pipelines.tenants.store.day_tables import ANSWER_VERSIONS
@@ -71,11 +72,9 @@ class Warehouse:
                 )
             )
 
-    def live_through(
-        self, partition_key: str, day: dict[str, Any]
-    ) -> tuple[PartitionRouting, ScoringTotals]:
+    def _select_and_enrich(self, partition_key: str, day: dict[str, Any]) -> str:
+        """The day's candidates and answers, written by a new run; its id."""
         load_source(self.url, source_rows(partition_key, day))
-        forced = frozenset(day["forced"])
         # Every run has its own id, as in Dagster (a re-run too).
         run_id = f"run-{partition_key}-{next(_runs)}"
         select_partition(
@@ -84,9 +83,32 @@ class Warehouse:
             schema=SCHEMA,
             partition_key=partition_key,
             run_id=run_id,
-            forced_ids=forced,
+            forced_ids=frozenset(day["forced"]),
         )
         self._enrich(partition_key, day)
+        return run_id
+
+    def routing_stops_after_its_plan(self, partition_key: str, day: dict[str, Any]) -> None:
+        """A run of ``partition_key`` whose routing stops once its plan phase has begun the
+        day (the process killed, the database gone), before it carries or decides anyone."""
+        run_id = self._select_and_enrich(partition_key, day)
+        start_routing(
+            self.session,
+            snapshot=snapshot_view(partition_key, day),
+            partition_key=partition_key,
+            run_id=run_id,
+            sales_emails=frozenset(day["sales"]),
+            forced_ids=frozenset(day["forced"]),
+            incremental=self.incremental,
+            events=None,
+            log=None,
+        )
+
+    def live_through(
+        self, partition_key: str, day: dict[str, Any]
+    ) -> tuple[PartitionRouting, ScoringTotals]:
+        forced = frozenset(day["forced"])
+        run_id = self._select_and_enrich(partition_key, day)
         routing = route_partition(
             self.session,
             snapshot=snapshot_view(partition_key, day),

@@ -113,10 +113,12 @@ def test_incremental_days_equal_a_full_recomputation(warehouses, first, changes)
         assert incremental.state(partition_key) == full.state(partition_key), partition_key
 
 
-# A step after the first day: the next day with changes, a backfill of an older day (run
-# against the source as it is now), or a re-run of the newest day.
+# A step after the first day: the next day with changes, the next day whose routing stops
+# once it has begun the day, a backfill of an older day (run against the source as it is
+# now), or a re-run of the newest day.
 a_step = st.one_of(
     st.tuples(st.just("next"), next_day),
+    st.tuples(st.just("stopped"), next_day),
     st.tuples(st.just("backfill"), st.integers(min_value=1, max_value=3)),
     st.tuples(st.just("rerun"), st.none()),
 )
@@ -131,15 +133,15 @@ a_step = st.one_of(
 def test_backfills_and_reruns_answer_every_day_as_a_full_recomputation(
     warehouses, first, steps
 ) -> None:
-    """The carry across backfills of older days and re-runs: after every step, every day run
-    so far reads the same in both warehouses."""
+    """The carry across backfills of older days, re-runs and runs that stopped: after every
+    step, every day run so far reads the same in both warehouses."""
     incremental, full = warehouses()
     day, newest = first, 0
     keys = [FIRST_DAY.isoformat()]
     for warehouse in (incremental, full):
         warehouse.live_through(keys[0], day)
     for kind, value in steps:
-        if kind == "next":
+        if kind in ("next", "stopped"):
             day, newest = following(day, value), newest + 1
             keys.append((FIRST_DAY + timedelta(days=newest)).isoformat())
             partition_key = keys[-1]
@@ -148,6 +150,9 @@ def test_backfills_and_reruns_answer_every_day_as_a_full_recomputation(
         else:
             partition_key = keys[-1]
         for warehouse in (incremental, full):
-            warehouse.live_through(partition_key, day)
+            if kind == "stopped":
+                warehouse.routing_stops_after_its_plan(partition_key, day)
+            else:
+                warehouse.live_through(partition_key, day)
         for key in keys:
             assert incremental.state(key) == full.state(key), (kind, partition_key, key)

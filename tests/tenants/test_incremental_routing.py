@@ -303,7 +303,7 @@ def test_a_rerun_rewrites_what_the_day_holds_for_a_carried_tenant(warehouses) ->
                 "run_id, source_type, tenant_bucket, routing_rule, hubspot_company_id, "
                 "hubspot_match_method, ambiguous_match, ambiguous_key, name_hint_company_id, "
                 "email_domain_class, sales_owned_match, 'P1', priority_reason, moved, "
-                "moved_from, rejection_reason, decided_at FROM apac_routing_decision_versions "
+                "moved_from, rejection_reason, decided_at, :p FROM apac_routing_decision_versions "
                 "WHERE tenant_id = 't3' AND valid_to IS NULL"
             ),
             {"p": DAY_2},
@@ -341,3 +341,34 @@ def test_a_rerun_after_a_change_was_undone_routes_back(warehouses) -> None:
     full.live_through(DAY_3, day_1)
     assert incremental.state(DAY_3) == full.state(DAY_3)
     assert routing.carried == len(TENANT_IDS) - 1  # t5 is not selected
+
+
+def test_a_backfill_before_a_stopped_day_leaves_that_day_no_earlier_move_or_retirement(
+    warehouses,
+) -> None:
+    """A move and a retirement are decisions of their day only. When the newest day's routing
+    stopped after beginning the day, a backfill of the day before it ends the versions it
+    changes and lets them continue from the stopped day; the stopped day's re-run must not
+    take the move or retirement those continuations carry for its own (the same day routed
+    without that history records neither)."""
+    day_0 = quiet_day()
+    day_1 = quiet_day(tenants=list(day_0["tenants"]), sales={"rep1@corp.example"})
+    # t2 moves to Sales-owned on DAY_1; t5 leaves the selection and is retired that day.
+    day_1["tenants"][2] = quiet_tenant(
+        email="ops@t2.example.com", sales_owner_email="rep1@corp.example"
+    )
+    day_1["tenants"][5] = quiet_tenant(email="ops@t5.example.com", selected=False)
+    day_3 = (FIRST_DAY + timedelta(days=3)).isoformat()
+    stopped, reference = warehouses()
+    for warehouse in (stopped, reference):
+        warehouse.live_through(DAY_1, day_0)
+        warehouse.live_through(DAY_2, day_1)
+    # The reference routes the newest day straight through, then backfills the one before.
+    reference.live_through(day_3, day_1)
+    reference.live_through(DAY_3, day_1)
+    stopped.routing_stops_after_its_plan(day_3, day_1)
+    stopped.live_through(DAY_3, day_1)
+    routing, _ = stopped.live_through(day_3, day_1)
+    assert stopped.state(day_3) == reference.state(day_3)
+    assert routing.summary["totals"]["moved"] == 0
+    assert "retired" not in routing.summary["by_rule"]

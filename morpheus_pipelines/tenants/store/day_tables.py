@@ -46,8 +46,8 @@ ANSWER_VERSIONS = DayVersions(
 )
 
 # What a decision says of its tenant: a change in any of it is a new version. The run that
-# wrote it and when are not a change on their own, and the snapshot the run routed with is
-# the day's (``apac_routing_decision_days``).
+# wrote it, when and for which day are not a change on their own, and the snapshot the run
+# routed with is the day's (``apac_routing_decision_days``).
 DECISION_VERSIONS = DayVersions(
     versions="apac_routing_decision_versions",
     days="apac_routing_decision_days",
@@ -69,7 +69,7 @@ DECISION_VERSIONS = DayVersions(
         "moved_from",
         "rejection_reason",
     ),
-    carried=("run_id", "decided_at"),
+    carried=("run_id", "decided_at", "decided_for"),
 )
 
 

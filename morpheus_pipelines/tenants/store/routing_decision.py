@@ -153,11 +153,12 @@ class RoutingDecisionRepository(SetBasedRepository[RoutingDecision]):
 
     def remove_orphans(self, session: Session, *, partition_key: str) -> int:
         """Remove from the day every tenant that is not one of its candidates, except the
-        retirements the day recorded: a tenant that left since the day routed from, or since
-        an earlier run of the day. Returns the tenants removed."""
+        retirements a run of the day recorded (``decided_for``; not one of an earlier day
+        that a backfill let continue from this one): a tenant that left since the day routed
+        from, or since an earlier run of the day. Returns the tenants removed."""
         keys = sql.SQL(
             "SELECT v.tenant_id FROM {versions} v WHERE {valid} "
-            "AND NOT (v.routing_rule = {retired} AND v.valid_from = {day}) "
+            "AND NOT (v.routing_rule = {retired} AND v.decided_for = {day}) "
             "AND NOT EXISTS (SELECT FROM {candidates} c WHERE c.tenant_id = v.tenant_id)"
         ).format(
             versions=VERSIONS,
@@ -211,17 +212,21 @@ class RoutingDecisionRepository(SetBasedRepository[RoutingDecision]):
         returns the tenants whose decision of the day changed (an unchanged one keeps the run
         and time that wrote it).
 
-        A re-run that finds a tenant already in the bucket it moved to earlier for the same
-        partition keeps ``moved``/``moved_from`` of that earlier decision, so re-running a
-        partition reproduces the same record. On the only day routed so far, the rows are
-        copied straight in when none of the tenants has one yet (a first run): the same rows,
-        for about half the time.
+        A re-run that finds a tenant already in the bucket an earlier run of the same
+        partition moved it to keeps ``moved``/``moved_from`` of that decision, so re-running
+        a partition reproduces the same record; a move of an earlier day that a backfill let
+        continue from this one is not this day's (``decided_for``). On the only day routed
+        so far, the rows are copied straight in when none of the tenants has one yet (a first
+        run): the same rows, for about half the time.
         """
-        rows = frame.assign(run_id=run_id, decided_at=transaction_start(session))
+        rows = frame.assign(
+            run_id=run_id, decided_at=transaction_start(session), decided_for=partition_key
+        )
         # The table's lock before the days are read: no other day may be begun meanwhile.
         start_day(session, DECISION_VERSIONS, day=partition_key)
+        versions = _DecisionVersions()
         if self.only_day(session, partition_key=partition_key):
-            copied = _DecisionVersions().copy_frame_if_new(
+            copied = versions.copy_frame_if_new(
                 session,
                 rows,
                 columns=DECISION_VERSIONS.columns,
@@ -229,13 +234,13 @@ class RoutingDecisionRepository(SetBasedRepository[RoutingDecision]):
             )
             if copied is not None:
                 return copied
-        staging = self.copy_frame_into_staging(session, rows, columns=DECISION_VERSIONS.columns)
+        staging = versions.copy_frame_into_staging(session, rows, columns=DECISION_VERSIONS.columns)
         staged = sql.Identifier(staging)
         with driver_cursor(session) as cursor:
             cursor.execute(
                 sql.SQL(
                     "UPDATE {s} s SET moved = true, moved_from = d.moved_from "
-                    "FROM {versions} d WHERE d.valid_from = {p} "
+                    "FROM {versions} d WHERE d.valid_from = {p} AND d.decided_for = {p} "
                     "AND d.tenant_id = s.tenant_id AND d.moved AND NOT s.moved "
                     "AND d.tenant_bucket IS NOT DISTINCT FROM s.tenant_bucket"
                 ).format(s=staged, versions=VERSIONS, p=sql.Literal(partition_key))
@@ -333,7 +338,7 @@ class RoutingDecisionRepository(SetBasedRepository[RoutingDecision]):
             not_moved.get(column, sql.SQL("b.{}").format(sql.Identifier(column)))
             for column in DECISION_VERSIONS.compared
         ]
-        values += [sql.Literal(run_id), sql.SQL("now()")]
+        values += [sql.Literal(run_id), sql.SQL("now()"), sql.Literal(partition_key)]
         rows = sql.SQL(
             "SELECT {values} FROM {carried} k JOIN {base} b ON b.tenant_id = k.tenant_id{moves}"
         ).format(
@@ -392,7 +397,7 @@ class RoutingDecisionRepository(SetBasedRepository[RoutingDecision]):
 
 
 class _DecisionVersions(SetBasedRepository[RoutingDecisionVersion]):
-    """The decisions' versions, for a first day copied straight in."""
+    """The decisions' versions: a first day copied straight in, a batch staged."""
 
     model_class = RoutingDecisionVersion
 

@@ -262,7 +262,7 @@ class RoutingDecisionVersion(Base):
     """Why a tenant landed in its bucket, valid for the days ``[valid_from, valid_to)`` (open
     while ``valid_to`` is NULL): written when the decision changes, not every day
     (docs/data-layer.md, "Day-versioned tables"). ``run_id`` and ``decided_at`` are those of
-    the run that wrote the version."""
+    the run that wrote the version, ``decided_for`` the day it wrote it for."""
 
     __tablename__ = "apac_routing_decision_versions"
 
@@ -288,10 +288,15 @@ class RoutingDecisionVersion(Base):
     moved_from: Mapped[str | None] = mapped_column(Text)
     rejection_reason: Mapped[str | None] = mapped_column(Text)
     decided_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False)
+    # The day whose run decided it: ``valid_from``, except for a version a backfill let
+    # continue from a later day, which keeps its original's (a move or retirement belongs to
+    # that day only).
+    decided_for: Mapped[str] = mapped_column(Text, nullable=False)
 
     __table_args__ = (
         CheckConstraint(_in("tenant_bucket", values(Bucket)), name="tenant_bucket"),
         CheckConstraint("valid_to IS NULL OR valid_to > valid_from", name="valid_range"),
+        CheckConstraint("decided_for <= valid_from", name="decided_before"),
         {"postgresql_with": {"fillfactor": 90}},
     )
 
