@@ -197,3 +197,89 @@ def _per_day(engine) -> dict[str, list[tuple]]:
                 ("apac_routing_decisions", "priority_reason, hubspot_sync_id, snapshot_status"),
             )
         }
+
+
+def test_routing_inputs_take_the_numbers_of_the_versions_they_were_decided_from(
+    database_url: str,
+) -> None:
+    """0030: an input whose fingerprint still matches the candidate and answer valid on its
+    day takes their version numbers (its tenant is carried as before); one whose versions
+    changed since gets none (decided again); going back restores the fingerprint."""
+    from alembic import command
+
+    config = alembic_config(database_url)
+    command.downgrade(config, "0029")
+    fingerprint = (
+        "md5(ROW(c.source_type, c.custom_id, c.name, c.email, c.sales_owner_email, c.status, "
+        "c.plan, c.seats, c.active_users_30d, c.signup_at AT TIME ZONE 'UTC', "
+        "c.last_active_at AT TIME ZONE 'UTC', c.rejection_reason, c.forced_sales_owned, "
+        "e.email_domain, e.email_domain_class, e.official_website, e.company_name, e.industry, "
+        "e.employee_count, e.country, e.enrichment_status, e.enrichment_error_count)::text)"
+    )
+    engine = create_engine(database_url)
+    with engine.begin() as connection:
+        for tenant_id, name in (("t-kept", "Kept"), ("t-changed", "Changed")):
+            values = {"t": tenant_id, "n": name}
+            connection.execute(
+                text(
+                    "INSERT INTO apac_tenant_candidate_versions (tenant_id, valid_from, "
+                    "source_type, name, forced_sales_owned, run_id) "
+                    "VALUES (:t, '2026-11-28', 'active', :n, false, 'run')"
+                ),
+                values,
+            )
+            connection.execute(
+                text(
+                    "INSERT INTO apac_enriched_tenant_versions (tenant_id, valid_from, "
+                    "company_name, enrichment_status, enrichment_error_count, run_id) "
+                    "VALUES (:t, '2026-11-28', :n, 'enriched', 0, 'run')"
+                ),
+                values,
+            )
+            connection.execute(
+                text(
+                    "INSERT INTO apac_routing_inputs (tenant_id, partition_key, run_id, "
+                    f"input_fingerprint) SELECT c.tenant_id, '2026-11-28', 'run', {fingerprint} "
+                    "FROM apac_tenant_candidate_versions c JOIN apac_enriched_tenant_versions e "
+                    "ON e.tenant_id = c.tenant_id WHERE c.tenant_id = :t"
+                ),
+                values,
+            )
+        # Enrichment ran again for the day after it was routed: a new answer.
+        connection.execute(
+            text(
+                "UPDATE apac_enriched_tenant_versions SET company_name = 'Other' "
+                "WHERE tenant_id = 't-changed'"
+            )
+        )
+        recorded = dict(
+            connection.execute(
+                text("SELECT tenant_id, input_fingerprint FROM apac_routing_inputs")
+            ).all()
+        )
+
+    upgrade(database_url)
+    with engine.connect() as connection:
+        inputs = {
+            row[0]: row[1:]
+            for row in connection.execute(
+                text(
+                    "SELECT r.tenant_id, r.candidate_version = c.version_number, "
+                    "r.answer_version = e.version_number, r.candidate_version IS NULL "
+                    "FROM apac_routing_inputs r "
+                    "JOIN apac_tenant_candidate_versions c ON c.tenant_id = r.tenant_id "
+                    "JOIN apac_enriched_tenant_versions e ON e.tenant_id = r.tenant_id"
+                )
+            )
+        }
+    assert inputs == {"t-kept": (True, True, False), "t-changed": (None, None, True)}
+
+    command.downgrade(config, "0029")
+    with engine.connect() as connection:
+        restored = dict(
+            connection.execute(
+                text("SELECT tenant_id, input_fingerprint FROM apac_routing_inputs")
+            ).all()
+        )
+    engine.dispose()
+    assert restored == {"t-kept": recorded["t-kept"], "t-changed": ""}

@@ -179,10 +179,11 @@ class Warehouse:
                 "SELECT * FROM apac_sales_owned_tenants",
                 ("updated_at", "scored_at", "run_id"),
             ),
-            # What each live bucket row was routed from (not which day last wrote it).
+            # What each live bucket row was routed from (not which day last wrote it, nor
+            # the numbers its versions drew: the two warehouses draw them apart).
             "routing_inputs": (
                 "SELECT * FROM apac_routing_inputs",
-                ("partition_key", "run_id"),
+                ("partition_key", "run_id", "candidate_version", "answer_version"),
             ),
             "scores": (
                 "SELECT * FROM apac_tenant_score_snapshots WHERE partition_key = :p",

@@ -192,7 +192,7 @@ def stored_inputs(database_url: str) -> list[tuple]:
         return sorted(
             session.execute(
                 text(
-                    "SELECT tenant_id, input_fingerprint, partition_key, run_id "
+                    "SELECT tenant_id, candidate_version, partition_key, run_id "
                     "FROM apac_routing_inputs"
                 )
             ).all()
@@ -201,21 +201,21 @@ def stored_inputs(database_url: str) -> list[tuple]:
 
 def test_routing_inputs_are_copied_on_a_first_run_and_upserted_after(database_url: str) -> None:
     blank = dict.fromkeys(INPUT_COLUMNS)
-    frame = pd.DataFrame([blank | {"tenant_id": t, "input_fingerprint": "f1"} for t in "ab"])
+    frame = pd.DataFrame([blank | {"tenant_id": t, "candidate_version": 1} for t in "ab"])
 
     assert record_inputs(database_url, frame, PARTITION, "run-1") == (2, set())
     assert stored_inputs(database_url) == [
-        ("a", "f1", PARTITION, "run-1"),
-        ("b", "f1", PARTITION, "run-1"),
+        ("a", 1, PARTITION, "run-1"),
+        ("b", 1, PARTITION, "run-1"),
     ]
 
-    changed = frame.assign(input_fingerprint=["f1", "f2"])
+    changed = frame.assign(candidate_version=[1, 2])
     written, staged = record_inputs(database_url, changed, "2026-11-29", "run-2")
     # A key already there: the upsert, which stamps the run on each row.
     assert written == 2 and set(INPUT_COLUMNS) <= staged
     assert stored_inputs(database_url) == [
-        ("a", "f1", "2026-11-29", "run-2"),
-        ("b", "f2", "2026-11-29", "run-2"),
+        ("a", 1, "2026-11-29", "run-2"),
+        ("b", 2, "2026-11-29", "run-2"),
     ]
 
 

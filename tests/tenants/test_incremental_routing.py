@@ -372,3 +372,23 @@ def test_a_backfill_before_a_stopped_day_leaves_that_day_no_earlier_move_or_reti
     assert stopped.state(day_3) == reference.state(day_3)
     assert routing.summary["totals"]["moved"] == 0
     assert "retired" not in routing.summary["by_rule"]
+
+
+def test_an_answer_written_again_for_the_base_day_reroutes_its_tenant(warehouses) -> None:
+    """Enrichment run again for a day after that day was routed replaces the day's answer
+    with one that starts on the same day: the next day's carry must see that routing never
+    read it (the routing inputs name the version numbers they were decided from, and the
+    answer written again has a new one), not take a version as old as the base day for one
+    routing saw."""
+    day_2 = quiet_day()
+    day_2["tenants"][4] = quiet_tenant(email="ops@t4.example.com", website="alpha.com.sg")
+    incremental, full = warehouses()
+    for warehouse in (incremental, full):
+        warehouse.live_through(DAY_1, quiet_day())
+        # The first day's answers again, now with t4's website found.
+        warehouse._enrich(DAY_1, day_2)
+    routing, _ = incremental.live_through(DAY_2, day_2)
+    full.live_through(DAY_2, day_2)
+    assert incremental.state(DAY_2) == full.state(DAY_2)
+    assert routing.carried == len(TENANT_IDS) - 1
+    assert routing.summary["by_match_method"] == {"official_website": 1}

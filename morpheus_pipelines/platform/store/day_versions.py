@@ -53,10 +53,13 @@ class DayVersions:
     compared: tuple[str, ...]
     # Written with a new version but no change on their own (the run that wrote it).
     carried: tuple[str, ...] = ()
+    # Filled in by the database whenever a version is written, a continuation included (its
+    # number): read with a day's rows, never compared or written.
+    generated: tuple[str, ...] = ()
 
     @property
     def columns(self) -> tuple[str, ...]:
-        """The columns a day's rows give, in this order."""
+        """The columns a day's rows are written with, in this order."""
         return (self.key, *self.compared, *self.carried)
 
 
@@ -74,10 +77,11 @@ def valid_on(alias: str, day: sql.Composable) -> sql.Composable:
 
 
 def rows_on(table: DayVersions, day: sql.Composable, *, unfinished: bool = False) -> sql.Composable:
-    """Day ``day``'s rows of ``table`` as a parenthesised subquery: ``partition_key`` and the
-    table's columns, what its view answers for that day. ``day`` is a literal or a bound
-    parameter (``sql.SQL(":p")`` in SQLAlchemy's ``text``). The view joins the versions to
-    the days, and a day's range test against a joined column costs a nested loop per version;
+    """Day ``day``'s rows of ``table`` as a parenthesised subquery: ``partition_key``, the
+    table's columns and its generated ones, what its view answers for that day. ``day`` is
+    a literal or a bound parameter (``sql.SQL(":p")`` in SQLAlchemy's ``text``). The view
+    joins the versions to the days, and a day's range test against a joined column costs a
+    nested loop per version;
     here the day is a constant, and reading it is one filtered scan of the versions, or one
     index range scan for a page of keys (docs/decisions/0057 measures both).
     ``unfinished``: also while the day is being written (:func:`start_day`), for its
@@ -88,7 +92,7 @@ def rows_on(table: DayVersions, day: sql.Composable, *, unfinished: bool = False
         "WHERE {valid} AND EXISTS (SELECT FROM {days} WHERE partition_key = {day}{answered}))"
     ).format(
         day=day,
-        columns=_identifiers(table.columns, "v."),
+        columns=_identifiers((*table.columns, *table.generated), "v."),
         versions=sql.Identifier(table.versions),
         valid=valid_on("v", day),
         days=sql.Identifier(table.days),

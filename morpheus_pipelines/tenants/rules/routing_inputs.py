@@ -3,8 +3,9 @@ inputs affects (docs/pipeline.md, "Incremental routing").
 
 A tenant's decision is a function of two things:
 
-* **its own inputs** — its candidate row and its enrichment; the database compares them as
-  one fingerprint (``repositories.tenant_candidate.ROUTING_INPUT_FINGERPRINT``);
+* **its own inputs** — its candidate row and its enrichment; the database compares the
+  numbers of their versions with those the tenant was last decided from
+  (``store.routing_decision.unchanged_inputs``);
 * **the rules' inputs** — the HubSpot snapshot, the APAC Sales list and the forced ids, each
   of which a tenant consults only through a handful of *keys*: its normalised id (portal id
   and forced id), its custom id (account id), the roots of its email domain and official

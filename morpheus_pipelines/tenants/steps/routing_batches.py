@@ -229,7 +229,8 @@ def _routed_decisions(
             "moved": False,
             "moved_from": None,
             "rejection_reason": None,
-            "input_fingerprint": routable.get("input_fingerprint"),
+            "candidate_version": routable.get("candidate_version"),
+            "answer_version": routable.get("answer_version"),
             **tenant_keys(routable, matches),
         }
     )
@@ -260,7 +261,7 @@ def write_batch(
             written, moved_from = sum(result.written.values()), result.moved_from
             store.routing_inputs.record(
                 session,
-                decisions[decisions["input_fingerprint"].notna()],
+                decisions[decisions["candidate_version"].notna()],
                 partition_key=routing_context.partition_key,
                 run_id=routing_context.run_id,
             )
@@ -364,7 +365,8 @@ def unrouted_decisions(
         "hubspot_snapshot_synced_at": routing_context.snapshot.synced_at,
         "moved": False,
         "rejection_reason": rejection_reason,
-        "input_fingerprint": tenants.get("input_fingerprint"),
+        "candidate_version": tenants.get("candidate_version"),
+        "answer_version": tenants.get("answer_version"),
     }
     columns = (*DECISION_COLUMNS, *INPUT_COLUMNS[1:])
     return pd.DataFrame({column: values.get(column) for column in columns}, index=tenants.index)

@@ -30,6 +30,7 @@ CANDIDATE_VERSIONS = DayVersions(
     key="tenant_id",
     compared=(*CANDIDATE_SOURCE_COLUMNS[1:], "forced_sales_owned", "rejection_reason"),
     carried=("run_id",),
+    generated=("version_number",),
 )
 
 # What enrichment answers of a candidate, and what reuse needs besides: when the service
@@ -43,6 +44,7 @@ ANSWER_VERSIONS = DayVersions(
     key="tenant_id",
     compared=tuple(c for c in STORED_COLUMNS[1:] if c != "enrichment_ms"),
     carried=("enrichment_ms", "run_id"),
+    generated=("version_number",),
 )
 
 # What a decision says of its tenant: a change in any of it is a new version. The run that

@@ -36,7 +36,6 @@ from morpheus_pipelines.tenants.store.models import (
     RoutingInput,
     RoutingState,
 )
-from morpheus_pipelines.tenants.store.tenant_candidate import ROUTING_INPUT_FINGERPRINT
 
 # The snapshot a run routed with: the same for every decision of its day, so the day's
 # (``apac_routing_decision_days``), not each decision's.
@@ -44,7 +43,7 @@ RUN_EVIDENCE_COLUMNS = ("snapshot_status", "hubspot_sync_id", "hubspot_snapshot_
 # A decision as routing decides it: what the versions keep, and the day's snapshot evidence.
 DECISION_COLUMNS = (DECISION_VERSIONS.key, *DECISION_VERSIONS.compared, *RUN_EVIDENCE_COLUMNS)
 # What a live run records of each tenant it decided (apac_routing_inputs).
-INPUT_COLUMNS = ("tenant_id", "input_fingerprint", *TENANT_KEY_COLUMNS)
+INPUT_COLUMNS = ("tenant_id", "candidate_version", "answer_version", *TENANT_KEY_COLUMNS)
 DAYS = sql.Identifier(DECISION_VERSIONS.days)
 VERSIONS = sql.Identifier(DECISION_VERSIONS.versions)
 # The tenants a run carried from the day before, for the rest of its transaction.
@@ -403,22 +402,23 @@ class _DecisionVersions(SetBasedRepository[RoutingDecisionVersion]):
 
 
 def unchanged_inputs(changed_keys: Mapping[str, frozenset[str]]) -> sql.Composable:
-    """SQL true when the routing inputs ``r`` a live bucket row was written from are those
-    candidate ``c`` with enrichment ``e`` have now, none of its keys is in ``changed_keys``,
-    and decision ``b`` is not a retirement.
+    """SQL true when the routing inputs ``r`` a live bucket row was written from name the
+    versions candidate ``c`` and answer ``e`` of the day are, none of its keys is in
+    ``changed_keys``, and decision ``b`` is not a retirement.
 
-    The fingerprint is computed for every tenant, changed versions or not: the base day's
-    candidates and answers can be written again after that day was routed (enrichment run
-    again for it), so a version older than the base day does not prove that routing saw it
-    (docs/decisions/0058)."""
+    Versions are compared by their number, not their age: the base day's candidates and
+    answers can be written again after that day was routed (enrichment run again for it),
+    and a version written again has a new number, so a version older than the base day does
+    not prove that routing saw it (docs/decisions/0058, 0060)."""
     touched = [
         sql.SQL("r.{} = ANY({}::text[])").format(sql.Identifier(column), sql.Literal(sorted(keys)))
         for column, keys in changed_keys.items()
         if keys
     ]
     condition = sql.SQL(
-        "b.routing_rule <> {retired} AND r.input_fingerprint = {fingerprint}"
-    ).format(retired=sql.Literal(RETIRED_RULE), fingerprint=ROUTING_INPUT_FINGERPRINT)
+        "b.routing_rule <> {retired} AND r.candidate_version = c.version_number "
+        "AND r.answer_version IS NOT DISTINCT FROM e.version_number"
+    ).format(retired=sql.Literal(RETIRED_RULE))
     if touched:
         # A NULL key touches nothing (NULL OR false is NULL, hence the coalesce).
         condition = sql.SQL("{} AND NOT coalesce({}, false)").format(

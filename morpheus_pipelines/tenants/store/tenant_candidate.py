@@ -25,24 +25,14 @@ from morpheus_pipelines.tenants.store.day_tables import (
 )
 from morpheus_pipelines.tenants.store.models import CandidateSelection, TenantCandidate
 
-# One text per candidate of everything routing reads of it (its candidate row and its
-# enrichment, ``c`` and ``e``): equal fingerprints, equal routing inputs (docs/pipeline.md,
-# "Incremental routing"). Times are rendered in UTC so the session's time zone cannot change
-# the text.
-ROUTING_INPUT_FINGERPRINT = sql.SQL(
-    "md5(ROW(c.source_type, c.custom_id, c.name, c.email, c.sales_owner_email, c.status, "
-    "c.plan, c.seats, c.active_users_30d, c.signup_at AT TIME ZONE 'UTC', "
-    "c.last_active_at AT TIME ZONE 'UTC', c.rejection_reason, c.forced_sales_owned, "
-    "e.email_domain, e.email_domain_class, e.official_website, e.company_name, e.industry, "
-    "e.employee_count, e.country, e.enrichment_status, e.enrichment_error_count)::text)"
-)
-
 INTEGER_COLUMNS = (
     "seats",
     "active_users_30d",
     "employee_count",
     "enrichment_error_count",
     "enrichment_ms",
+    "candidate_version",
+    "answer_version",
 )
 
 
@@ -195,8 +185,9 @@ class TenantCandidateRepository(SetBasedRepository[TenantCandidate]):
         tenant_ids: Sequence[str] | None = None,
     ) -> pd.DataFrame:
         """Up to ``limit`` candidates after tenant id ``after`` (keyset pagination), joined to
-        their enrichment, in tenant-id order, with their ``input_fingerprint``; only
-        ``tenant_ids`` when given."""
+        their enrichment, in tenant-id order, with the numbers of the two versions
+        (``candidate_version``, ``answer_version``: what the routing inputs record of them);
+        only ``tenant_ids`` when given."""
         only = sql.SQL("")
         if tenant_ids is not None:
             only = sql.SQL(" AND c.tenant_id = ANY({}::text[])").format(
@@ -208,12 +199,12 @@ class TenantCandidateRepository(SetBasedRepository[TenantCandidate]):
             "c.signup_at, c.last_active_at, c.rejection_reason, "
             "e.email_domain, e.email_domain_class, e.official_website, e.company_name, "
             "e.industry, e.employee_count, e.country, e.enrichment_status, "
-            "e.enrichment_error_count, e.enrichment_ms, {fingerprint} AS input_fingerprint "
+            "e.enrichment_error_count, e.enrichment_ms, c.version_number AS candidate_version, "
+            "e.version_number AS answer_version "
             "FROM {candidates} "
             "WHERE c.forced_sales_owned = {forced}{only} {after} "
             "ORDER BY c.tenant_id LIMIT {n}"
         ).format(
-            fingerprint=ROUTING_INPUT_FINGERPRINT,
             candidates=candidates_with_answers(partition_key),
             forced=sql.Literal(forced),
             only=only,

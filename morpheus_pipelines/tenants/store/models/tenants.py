@@ -7,6 +7,7 @@ from datetime import datetime
 from decimal import Decimal
 
 from sqlalchemy import (
+    BigInteger,
     Boolean,
     CheckConstraint,
     DateTime,
@@ -28,6 +29,10 @@ from morpheus_pipelines.tenants.rules.vocabulary import (
     SourceType,
     values,
 )
+
+# Every candidate and answer version is numbered when written, from one sequence (created by
+# migration 0030): a routing input names the versions it was decided from.
+VERSION_NUMBER = text("nextval('apac_tenant_version_numbers')")
 
 SOURCE_TYPES = values(SourceType)
 MATCH_METHODS = values(MatchMethod)
@@ -79,6 +84,9 @@ class TenantCandidateVersion(Base):
     forced_sales_owned: Mapped[bool] = mapped_column(Boolean, nullable=False, default=False)
     rejection_reason: Mapped[str | None] = mapped_column(Text)
     run_id: Mapped[str] = mapped_column(Text, nullable=False)
+    version_number: Mapped[int] = mapped_column(
+        BigInteger, nullable=False, server_default=VERSION_NUMBER
+    )
 
 
 class TenantCandidateDay(WrittenDay, Base):
@@ -136,6 +144,9 @@ class EnrichedTenantVersion(Base):
     # pipeline.md, "Enrichment reuse"): an answer is reused while both still hold.
     enriched_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     input_fingerprint: Mapped[str | None] = mapped_column(Text)
+    version_number: Mapped[int] = mapped_column(
+        BigInteger, nullable=False, server_default=VERSION_NUMBER
+    )
 
     __table_args__ = (
         CheckConstraint("valid_to IS NULL OR valid_to > valid_from", name="valid_range"),
@@ -332,10 +343,11 @@ class RoutingDecision(Base):
 
 class RoutingInput(Base):
     """What a tenant was last decided from by a live run (docs/pipeline.md, "Incremental
-    routing"): its own inputs as one fingerprint, and the keys through which it consults the
-    rules' inputs. Written in the transaction that writes its bucket row (a rejected
-    candidate, which has none, gets a row too: its fingerprint alone); removed when the
-    tenant is retired. The next day copies the tenant's decision when neither changed."""
+    routing"): the candidate and answer versions it was decided from, and the keys through
+    which it consults the rules' inputs. Written in the transaction that writes its bucket
+    row (a rejected candidate, which has none, gets a row too: its versions alone); removed
+    when the tenant is retired. The next day copies the tenant's decision when neither
+    changed."""
 
     __tablename__ = "apac_routing_inputs"
 
@@ -343,7 +355,10 @@ class RoutingInput(Base):
     # The live partition whose run wrote the bucket row from these inputs.
     partition_key: Mapped[str] = mapped_column(Text, nullable=False)
     run_id: Mapped[str] = mapped_column(Text, nullable=False)
-    input_fingerprint: Mapped[str] = mapped_column(Text, nullable=False)
+    # The candidate and answer versions (``version_number``) it was decided from; the
+    # answer's is NULL when it had none. NULL candidate: decided again on the next day.
+    candidate_version: Mapped[int | None] = mapped_column(BigInteger)
+    answer_version: Mapped[int | None] = mapped_column(BigInteger)
     portal_key: Mapped[str | None] = mapped_column(Text)
     account_key: Mapped[str | None] = mapped_column(Text)
     email_root_key: Mapped[str | None] = mapped_column(Text)
