@@ -156,10 +156,12 @@ class Warehouse:
             ]
             day_rows = sql.SQL(
                 "SELECT t, NULL, NULL, w, NULL, 'software', e, c, 'enriched', 0, "
-                "NULL::timestamptz, NULL, NULL::integer, 'enrich' "
+                "{answered_at}::timestamptz, NULL, NULL::integer, 'enrich' "
                 "FROM unnest({t}::text[], {w}::text[], {c}::text[], {e}::integer[]) "
                 "AS a(t, w, c, e)"
             ).format(
+                # When the service answered: asked again, the same answer is a new version.
+                answered_at=sql.Literal(day.get("answered_at")),
                 t=sql.Literal([r[0] for r in rows]),
                 w=sql.Literal([r[1] for r in rows]),
                 c=sql.Literal([r[2] for r in rows]),

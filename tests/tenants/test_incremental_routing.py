@@ -392,3 +392,13 @@ def test_an_answer_written_again_for_the_base_day_reroutes_its_tenant(warehouses
     assert incremental.state(DAY_2) == full.state(DAY_2)
     assert routing.carried == len(TENANT_IDS) - 1
     assert routing.summary["by_match_method"] == {"official_website": 1}
+
+
+def test_an_answer_asked_again_that_says_the_same_carries_its_tenant(warehouses) -> None:
+    """Enrichment asks the service again once an answer is old: the same answer then is a
+    new version (a new ``enriched_at``), but routing reads nothing of that, so the tenant is
+    carried, not decided again (its answer keeps its number)."""
+    day_2 = quiet_day(answered_at="2026-11-21T08:00:00+00:00")
+    routing, _ = live_both(warehouses, quiet_day(), day_2)
+    assert routing.carried == len(TENANT_IDS)
+    assert routing.totals.tenants == 0

@@ -1,12 +1,13 @@
 """Routing inputs name the candidate and answer versions they were decided from
 
-Every candidate and answer version gets a number from one sequence when it is written (a new
-version, a continuation, a version written again for its day). A live bucket row's routing
-inputs keep the numbers of the versions it was decided from, where they kept an md5 of their
-contents: the next day's carry compares two numbers per tenant instead of rendering and
-hashing every candidate and answer as text (docs/decisions/0060). Existing inputs take the
-numbers of the versions valid on the day that decided them when those still hash to the
-recorded fingerprint; the others get none, and their tenants are decided again once.
+Candidate and answer versions get a number from one sequence, which changes only when what
+routing reads of the version changes (docs/data-layer.md, "Day-versioned tables"). A live
+bucket row's routing inputs keep the numbers of the versions it was decided from, where they
+kept an md5 of their contents: the next day's carry compares two numbers per tenant instead
+of rendering and hashing every candidate and answer as text (docs/decisions/0060). Existing
+versions each get a number of their own. Existing inputs take the numbers of the versions
+valid on the day that decided them when those still hash to the recorded fingerprint; the
+others get none, and their tenants are decided again once.
 
 Revision ID: 0030
 Revises: 0029

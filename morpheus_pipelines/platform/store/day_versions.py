@@ -53,14 +53,25 @@ class DayVersions:
     compared: tuple[str, ...]
     # Written with a new version but no change on their own (the run that wrote it).
     carried: tuple[str, ...] = ()
-    # Filled in by the database whenever a version is written, a continuation included (its
-    # number): read with a day's rows, never compared or written.
-    generated: tuple[str, ...] = ()
+    # A column numbering the versions' contents: a version takes a new number from
+    # ``number_sequence`` (the column's default) unless its ``numbered`` columns equal those
+    # of the version it replaces on its day, whose number it keeps; a continuation keeps its
+    # original's. So two versions with one number hold the same ``numbered`` values, and a
+    # reader can compare numbers instead of contents. Read with a day's rows, never written
+    # by them.
+    number: str | None = None
+    numbered: tuple[str, ...] = ()
+    number_sequence: str | None = None
 
     @property
     def columns(self) -> tuple[str, ...]:
         """The columns a day's rows are written with, in this order."""
         return (self.key, *self.compared, *self.carried)
+
+    @property
+    def read_columns(self) -> tuple[str, ...]:
+        """The columns a day's rows are read with: :attr:`columns` and the number."""
+        return (*self.columns, self.number) if self.number else self.columns
 
 
 def _identifiers(names: tuple[str, ...] | list[str], prefix: str = "") -> sql.Composable:
@@ -77,11 +88,11 @@ def valid_on(alias: str, day: sql.Composable) -> sql.Composable:
 
 
 def rows_on(table: DayVersions, day: sql.Composable, *, unfinished: bool = False) -> sql.Composable:
-    """Day ``day``'s rows of ``table`` as a parenthesised subquery: ``partition_key``, the
-    table's columns and its generated ones, what its view answers for that day. ``day`` is
-    a literal or a bound parameter (``sql.SQL(":p")`` in SQLAlchemy's ``text``). The view
-    joins the versions to the days, and a day's range test against a joined column costs a
-    nested loop per version;
+    """Day ``day``'s rows of ``table`` as a parenthesised subquery: ``partition_key`` and the
+    table's :attr:`~DayVersions.read_columns`, what its view answers for that day (and the
+    number). ``day`` is a literal or a bound parameter (``sql.SQL(":p")`` in SQLAlchemy's
+    ``text``). The view joins the versions to the days, and a day's range test against a
+    joined column costs a nested loop per version;
     here the day is a constant, and reading it is one filtered scan of the versions, or one
     index range scan for a page of keys (docs/decisions/0057 measures both).
     ``unfinished``: also while the day is being written (:func:`start_day`), for its
@@ -92,7 +103,7 @@ def rows_on(table: DayVersions, day: sql.Composable, *, unfinished: bool = False
         "WHERE {valid} AND EXISTS (SELECT FROM {days} WHERE partition_key = {day}{answered}))"
     ).format(
         day=day,
-        columns=_identifiers((*table.columns, *table.generated), "v."),
+        columns=_identifiers(table.read_columns, "v."),
         versions=sql.Identifier(table.versions),
         valid=valid_on("v", day),
         days=sql.Identifier(table.days),
@@ -196,7 +207,7 @@ def write_day(
                 "CREATE TEMP TABLE {changes} ON COMMIT DROP AS "
                 "SELECT coalesce(n.{key}, o.{key}) AS day_key, o.valid_from AS old_from, "
                 "(o.{key} IS NOT NULL AND {continues}) AS old_continues, "
-                "n.{key} IS NOT NULL AS present, {new_columns} "
+                "n.{key} IS NOT NULL AS present, {numbering}{new_columns} "
                 "FROM ({rows}) AS n ({names}) {join} "
                 "(SELECT * FROM {versions} v WHERE {valid}) AS o ON o.{key} = n.{key} "
                 "WHERE o.{key} IS NULL OR n.{key} IS NULL "
@@ -205,6 +216,7 @@ def write_day(
                 changes=changes,
                 key=key,
                 continues=_continues_past("o", following),
+                numbering=_numbering(table, "n"),
                 new_columns=sql.SQL(", ").join(
                     sql.SQL("n.{c} AS {c}").format(c=sql.Identifier(c))
                     for c in names
@@ -271,12 +283,13 @@ def remove_from_day(
                 "CREATE TEMP TABLE {changes} ON COMMIT DROP AS "
                 "SELECT o.{key} AS day_key, o.valid_from AS old_from, "
                 "{continues} AS old_continues, "
-                "false AS present, {old_columns} FROM {versions} o "
+                "false AS present, {numbering}{old_columns} FROM {versions} o "
                 "WHERE {valid} AND o.{key} IN ({keys})"
             ).format(
                 changes=changes,
                 key=key,
                 continues=_continues_past("o", following),
+                numbering=_numbering(table, None),
                 old_columns=_identifiers(table.columns[1:], "o."),
                 versions=sql.Identifier(table.versions),
                 valid=valid_on("o", sql.Literal(day)),
@@ -298,6 +311,9 @@ def _apply_changes(
     nxt = sql.Literal(following)
     names = list(table.columns)
     versions = sql.Identifier(table.versions)
+    # A continuation is its original's copy, number included; a new version keeps the
+    # number of the one it replaces when its numbered columns are the same.
+    kept = [*names[1:], table.number] if table.number else names[1:]
     if following is not None:
         cursor.execute(
             sql.SQL(
@@ -308,9 +324,9 @@ def _apply_changes(
             ).format(
                 versions=versions,
                 key=key,
-                values=_identifiers(names[1:]),
+                values=_identifiers(kept),
                 nxt=nxt,
-                old_values=_identifiers(names[1:], "v."),
+                old_values=_identifiers(kept, "v."),
                 changes=changes,
             )
         )
@@ -326,6 +342,11 @@ def _apply_changes(
             "WHERE c.day_key = v.{key} AND c.old_from = v.valid_from AND v.valid_from < {d}"
         ).format(versions=versions, changes=changes, key=key, d=d)
     )
+    new_values = _identifiers(names[1:], "c.")
+    if table.number:
+        new_values = sql.SQL(
+            "{values}, CASE WHEN c.keeps_number THEN c.old_number ELSE nextval({sequence}) END"
+        ).format(values=new_values, sequence=sql.Literal(table.number_sequence))
     cursor.execute(
         sql.SQL(
             "INSERT INTO {versions} ({key}, valid_from, valid_to, {values}) "
@@ -333,14 +354,37 @@ def _apply_changes(
         ).format(
             versions=versions,
             key=key,
-            values=_identifiers(names[1:]),
+            values=_identifiers(kept),
             d=d,
             nxt=nxt,
-            new_values=_identifiers(names[1:], "c."),
+            new_values=new_values,
             changes=changes,
         )
     )
     cursor.execute(sql.SQL("DROP TABLE {changes}").format(changes=changes))
+
+
+def _numbering(table: DayVersions, new: str | None) -> sql.Composable:
+    """The changes' ``old_number`` and ``keeps_number`` columns (followed by a comma) for a
+    numbered table: whether the new row ``new`` (None: no new row) has the numbered values
+    of the version ``o`` it replaces."""
+    if not table.number:
+        return sql.SQL("")
+    if new is None:
+        keeps = sql.SQL("false")
+    else:
+        keeps = sql.SQL(
+            "(o.{key} IS NOT NULL AND {n}.{key} IS NOT NULL "
+            "AND {new_values} IS NOT DISTINCT FROM {old_values})"
+        ).format(
+            key=sql.Identifier(table.key),
+            n=sql.Identifier(new),
+            new_values=_row(table.numbered, new),
+            old_values=_row(table.numbered, "o"),
+        )
+    return sql.SQL("o.{number} AS old_number, {keeps} AS keeps_number, ").format(
+        number=sql.Identifier(table.number), keeps=keeps
+    )
 
 
 def _changes(table: DayVersions) -> sql.Identifier:

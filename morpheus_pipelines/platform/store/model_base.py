@@ -25,16 +25,20 @@ class Base(DeclarativeBase):
 VIEWS = MetaData(naming_convention=NAMING_CONVENTION)
 
 
-def day_view(name: str, versions: Table, days: Table | None = None) -> Table:
+def day_view(
+    name: str, versions: Table, days: Table | None = None, *, hidden: tuple[str, ...] = ()
+) -> Table:
     """The view ``name`` over a day-versioned table (``platform.store.day_versions``): the
-    versions' columns without their range, and the day each row answers, ``partition_key``;
-    with ``days``, also what the days table records of each day besides whether it is
-    complete (a column the versions have too is the version's)."""
+    versions' columns without their range and without ``hidden`` (bookkeeping of the
+    versions the view does not show), and the day each row answers, ``partition_key``; with
+    ``days``, also what the days table records of each day besides whether it is complete (a
+    column the versions have too is the version's)."""
     key = [c.name for c in versions.primary_key.columns if c.name != "valid_from"]
     day_columns = [] if days is None else [c for c in days.columns if c.name not in versions.c]
     columns = []
+    omitted = {"valid_from", "valid_to", "partition_key", "complete", *hidden}
     for column in [*versions.columns, *day_columns]:
-        if column.name not in ("valid_from", "valid_to", "partition_key", "complete"):
+        if column.name not in omitted:
             copy = column._copy()
             copy.primary_key = False
             columns.append(copy)

@@ -9,6 +9,9 @@ from psycopg import sql
 from morpheus_pipelines.platform.store.day_versions import DayVersions, rows_on
 from morpheus_pipelines.tenants.store.models.tenants import ENRICHMENT_COLUMNS
 
+# The sequence the candidate and answer versions' numbers are drawn from (migration 0030).
+VERSION_NUMBERS = "apac_tenant_version_numbers"
+
 # What the source selection gives of a candidate, in this order.
 CANDIDATE_SOURCE_COLUMNS = (
     "tenant_id",
@@ -30,7 +33,10 @@ CANDIDATE_VERSIONS = DayVersions(
     key="tenant_id",
     compared=(*CANDIDATE_SOURCE_COLUMNS[1:], "forced_sales_owned", "rejection_reason"),
     carried=("run_id",),
-    generated=("version_number",),
+    # Routing reads all of a candidate: any change is a new number.
+    number="version_number",
+    numbered=(*CANDIDATE_SOURCE_COLUMNS[1:], "forced_sales_owned", "rejection_reason"),
+    number_sequence=VERSION_NUMBERS,
 )
 
 # What enrichment answers of a candidate, and what reuse needs besides: when the service
@@ -44,7 +50,11 @@ ANSWER_VERSIONS = DayVersions(
     key="tenant_id",
     compared=tuple(c for c in STORED_COLUMNS[1:] if c != "enrichment_ms"),
     carried=("enrichment_ms", "run_id"),
-    generated=("version_number",),
+    # Routing reads the answer, not when it was given or what was asked: an answer asked
+    # again that says the same keeps its number.
+    number="version_number",
+    numbered=ENRICHMENT_COLUMNS,
+    number_sequence=VERSION_NUMBERS,
 )
 
 # What a decision says of its tenant: a change in any of it is a new version. The run that

@@ -402,14 +402,14 @@ class _DecisionVersions(SetBasedRepository[RoutingDecisionVersion]):
 
 
 def unchanged_inputs(changed_keys: Mapping[str, frozenset[str]]) -> sql.Composable:
-    """SQL true when the routing inputs ``r`` a live bucket row was written from name the
-    versions candidate ``c`` and answer ``e`` of the day are, none of its keys is in
+    """SQL true when the routing inputs ``r`` a live bucket row was written from name, by
+    number, the day's candidate ``c`` and answer ``e``, none of its keys is in
     ``changed_keys``, and decision ``b`` is not a retirement.
 
     Versions are compared by their number, not their age: the base day's candidates and
     answers can be written again after that day was routed (enrichment run again for it),
-    and a version written again has a new number, so a version older than the base day does
-    not prove that routing saw it (docs/decisions/0058, 0060)."""
+    and one written again with other values has a new number, so a version older than the
+    base day does not prove that routing saw it (docs/decisions/0058, 0060)."""
     touched = [
         sql.SQL("r.{} = ANY({}::text[])").format(sql.Identifier(column), sql.Literal(sorted(keys)))
         for column, keys in changed_keys.items()

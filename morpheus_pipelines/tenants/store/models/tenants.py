@@ -30,8 +30,9 @@ from morpheus_pipelines.tenants.rules.vocabulary import (
     values,
 )
 
-# Every candidate and answer version is numbered when written, from one sequence (created by
-# migration 0030): a routing input names the versions it was decided from.
+# Candidate and answer versions are numbered by what routing reads of them, from one
+# sequence (created by migration 0030; day_tables.CANDIDATE_VERSIONS): a routing input names
+# the versions it was decided from.
 VERSION_NUMBER = text("nextval('apac_tenant_version_numbers')")
 
 SOURCE_TYPES = values(SourceType)
@@ -99,7 +100,9 @@ class TenantCandidate(Base):
     """A tenant selected for one partition (active candidate or that day's signup): the view
     ``apac_tenant_candidates`` over the versions valid on each written day. Read only."""
 
-    __table__ = day_view("apac_tenant_candidates", TenantCandidateVersion.__table__)
+    __table__ = day_view(
+        "apac_tenant_candidates", TenantCandidateVersion.__table__, hidden=("version_number",)
+    )
 
 
 class CandidateSelection(Base):
@@ -170,7 +173,9 @@ class EnrichedTenant(Base):
     """Enrichment of one partition's candidate: the view ``apac_enriched_tenants`` over the
     versions valid on each written day. Read only."""
 
-    __table__ = day_view("apac_enriched_tenants", EnrichedTenantVersion.__table__)
+    __table__ = day_view(
+        "apac_enriched_tenants", EnrichedTenantVersion.__table__, hidden=("version_number",)
+    )
 
 
 class _TenantBucketColumns:
@@ -338,6 +343,7 @@ class RoutingDecision(Base):
         "apac_routing_decisions",
         RoutingDecisionVersion.__table__,
         RoutingDecisionDay.__table__,
+        hidden=("decided_for",),
     )
 
 
