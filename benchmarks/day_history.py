@@ -21,8 +21,9 @@ from datetime import date, timedelta
 from _common import scratch_database
 from end_to_end import python_yardstick
 from psycopg import sql
+from sqlalchemy.orm import Session
 
-from morpheus_pipelines.db.session import dispose_engines, driver_cursor, get_session
+from morpheus_pipelines.db.session import driver_cursor, get_session
 from morpheus_pipelines.platform.store.day_versions import DayVersions, rows_on, write_day
 
 TABLE = DayVersions(
@@ -43,7 +44,9 @@ SCHEMA = (
 )
 
 
-def mean_seconds(session, statement: sql.Composable, repeat: int = 3) -> tuple[float, tuple]:
+def mean_seconds(
+    session: Session, statement: sql.Composable, repeat: int = 3
+) -> tuple[float, tuple]:
     with driver_cursor(session) as cursor:
         started = time.perf_counter()
         for _ in range(repeat):
@@ -52,7 +55,7 @@ def mean_seconds(session, statement: sql.Composable, repeat: int = 3) -> tuple[f
         return (time.perf_counter() - started) / repeat, answer
 
 
-def reads(session, newest: str, first: str) -> dict[str, tuple[float, tuple]]:
+def reads(session: Session, newest: str, first: str) -> dict[str, tuple[float, tuple]]:
     def day(key: str) -> sql.Composable:
         return sql.SQL("SELECT count(*), sum(value) FROM {} d").format(
             rows_on(TABLE, sql.Literal(key))
@@ -132,7 +135,6 @@ def main() -> None:
             f"with an index on valid_to: read newest {measured['newest'][0]:.3f} s, "
             f"first {measured['first'][0]:.3f} s, open only {measured['open'][0]:.3f} s"
         )
-        dispose_engines()
     print(f"machine: the same loop at the end took {python_yardstick():.2f} s")
 
 

@@ -85,7 +85,7 @@ class Warehouse:
             run_id=run_id,
             forced_ids=frozenset(day["forced"]),
         )
-        self._enrich(partition_key, day)
+        self.enrich(partition_key, day)
         return run_id
 
     def routing_stops_after_its_plan(self, partition_key: str, day: dict[str, Any]) -> None:
@@ -131,7 +131,7 @@ class Warehouse:
         )
         return routing, scoring
 
-    def _enrich(self, partition_key: str, day: dict[str, Any]) -> None:
+    def enrich(self, partition_key: str, day: dict[str, Any]) -> None:
         """The day's answers for every candidate not forced Sales-owned, written as the
         enrichment asset writes them (only what changed)."""
         answers = {t: d for t, d in zip(TENANT_IDS, day["tenants"], strict=True)}

@@ -386,7 +386,7 @@ def test_an_answer_written_again_for_the_base_day_reroutes_its_tenant(warehouses
     for warehouse in (incremental, full):
         warehouse.live_through(DAY_1, quiet_day())
         # The first day's answers again, now with t4's website found.
-        warehouse._enrich(DAY_1, day_2)
+        warehouse.enrich(DAY_1, day_2)
     routing, _ = incremental.live_through(DAY_2, day_2)
     full.live_through(DAY_2, day_2)
     assert incremental.state(DAY_2) == full.state(DAY_2)

@@ -7,10 +7,7 @@ from __future__ import annotations
 from psycopg import sql
 
 from morpheus_pipelines.platform.store.day_versions import DayVersions, rows_on
-from morpheus_pipelines.tenants.store.models.tenants import ENRICHMENT_COLUMNS
-
-# The sequence the candidate and answer versions' numbers are drawn from (migration 0030).
-VERSION_NUMBERS = "apac_tenant_version_numbers"
+from morpheus_pipelines.tenants.store.models.tenants import ENRICHMENT_COLUMNS, VERSION_NUMBERS
 
 # What the source selection gives of a candidate, in this order.
 CANDIDATE_SOURCE_COLUMNS = (
@@ -27,15 +24,16 @@ CANDIDATE_SOURCE_COLUMNS = (
     "signup_at",
     "last_active_at",
 )
+CANDIDATE_COLUMNS = (*CANDIDATE_SOURCE_COLUMNS[1:], "forced_sales_owned", "rejection_reason")
 CANDIDATE_VERSIONS = DayVersions(
     versions="apac_tenant_candidate_versions",
     days="apac_tenant_candidate_days",
     key="tenant_id",
-    compared=(*CANDIDATE_SOURCE_COLUMNS[1:], "forced_sales_owned", "rejection_reason"),
+    compared=CANDIDATE_COLUMNS,
     carried=("run_id",),
     # Routing reads all of a candidate: any change is a new number.
     number="version_number",
-    numbered=(*CANDIDATE_SOURCE_COLUMNS[1:], "forced_sales_owned", "rejection_reason"),
+    numbered=CANDIDATE_COLUMNS,
     number_sequence=VERSION_NUMBERS,
 )
 

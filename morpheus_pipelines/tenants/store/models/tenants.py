@@ -33,7 +33,8 @@ from morpheus_pipelines.tenants.rules.vocabulary import (
 # Candidate and answer versions are numbered by what routing reads of them, from one
 # sequence (created by migration 0030; day_tables.CANDIDATE_VERSIONS): a routing input names
 # the versions it was decided from.
-VERSION_NUMBER = text("nextval('apac_tenant_version_numbers')")
+VERSION_NUMBERS = "apac_tenant_version_numbers"
+VERSION_NUMBER = text(f"nextval('{VERSION_NUMBERS}')")
 
 SOURCE_TYPES = values(SourceType)
 MATCH_METHODS = values(MatchMethod)
