@@ -29,6 +29,17 @@ def test_unchanged_rules_inputs_carry_everything_forward() -> None:
     assert plan.changed_keys == {column: frozenset() for column in TENANT_KEY_COLUMNS}
 
 
+def test_unchanged_rules_inputs_are_recorded_as_the_base_stored_them() -> None:
+    stored = TODAY.to_json()
+    base = RoutingBase("2026-11-29", RuleInputs.from_json(stored))
+    today = inputs(domain={"beta.co.jp": "2", "acme.com": "1"}, sales={"rep@corp.com": "1"})
+    plan = routing_plan(today, base=base, incremental=True, live=True)
+    # The base's inputs, so recording them sends back the text read, not a new serialisation.
+    assert plan.inputs is base.inputs
+    assert plan.inputs.to_json() is stored
+    assert plan.inputs == today
+
+
 def test_a_changed_answer_names_the_keys_to_decide_again() -> None:
     plan = routing_plan(TODAY, base=BASE, incremental=True, live=True)
     assert plan.incremental and plan.base == BASE and plan.inputs == TODAY
