@@ -110,7 +110,9 @@ class TenantCandidateRepository(SetBasedRepository[TenantCandidate]):
             # The day's answers were given for the candidates it had: until enrichment runs
             # again for it, the day answers none, and the next day does not carry them.
             start_day(session, ANSWER_VERSIONS, day=partition_key)
-        analyze(session, CANDIDATE_VERSIONS.versions)
+            # Statistics for the next assets' plans; a day that changed nothing leaves the
+            # versions, and so the statistics of the last write, as they were.
+            analyze(session, CANDIDATE_VERSIONS.versions)
         return written
 
     def record_selection(
