@@ -4,11 +4,15 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import timedelta
 
 import pytest
 from sqlalchemy import text
+from sqlalchemy.orm import Session
 
+from morpheus_pipelines.db.session import get_session
 from morpheus_pipelines.tenants.rules import routing_plan
 from morpheus_pipelines.tenants.rules.routing import PRIORITY_REASON
 from morpheus_pipelines.tenants.steps.scoring import RoutingUnfinished, score_partition
@@ -402,3 +406,42 @@ def test_an_answer_asked_again_that_says_the_same_carries_its_tenant(warehouses)
     routing, _ = live_both(warehouses, quiet_day(), day_2)
     assert routing.carried == len(TENANT_IDS)
     assert routing.totals.tenants == 0
+
+
+def test_the_carry_lists_the_day_s_tenants_without_a_probe_per_tenant(warehouses) -> None:
+    """The carry joins whole days on the tenant and a version number, which the planner
+    estimates at one row; planned as it would be, it probes the answers' and decisions'
+    indexes once per tenant (docs/performance.md, "A quiet day"). Every plan of the day, as
+    the server's auto_explain reports it to the client."""
+    incremental, _ = warehouses()
+    incremental.live_through(DAY_1, quiet_day())
+    incremental.live_through(DAY_2, quiet_day())
+    plans: list[str] = []
+
+    @contextmanager
+    def explained() -> Iterator[Session]:
+        with get_session(incremental.url) as session:
+            connection = session.connection().connection.driver_connection
+
+            def collect(notice) -> None:
+                plans.append(notice.message_primary)
+
+            connection.add_notice_handler(collect)
+            session.execute(text("LOAD 'auto_explain'"))
+            session.execute(
+                text(
+                    "SELECT set_config('auto_explain.log_min_duration', '0', true), "
+                    "set_config('auto_explain.log_level', 'notice', true)"
+                )
+            )
+            try:
+                yield session
+            finally:
+                connection.remove_notice_handler(collect)
+
+    incremental.session = explained
+    routing, _ = incremental.live_through(DAY_3, quiet_day())
+    assert routing.carried == len(TENANT_IDS)
+    (carry,) = [plan for plan in plans if 'CREATE TEMP TABLE "routing_carried"' in plan]
+    assert "Hash Join" in carry
+    assert "Nested Loop" not in carry

@@ -72,3 +72,13 @@ def merge_joins(session: Session) -> AbstractContextManager[None]:
             "max_parallel_workers_per_gather": "0",
         },
     )
+
+
+def no_nested_loops(session: Session) -> AbstractContextManager[None]:
+    """Plan the session's statements inside the block without nested loops, then restore the
+    planner's settings. For a select that joins whole days of several tables on the tenant and
+    a second column that agrees with it (a version number): the planner multiplies the two
+    equalities' selectivities, expects one row from a join that yields every tenant, and then
+    probes an index once per tenant above the parallel workers, where hash joins read each
+    input once (docs/performance.md, "A quiet day")."""
+    return local_settings(session, {"enable_nestloop": "off"})

@@ -19,7 +19,7 @@ from morpheus_pipelines.platform.store.day_versions import (
     valid_on,
     write_day,
 )
-from morpheus_pipelines.platform.store.planner import analyze
+from morpheus_pipelines.platform.store.planner import analyze, no_nested_loops
 from morpheus_pipelines.platform.store.set_based import SetBasedRepository, transaction_start
 from morpheus_pipelines.tenants.rules.routing_inputs import TENANT_KEY_COLUMNS, RuleInputs
 from morpheus_pipelines.tenants.rules.routing_plan import RoutingBase
@@ -326,7 +326,7 @@ class RoutingDecisionRepository(SetBasedRepository[RoutingDecision]):
         the day is still the base day's, so only those that were moves are looked at. The
         carried tenants stay listed for :meth:`undecided_candidates` in this transaction.
         Returns how many were carried."""
-        with driver_cursor(session) as cursor:
+        with no_nested_loops(session), driver_cursor(session) as cursor:
             cursor.execute(self.carried_select(partition_key, base_partition, changed_keys))
             carried = max(cursor.rowcount, 0)
             cursor.execute(sql.SQL("ANALYZE {}").format(sql.Identifier(CARRIED)))
