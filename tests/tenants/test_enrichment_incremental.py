@@ -10,6 +10,7 @@ must be identical, and both must have asked the service the same questions."""
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta
 from functools import partial
@@ -317,3 +318,26 @@ def test_a_day_selected_again_without_enrichment_carries_no_answer(
     assert incremental.answers()[DAYS[1]] == []
     incremental.live_through(_day(DAYS[2], tenant_changes=renamed))
     assert TENANT_IDS[0] in [tenant for batch in _asked(emulator) for tenant, _ in batch]
+
+
+def test_a_day_is_enriched_with_the_process_heap_frozen_and_given_back(
+    warehouses, emulator: DomainIntelEmulator
+) -> None:
+    """Enrichment's collections walk what enrichment makes, not the whole process
+    (platform/heap.py): the heap is frozen at collections while it asks and writes (the
+    day's selection before it is not), and given back after."""
+    incremental, _ = warehouses()
+    frozen_at_collections: list[int] = []
+
+    def seen(phase: str, info: dict) -> None:
+        if phase == "start":
+            frozen_at_collections.append(gc.get_freeze_count())
+
+    gc.callbacks.append(seen)
+    try:
+        incremental.live_through(_day(DAYS[0]))
+    finally:
+        gc.callbacks.remove(seen)
+    assert any(frozen_at_collections)
+    assert not all(frozen_at_collections)
+    assert gc.get_freeze_count() == 0

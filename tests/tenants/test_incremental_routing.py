@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import dataclasses
+import gc
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import timedelta
@@ -445,3 +446,24 @@ def test_the_carry_lists_the_day_s_tenants_without_a_probe_per_tenant(warehouses
     (carry,) = [plan for plan in plans if 'CREATE TEMP TABLE "routing_carried"' in plan]
     assert "Hash Join" in carry
     assert "Nested Loop" not in carry
+
+
+def test_a_day_is_routed_with_the_process_heap_frozen_and_given_back(warehouses) -> None:
+    """Routing's collections walk what routing makes, not the whole process
+    (platform/heap.py): the heap is frozen at collections while it runs (the day's selection,
+    answers and scoring around it are not), and given back after."""
+    incremental, _ = warehouses()
+    frozen_at_collections: list[int] = []
+
+    def seen(phase: str, info: dict) -> None:
+        if phase == "start":
+            frozen_at_collections.append(gc.get_freeze_count())
+
+    gc.callbacks.append(seen)
+    try:
+        incremental.live_through(DAY_1, quiet_day())
+    finally:
+        gc.callbacks.remove(seen)
+    assert any(frozen_at_collections)
+    assert not all(frozen_at_collections)
+    assert gc.get_freeze_count() == 0

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import gc
 import os
 
 from starlette.applications import Starlette
@@ -11,6 +10,7 @@ from starlette.applications import Starlette
 from morpheus_pipelines.crm.api.app import create_app
 from morpheus_pipelines.crm.api.settings import IntakeSettings
 from morpheus_pipelines.db.urls import libpq_url, warehouse_url
+from morpheus_pipelines.platform.heap import freeze_heap
 from morpheus_pipelines.platform.settings import Settings, load_settings
 
 OWNER_CACHE_VARIABLE = "MORPHEUS_INTAKE_OWNER_CACHE"
@@ -32,8 +32,7 @@ def freeze_startup_heap() -> None:
     ``/healthz`` included, about once every thousand requests: the intake's p99. What is
     frozen lives as long as the process anyway; what requests leave behind is still
     collected (docs/decisions/0052)."""
-    gc.collect()
-    gc.freeze()
+    freeze_heap()
 
 
 def _app(settings: Settings) -> Starlette:

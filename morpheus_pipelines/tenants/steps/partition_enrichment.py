@@ -19,6 +19,7 @@ import pandas as pd
 
 from morpheus_pipelines.db.session import SessionFactory
 from morpheus_pipelines.platform.clients.domain_intelligence import DomainIntelligenceClient
+from morpheus_pipelines.platform.heap import frozen_heap
 from morpheus_pipelines.platform.store.write_behind import write_behind
 from morpheus_pipelines.tenants.rules.enrichment import (
     ENRICHMENT_STATUSES,
@@ -136,6 +137,9 @@ def _answer_chunk(
     )
 
 
+# The collections its per-request allocations set off would walk the whole process
+# (platform/heap.py).
+@frozen_heap()
 def enrich_partitions(
     session_factory: SessionFactory,
     client: DomainIntelligenceClient | None,

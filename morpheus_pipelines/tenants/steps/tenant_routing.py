@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from sqlalchemy.orm import Session
 
 from morpheus_pipelines.db.session import SessionFactory
+from morpheus_pipelines.platform.heap import frozen_heap
 from morpheus_pipelines.platform.observability.events import log_event
 from morpheus_pipelines.platform.observability.phases import phase
 from morpheus_pipelines.tenants.rules.routing import HUBSPOT_SNAPSHOT_USABLE_STATUSES
@@ -100,6 +101,9 @@ class RoutingRun:
     log: logging.Logger | None
 
 
+# The collections deciding and recording the rules' inputs set off would walk the whole
+# process (platform/heap.py).
+@frozen_heap()
 def route_partition(
     session_factory: SessionFactory,
     *,

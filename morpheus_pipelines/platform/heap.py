@@ -1,0 +1,39 @@
+"""The cyclic garbage collector and a process's long-lived heap.
+
+A full collection walks every object the collector tracks. A process that has imported
+Dagster, pandas and the code location holds a few hundred thousand of them, none of which
+will ever be garbage, and work that allocates many short-lived containers (the tuples
+``json.dumps(sort_keys=True)`` builds, an HTTP client's dictionaries per request) sets off
+collections that walk them all again: serialising the routing rules' inputs took 0.36 s
+instead of 0.08 s, and the first day's enrichment at 1,000,000 tenants about 3 s more
+(docs/decisions/0061). Freezing the heap takes those objects out of the collector's sight;
+what the work leaves behind afterwards is still collected, and freed objects are still freed.
+"""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+
+def freeze_heap() -> None:
+    """Collect what is garbage now, then move every object still alive out of the cyclic
+    collector's sight for good (:func:`gc.freeze`): for a process whose heap, once built,
+    lives as long as it does."""
+    gc.collect()
+    gc.freeze()
+
+
+@contextmanager
+def frozen_heap() -> Iterator[None]:
+    """Run the block (or, as a decorator, the function) with the heap as it is on entry out of
+    the cyclic collector's sight, and give it back on exit, however the block ends. Nothing
+    is collected on entry: garbage frozen with the heap is collected after the thaw. Not for
+    a process that keeps a frozen heap of its own (:func:`freeze_heap`): the thaw would give
+    that back too."""
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()

@@ -1,0 +1,37 @@
+"""The heap taken out of the cyclic collector's sight around heavy work, and given back
+(platform/heap.py)."""
+
+from __future__ import annotations
+
+import gc
+
+import pytest
+
+from morpheus_pipelines.platform.heap import frozen_heap
+
+
+def test_a_frozen_block_hides_the_heap_and_gives_it_back() -> None:
+    before = gc.get_freeze_count()
+    with frozen_heap():
+        assert gc.get_freeze_count() > before
+    assert gc.get_freeze_count() == 0
+
+
+def test_the_heap_is_given_back_when_the_block_fails() -> None:
+    @frozen_heap()
+    def fails() -> None:
+        assert gc.get_freeze_count() > 0
+        raise RuntimeError("stopped half-way")
+
+    with pytest.raises(RuntimeError, match="half-way"):
+        fails()
+    assert gc.get_freeze_count() == 0
+
+
+def test_what_the_block_leaves_behind_is_still_collected() -> None:
+    with frozen_heap():
+        cycle: list[object] = []
+        cycle.append(cycle)
+        del cycle
+        # A cycle made inside the block is not part of the frozen heap.
+        assert gc.collect() >= 1
