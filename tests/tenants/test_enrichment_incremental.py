@@ -30,6 +30,7 @@ from morpheus_pipelines.tenants.steps.partition_enrichment import (
     enrich_partitions,
 )
 from morpheus_pipelines.tenants.steps.tenant_selection import select_partition
+from tests.support.heap import frozen_at_collections
 from tests.support.pipeline import SCHEMA, load_source, tenant
 
 DAYS = ["2026-11-27", "2026-11-28", "2026-11-29", "2026-11-30"]
@@ -327,17 +328,8 @@ def test_a_day_is_enriched_with_the_process_heap_frozen_and_given_back(
     (platform/heap.py): the heap is frozen at collections while it asks and writes (the
     day's selection before it is not), and given back after."""
     incremental, _ = warehouses()
-    frozen_at_collections: list[int] = []
-
-    def seen(phase: str, info: dict) -> None:
-        if phase == "start":
-            frozen_at_collections.append(gc.get_freeze_count())
-
-    gc.callbacks.append(seen)
-    try:
+    with frozen_at_collections() as frozen:
         incremental.live_through(_day(DAYS[0]))
-    finally:
-        gc.callbacks.remove(seen)
-    assert any(frozen_at_collections)
-    assert not all(frozen_at_collections)
+    assert any(frozen)
+    assert not all(frozen)
     assert gc.get_freeze_count() == 0

@@ -17,6 +17,7 @@ from morpheus_pipelines.db.session import get_session
 from morpheus_pipelines.tenants.rules import routing_plan
 from morpheus_pipelines.tenants.rules.routing import PRIORITY_REASON
 from morpheus_pipelines.tenants.steps.scoring import RoutingUnfinished, score_partition
+from tests.support.heap import frozen_at_collections
 from tests.support.incremental import (
     BETA_LISTED,
     FIRST_DAY,
@@ -453,17 +454,8 @@ def test_a_day_is_routed_with_the_process_heap_frozen_and_given_back(warehouses)
     (platform/heap.py): the heap is frozen at collections while it runs (the day's selection,
     answers and scoring around it are not), and given back after."""
     incremental, _ = warehouses()
-    frozen_at_collections: list[int] = []
-
-    def seen(phase: str, info: dict) -> None:
-        if phase == "start":
-            frozen_at_collections.append(gc.get_freeze_count())
-
-    gc.callbacks.append(seen)
-    try:
+    with frozen_at_collections() as frozen:
         incremental.live_through(DAY_1, quiet_day())
-    finally:
-        gc.callbacks.remove(seen)
-    assert any(frozen_at_collections)
-    assert not all(frozen_at_collections)
+    assert any(frozen)
+    assert not all(frozen)
     assert gc.get_freeze_count() == 0
