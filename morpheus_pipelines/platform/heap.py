@@ -29,9 +29,12 @@ def freeze_heap() -> None:
 def frozen_heap() -> Iterator[None]:
     """Run the block (or, as a decorator, the function) with the heap as it is on entry out of
     the cyclic collector's sight, and give it back on exit, however the block ends. Nothing
-    is collected on entry: garbage frozen with the heap is collected after the thaw. Not for
-    a process that keeps a frozen heap of its own (:func:`freeze_heap`): the thaw would give
-    that back too."""
+    is collected on entry: garbage frozen with the heap waits for the first full collection
+    after the thaw. A heap already frozen (an enclosing block, :func:`freeze_heap`) is left
+    as it is, and not given back on exit."""
+    if gc.get_freeze_count():
+        yield
+        return
     gc.freeze()
     try:
         yield

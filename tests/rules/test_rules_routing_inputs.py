@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pandas as pd
 
 from morpheus_pipelines.tenants.rules import routing_inputs
@@ -58,8 +60,11 @@ def test_the_same_inputs_change_nothing_and_survive_storage() -> None:
     stored = RuleInputs.from_json(text)
     assert stored == before and stored.digest == before.digest
     # Read back, they are the text they were read from: recording them again needs no
-    # serialisation.
+    # serialisation. A copy with other answers is serialised anew.
     assert stored.to_json() is text
+    other = dataclasses.replace(stored, answers={**stored.answers, "forced": {}})
+    assert other.to_json() != text
+    assert other.to_json() == RuleInputs(other.regime, other.answers).to_json()
     changed = changed_keys(
         stored, inputs(snapshot(BETA, ACME), sales={"rep@corp.com"}, forced={"t-9"})
     )

@@ -29,7 +29,7 @@ import hashlib
 import importlib.metadata
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -72,10 +72,6 @@ class RuleInputs:
 
     regime: str
     answers: Mapping[str, Mapping[str, str]]
-    # The text these inputs were read from (:meth:`from_json`), which is their JSON: recording
-    # them again sends it back instead of serialising every key (about 0.4 s at 50,000
-    # target companies).
-    stored_as: str | None = field(default=None, compare=False, repr=False)
 
     @functools.cached_property
     def digest(self) -> str:
@@ -86,8 +82,6 @@ class RuleInputs:
 
     @functools.cached_property
     def _json(self) -> str:
-        if self.stored_as is not None:
-            return self.stored_as
         return json.dumps(
             {"regime": self.regime, "answers": self.answers}, sort_keys=True, ensure_ascii=False
         )
@@ -95,7 +89,12 @@ class RuleInputs:
     @classmethod
     def from_json(cls, text: str) -> RuleInputs:
         data = json.loads(text)
-        return cls(regime=data["regime"], answers=data["answers"], stored_as=text)
+        inputs = cls(regime=data["regime"], answers=data["answers"])
+        # The text read is their JSON: recording them again sends it back instead of
+        # serialising every key (docs/decisions/0061). Cached, not a field, so a copy with
+        # other answers cannot take the text along.
+        inputs.__dict__["_json"] = text
+        return inputs
 
 
 def rule_inputs(

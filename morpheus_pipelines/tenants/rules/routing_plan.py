@@ -61,7 +61,7 @@ def routing_plan(
         return RoutingPlan(
             inputs, None, None, f"the rules' regime changed since {base.partition_key}"
         )
-    if not any(changed.values()):
-        # The same inputs: record the base's as they were stored (RuleInputs.stored_as).
+    if inputs == base.inputs:
+        # Recorded as the base's were stored, not serialised again (RuleInputs.from_json).
         inputs = base.inputs
     return RoutingPlan(inputs, base, changed, f"changes since {base.partition_key}")

@@ -326,8 +326,12 @@ class RoutingDecisionRepository(SetBasedRepository[RoutingDecision]):
         the day is still the base day's, so only those that were moves are looked at. The
         carried tenants stay listed for :meth:`undecided_candidates` in this transaction.
         Returns how many were carried."""
-        with no_nested_loops(session), driver_cursor(session) as cursor:
-            cursor.execute(self.carried_select(partition_key, base_partition, changed_keys))
+        with driver_cursor(session) as cursor:
+            # Whole days joined on the tenant and a version number: estimated at one row,
+            # planned as index probes per tenant (docs/decisions/0061). A small day pays a
+            # hash of the routing inputs instead, bounded by the quiet day's.
+            with no_nested_loops(session):
+                cursor.execute(self.carried_select(partition_key, base_partition, changed_keys))
             carried = max(cursor.rowcount, 0)
             cursor.execute(sql.SQL("ANALYZE {}").format(sql.Identifier(CARRIED)))
         # The base day's decision, not a move, written by this run.
