@@ -19,20 +19,11 @@ OWNER_CACHE_VARIABLE = "MORPHEUS_INTAKE_OWNER_CACHE"
 def app_from_environment() -> Starlette:
     settings = load_settings()
     app = _app(settings)
-    freeze_startup_heap()
-    return app
-
-
-def freeze_startup_heap() -> None:
-    """Take every object alive once the worker's application is built (modules, mappers,
-    pydantic models: about 120,000) out of the cyclic collector's sight.
-
-    A full collection walks every tracked object; with the startup heap in it, one took
-    55-72 ms under load and stopped the worker's event loop, and every request in it,
-    ``/healthz`` included, about once every thousand requests: the intake's p99. What is
-    frozen lives as long as the process anyway; what requests leave behind is still
-    collected (docs/decisions/0052)."""
+    # The worker's startup heap (modules, mappers, pydantic models) out of the collector's
+    # sight: a full collection walking it stopped the event loop, and every request in it,
+    # often enough to be the intake's p99 (docs/decisions/0052).
     freeze_heap()
+    return app
 
 
 def _app(settings: Settings) -> Starlette:
