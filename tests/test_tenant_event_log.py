@@ -10,6 +10,7 @@ from types import SimpleNamespace
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -182,4 +183,23 @@ def test_json_lines_of_arrow_backed_columns_in_several_chunks() -> None:
         '{"tenant_id":"a","count":1}',
         '{"tenant_id":null,"count":null}',
         '{"tenant_id":"b","count":3}',
+    ]
+
+
+@pytest.mark.parametrize("position", ["first", "last"])
+def test_json_lines_escape_what_a_slice_of_a_column_holds(position: str) -> None:
+    """A column without nulls is joined with its quotes in the separators, and is escaped only
+    when its own bytes need it: here an Arrow-backed slice whose parent's other values are
+    plain, so a scan of the wrong bytes would skip the escapes."""
+    values = ["plain", 'a "quote"', "back\\slash", "tab\there", "naïve 中文", "plain"]
+    parent = pa.array(["x"] * 50 + values + ["y"] * 50)
+    column = pd.Series(pd.arrays.ArrowExtensionArray(parent.slice(50, len(values))))
+    counts = list(range(len(values)))
+    per_row = {"text": column, "n": counts}
+    if position == "last":
+        per_row = {"n": counts, "text": column}
+    lines = json_lines({"event": "e"}, per_row).decode("utf-8").split("\n")[:-1]
+    assert [json.loads(line) for line in lines] == [
+        {"event": "e", **{name: row[name] for name in per_row}}
+        for row in ({"text": text, "n": n} for n, text in enumerate(values))
     ]
