@@ -175,13 +175,16 @@ def _escaped(array: Any) -> Any:
 
 
 def _value_bytes(array: Any) -> Any:
-    """The UTF-8 bytes of a string array's values, as a NumPy view (no copy)."""
+    """The UTF-8 bytes of a string or large string array's values, as a NumPy view (no
+    copy); those of its null slots too, which at worst cost an escape pass not needed."""
     import numpy as np
+    import pyarrow as pa
 
     _, offsets, data = array.buffers()
     if data is None:  # every value null or empty
         return np.zeros(0, dtype=np.uint8)
-    bounds = np.frombuffer(offsets, dtype=np.int32)
+    wide = pa.types.is_large_string(array.type)  # 64-bit offsets
+    bounds = np.frombuffer(offsets, dtype=np.int64 if wide else np.int32)
     start, end = int(bounds[array.offset]), int(bounds[array.offset + len(array)])
     return np.frombuffer(data, dtype=np.uint8)[start:end]
 
@@ -198,8 +201,9 @@ def json_lines(shared: dict[str, Any], per_row: dict[str, Any]) -> bytes:
     nulls), in that order.
 
     Built column by column with Arrow compute (escaping, joining) instead of row by row,
-    several times faster than pandas' JSON writer; a text column that needs no escape and
-    has no null is joined without a pass of its own (``benchmarks/event_lines.py``).
+    several times faster than pandas' JSON writer. A text column is escaped only when its
+    bytes need it, and one without nulls is joined inside its quotes with no pass of its own
+    (``benchmarks/event_lines.py``).
     """
     import pyarrow as pa
     import pyarrow.compute as pc
