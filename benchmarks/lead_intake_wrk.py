@@ -6,8 +6,8 @@ is a new lead (a submission id no other request of the run has):
 
 * closed loop with ``wrk`` (Debian's package; ``benchmarks/lead_intake.lua`` makes the
   bodies) over kept-alive connections, at 4 and 16 connections, for ``POST /v1/leads`` and
-  for ``POST /benchmark/floor`` (one ``INSERT … RETURNING`` and commit through the same
-  engine, pool and session, no key, budget, validation or routing), each with CPU per
+  for ``POST /benchmark/floor`` (one ``INSERT … RETURNING`` and commit the way the usual
+  lead's statement goes, no key, budget, validation or routing), each with CPU per
   request by process; the lead p99 / floor p99 ratio at 16 connections;
 * ``GET /healthz`` alone at 1 connection, and at 1 connection while 16 connections post
   leads;

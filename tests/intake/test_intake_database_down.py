@@ -10,6 +10,7 @@ import psycopg
 from psycopg import sql
 from sqlalchemy.engine import make_url
 
+from morpheus_pipelines.crm.api.dependencies import LEAD_STATEMENT_APPLICATION
 from morpheus_pipelines.db.urls import libpq_url
 from tests.support.databases import admin_url
 from tests.support.intake import Tenant, client, intake_settings, problem_of, serving
@@ -97,14 +98,14 @@ def test_a_budget_stuck_in_the_database_is_a_503_in_bounded_time(
 def test_an_operator_tells_the_intake_s_connections_apart(
     tenant: Tenant, database_url: str
 ) -> None:
-    """``pg_stat_activity`` names the requests' transactions and the budget's connections
-    (docs/deployment.md, "Connection budget")."""
+    """``pg_stat_activity`` names the requests' transactions, the usual lead's statement and
+    the budget's connections (docs/deployment.md, "Connection budget")."""
     tenant.add_rep("ana@acme.test", "101")
     with serving(intake_settings(database_url)) as (base, _):
-        assert (
-            client(tenant.key).post(f"{base}/v1/leads", json=tenant.lead_body("named")).status_code
-            == 201
-        )
+        session = client(tenant.key)
+        # The first loads the owner cache in a transaction; the second is the usual lead.
+        for name in ("named", "usual"):
+            assert session.post(f"{base}/v1/leads", json=tenant.lead_body(name)).status_code == 201
         with psycopg.connect(libpq_url(database_url), autocommit=True) as admin:
             names = {
                 name
@@ -113,4 +114,54 @@ def test_an_operator_tells_the_intake_s_connections_apart(
                     "current_database()"
                 )
             }
-    assert {"morpheus-intake", "morpheus-intake-budget"} <= names
+    assert {"morpheus-intake", "morpheus-intake-budget", LEAD_STATEMENT_APPLICATION} <= names
+
+
+def test_a_usual_lead_stuck_in_the_database_is_a_503_then_stored_once(
+    tenant: Tenant, database_url: str
+) -> None:
+    """The usual lead's statement, on the event loop, waits on a lock past its timeout: a 503
+    the sender retries, the statement cancelled on the server (nothing stored, the owner not
+    charged), and the retry of the same submission stored once."""
+    rep = tenant.add_rep("ana@acme.test", "101")
+    settings = intake_settings(database_url, lead_statement_timeout=0.5)
+    with serving(settings) as (base, app):
+        session = client(tenant.key)
+        # The first lead loads the owner cache; the next one takes the event loop's way.
+        assert session.post(f"{base}/v1/leads", json=tenant.lead_body("warm")).status_code == 201
+        with psycopg.connect(libpq_url(database_url)) as holder:
+            holder.execute("LOCK TABLE leads IN SHARE MODE")  # no insert until it ends
+            stuck = session.post(f"{base}/v1/leads", json=tenant.lead_body("stuck"), timeout=20)
+            holder.rollback()
+        after = session.post(f"{base}/v1/leads", json=tenant.lead_body("stuck"), timeout=20)
+        opened = app.state.intake.lead_connections.opened
+    problem_of(stuck, 503, "database_unavailable")
+    assert after.status_code == 201  # not a replay: the stuck statement stored nothing
+    assert tenant.leads() == 2
+    assert tenant.open_leads()[rep] == 2
+    assert opened >= 1  # the stuck lead went the event loop's way
+
+
+def test_a_usual_lead_whose_connection_the_server_ended_is_stored_on_a_new_one(
+    tenant: Tenant, database_url: str
+) -> None:
+    """The server ends the event loop's lead connections (a restart does): the next lead
+    finds its kept connection broken and is stored once on a new one, not answered 503."""
+    tenant.add_rep("ana@acme.test", "101")
+    with serving(intake_settings(database_url)) as (base, app):
+        session = client(tenant.key)
+        for name in ("warm", "kept"):
+            assert session.post(f"{base}/v1/leads", json=tenant.lead_body(name)).status_code == 201
+        before = app.state.intake.lead_connections.opened
+        with psycopg.connect(libpq_url(database_url), autocommit=True) as admin:
+            ended = admin.execute(
+                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                "WHERE application_name = %s",
+                (LEAD_STATEMENT_APPLICATION,),
+            ).fetchone()[0]
+        after = session.post(f"{base}/v1/leads", json=tenant.lead_body("after"))
+        opened = app.state.intake.lead_connections.opened
+    assert ended >= 1
+    assert after.status_code == 201
+    assert opened == before + 1
+    assert tenant.leads() == 3

@@ -3,6 +3,7 @@ fallbacks, the timeline's form activity, the cache (docs/leads.md)."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 import uuid
 from datetime import UTC, datetime
@@ -10,12 +11,16 @@ from datetime import UTC, datetime
 import psycopg
 from sqlalchemy import select, text
 
+from morpheus_pipelines.crm.api.dependencies import (
+    LEAD_STATEMENT_APPLICATION,
+    lead_statement_connections,
+)
 from morpheus_pipelines.crm.models import Activity, ActivityType, HubSpotOutboxRow, Lead
-from morpheus_pipelines.crm.repositories.leads import LeadRepository
+from morpheus_pipelines.crm.repositories.leads import CLAIM_AND_INSERT_SQL, LeadRepository
 from morpheus_pipelines.crm.rules.ownership import DIALER_FALLBACK_HUBSPOT_OWNER_ID
 from morpheus_pipelines.db.session import get_session
 from morpheus_pipelines.db.urls import libpq_url
-from tests.support.intake import Tenant, client, freeze_owner_cache
+from tests.support.intake import Tenant, client, freeze_owner_cache, intake_settings
 
 
 def test_a_lead_gets_an_owner_before_the_answer(tenant: Tenant, service) -> None:
@@ -191,3 +196,44 @@ def test_an_acknowledged_lead_is_flushed_to_the_wal_before_the_answer(
     with app.state.engine.connect() as connection:
         assert connection.execute(text("SHOW synchronous_commit")).scalar() == "on"
     assert server_default == "off"  # so the line above shows the service's own setting
+
+
+def test_the_usual_lead_is_stored_from_the_event_loop(tenant: Tenant, service) -> None:
+    """Once the owner cache holds the subscription, a lead with a free member is one statement
+    on the event loop's own connections, not a worker thread's session: the server shows
+    those connections, their last statement the lead's."""
+    base, _ = service
+    rep = tenant.add_rep("ana@acme.test", "101")
+    session = client(tenant.key)
+
+    codes = [
+        session.post(f"{base}/v1/leads", json=tenant.lead_body(f"s-{i}")).status_code
+        for i in range(5)
+    ]
+
+    assert codes == [201] * 5
+    assert tenant.open_leads()[rep] == 5
+    with psycopg.connect(libpq_url(tenant.url)) as plain:
+        last = plain.execute(
+            "SELECT query FROM pg_stat_activity WHERE application_name = %s",
+            (LEAD_STATEMENT_APPLICATION,),
+        ).fetchall()
+    # The server shows the statement with its parameters numbered: compare up to the first.
+    claim = CLAIM_AND_INSERT_SQL.split("%(")[0]
+    assert last and all(query.startswith(claim) for (query,) in last)
+
+
+def test_the_usual_lead_s_connections_wait_for_the_flush(database_url: str) -> None:
+    """The event loop's lead connections commit as durably as the transactions do."""
+
+    async def shown() -> str:
+        connections = lead_statement_connections(intake_settings(database_url))
+        try:
+            return (await connections.fetch_one("SHOW synchronous_commit", ()))[0]
+        finally:
+            await connections.close()
+
+    with psycopg.connect(libpq_url(database_url)) as plain:
+        server_default = plain.execute("SHOW synchronous_commit").fetchone()[0]
+    assert asyncio.run(shown()) == "on"
+    assert server_default == "off"  # so the line above shows the connections' own setting

@@ -50,6 +50,7 @@ from morpheus_pipelines.crm.api.problems import QUOTA_EXCEEDED, problem, problem
 from morpheus_pipelines.crm.api.schemas import field_errors
 from morpheus_pipelines.crm.api.settings import IntakeSettings
 from morpheus_pipelines.crm.repositories.intake_keys import IntakeApiKeyRepository
+from morpheus_pipelines.crm.repositories.leads import CLAIM_AND_INSERT_SQL, Candidate, claimed
 from morpheus_pipelines.crm.rules.request_budget import Allowance, BudgetPolicy
 from morpheus_pipelines.db.autocommit import AutocommitConnections
 from morpheus_pipelines.db.urls import libpq_url
@@ -62,6 +63,8 @@ MAX_IDEMPOTENCY_KEY_LENGTH = 200
 IDEMPOTENCY_KEY_PATTERN = r"^[!-~]([ -~]*[!-~])?$"
 IDEMPOTENCY_KEY = re.compile(IDEMPOTENCY_KEY_PATTERN)
 _keys = IntakeApiKeyRepository()
+# What the server shows as the application of the usual lead's connections.
+LEAD_STATEMENT_APPLICATION = "morpheus-intake-leads"
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
 
@@ -144,8 +147,10 @@ class Intake:
             register_secret(secret)
         self.engine = create_engine(
             settings.database_url,
+            # No overflow: the usual lead's statement has connections of its own (below),
+            # so a worker's ceiling stays what docs/deployment.md budgets.
             pool_size=settings.pool_size,
-            max_overflow=settings.pool_size,
+            max_overflow=0,
             pool_timeout=5,
             # A lead acknowledged must survive a crash: commits wait for the WAL flush even on
             # a server tuned for batch work (the embedded one runs with synchronous_commit=off).
@@ -179,6 +184,7 @@ class Intake:
             options="-c synchronous_commit=off",
             application_name="morpheus-intake-budget",
         )
+        self.lead_connections = lead_statement_connections(settings)
         self.budget = SharedBudget(
             self.budget_connections, BudgetPolicy(KEY_POLICY, settings.requests_per_minute)
         )
@@ -207,6 +213,7 @@ class Intake:
                 self.listener.stop()
             self.engine.dispose()
             await self.budget_connections.close()
+            await self.lead_connections.close()
 
     # -- the transaction ---------------------------------------------------------------------
 
@@ -264,6 +271,24 @@ class Intake:
             result = work(session)
             session.commit()
             return result
+
+    async def on_loop(self, query: str, params: dict[str, Any]) -> Any:
+        """The first row of ``query``, one statement (its own transaction) run from the event
+        loop on the usual lead's connections, no worker thread; an outage is the 503 and a
+        value refused the 422, as for a transaction. A connection that broke under it is
+        tried once more."""
+        try:
+            return await self.lead_connections.fetch_one(query, params)
+        except (psycopg.Error, TimeoutError) as exc:
+            raise refusal_of(exc) from None
+
+    async def claim_and_insert(
+        self, params: dict[str, Any]
+    ) -> tuple[Candidate | None, dict[str, Any] | None]:
+        """The usual lead's owner and lead in one statement on the event loop
+        (:meth:`LeadRepository.claim_and_insert`, with its parameters). Tried again on a
+        broken connection after an unseen commit, it finds its key taken: a replay."""
+        return claimed(await self.on_loop(CLAIM_AND_INSERT_SQL, params))
 
     # -- the caller --------------------------------------------------------------------------
 
@@ -404,6 +429,21 @@ class Intake:
                 problem(408, "request_timeout", "the body did not arrive in time"), _CLOSE
             )
         return b"".join(chunks)
+
+
+def lead_statement_connections(settings: IntakeSettings) -> AutocommitConnections:
+    """The connections the usual lead's one statement runs on, from the event loop
+    (docs/decisions/0063): as many as the transactions' pool, each commit waiting for the WAL
+    flush as theirs do (a lead acknowledged must survive a crash). A statement is given up
+    only after ``lead_statement_timeout`` (a 503 "retry": a statement given up after it was
+    sent may have been stored, and the retry with its key is then a replay)."""
+    return AutocommitConnections(
+        libpq_url(settings.database_url),
+        size=settings.pool_size,
+        options="-c synchronous_commit=on",
+        application_name=LEAD_STATEMENT_APPLICATION,
+        statement_timeout=settings.lead_statement_timeout,
+    )
 
 
 def intake_of(request: Request) -> Intake:

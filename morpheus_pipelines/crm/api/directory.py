@@ -73,6 +73,13 @@ class OwnerDirectory:
     ) -> list[Candidate]:
         return self.routing(session, subscription_id).pools.get(pool_id, [])
 
+    def held(self, subscription_id: uuid.UUID) -> SubscriptionRouting | None:
+        """The subscription's routing as the cache holds it now, without a load: ``None``
+        when the view is stale or expired (the next :meth:`routing` loads it)."""
+        if self._stale or self._loaded_at is None or self._clock() - self._loaded_at > self._ttl:
+            return None
+        return self._view.get(subscription_id) or SubscriptionRouting()
+
 
 class LiveDirectory(OwnerDirectory):
     """The pool's members by a query on every lead, the rest from the cache: the benchmark's
@@ -82,6 +89,9 @@ class LiveDirectory(OwnerDirectory):
         self, session: Session, subscription_id: uuid.UUID, pool_id: int | None
     ) -> list[Candidate]:
         return _repository.live_candidates(session, subscription_id, pool_id)
+
+    def held(self, subscription_id: uuid.UUID) -> SubscriptionRouting | None:
+        return None  # the members are a query on every lead
 
 
 class RoutingListener:

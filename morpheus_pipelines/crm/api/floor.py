@@ -1,10 +1,11 @@
 """``POST /benchmark/floor``: the least a durable write through this server costs, for
 ``benchmarks/lead_intake_wrk.py`` to measure the lead path against in the same run.
 
-The body is read as a lead's is, then one ``INSERT … RETURNING`` and its commit go through
-the same engine, pool, worker thread and session as a lead's transaction; no key, no
-budget, no validation, no routing. Mounted only when ``MORPHEUS_INTAKE_BENCHMARK_FLOOR=1``
-(never by default, and never in the OpenAPI document), and it writes to
+The body is read as a lead's is, then one ``INSERT … RETURNING`` and its commit go the way
+the usual lead's statement goes: on the event loop, on the same durable autocommit
+connections (docs/decisions/0063); no key, no budget, no validation, no routing. Mounted
+only when ``MORPHEUS_INTAKE_BENCHMARK_FLOOR=1`` (never by default, and never in the OpenAPI
+document), and it writes to
 ``benchmark_floor``, a scratch table that only the benchmark creates (:data:`FLOOR_TABLE_DDL`):
 no migration has it, so a server where the variable was set by mistake answers a 500.
 """
@@ -28,9 +29,7 @@ _INSERT = "INSERT INTO benchmark_floor (body) VALUES (CAST(%(body)s AS jsonb)) R
 async def floor(request: Request) -> Response:
     intake = intake_of(request)
     body = (await intake.read_bytes(request)).decode()
-    row_id = await intake.in_transaction(
-        lambda session: session.connection().exec_driver_sql(_INSERT, {"body": body}).scalar_one()
-    )
+    (row_id,) = await intake.on_loop(_INSERT, {"body": body})
     return JSONResponse({"id": row_id}, status_code=201)
 
 

@@ -13,14 +13,17 @@ by hand ("PATCH /v1/leads/{lead_id}").
    stored answer (or refuses a different body under the same key);
    — in the same statement, the ``FORM`` activity on the lead's timeline; commit, then
    answer. With a member free, 2 and 3 are that one statement in autocommit (its own
-   transaction, one round trip); the ladder runs in a transaction.
+   transaction, one round trip), run from the event loop on the intake's own connections
+   when the owner cache holds the pool (:func:`new_lead_at_once`), else on a worker thread;
+   the ladder runs in a transaction on a worker thread.
 """
 
 from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -45,7 +48,8 @@ from morpheus_pipelines.crm.api.directory import OwnerDirectory
 from morpheus_pipelines.crm.api.problems import problem
 from morpheus_pipelines.crm.api.schemas import LeadIn, LeadPatchIn
 from morpheus_pipelines.crm.models import Lead, SalesRep
-from morpheus_pipelines.crm.repositories.leads import Candidate, LeadRepository
+from morpheus_pipelines.crm.repositories.leads import Candidate, LeadRepository, claim_params
+from morpheus_pipelines.crm.repositories.routing_directory import SubscriptionRouting
 from morpheus_pipelines.crm.repositories.subscriptions import SubscriptionRepository
 from morpheus_pipelines.crm.rules.lead_intake import (
     Phone,
@@ -86,6 +90,25 @@ async def post_lead(request: Request) -> Response:
         raise Refused(invalid("honeypot", "the form's hidden field was filled: not stored"))
     raw.pop("honeypot", None)  # an empty one is not part of the submission
     now = intake.now()
+    new = new_lead_at_once(intake.directory, lead, raw, idempotency_header=header, now=now)
+    if new is not None:
+        # The usual lead: its one statement from the event loop, no worker thread.
+        owner, stored = await intake.claim_and_insert(
+            claim_params(new.row, new.candidates, pool_name=new.pool_name, **new.activity)
+        )
+        if stored is not None:
+            return respond(new.created(owner, OwnerState.ASSIGNED, stored))
+        # Nothing was written. A member was free, so an earlier delivery holds the key: its
+        # answer. Nobody was free: the rest of the ladder, in a transaction.
+        if owner is not None:
+            return respond(await intake.in_transaction(new.replay))
+        return respond(
+            await intake.in_transaction(
+                lambda session: create_lead(
+                    session, intake.directory, lead, raw, idempotency_header=header, now=now
+                )
+            )
+        )
     return respond(
         await intake.in_statement(
             lambda session: create_lead(
@@ -147,6 +170,118 @@ ROUTES = [
 ]
 
 
+@dataclass(frozen=True)
+class NewLead:
+    """What a lead's statement needs, worked out before it: the row, its pool's free-to-try
+    members and the ``FORM`` activity; the normalised contact for the event line."""
+
+    lead: LeadIn
+    row: dict[str, Any]
+    pool_id: int | None
+    pool_name: str
+    candidates: list[Candidate]
+    activity: dict[str, Any]
+    email: str | None
+    phone: Phone | None
+
+    @classmethod
+    def of(
+        cls,
+        lead: LeadIn,
+        raw_body: dict[str, Any],
+        *,
+        routing: Callable[[], SubscriptionRouting],
+        region: Callable[[], str | None],
+        idempotency_header: str | None,
+        now: datetime | None,
+    ) -> NewLead:
+        """``routing`` and ``region`` (the subscription's default region, asked for only when
+        the phone needs one) are read once the email passed, so a bad contact is refused
+        before anything is read. Raises
+        :class:`~morpheus_pipelines.crm.rules.lead_intake.InvalidContact` for an unusable
+        email or phone (before anything is read or written)."""
+        email = normalise_email(lead.contact.email)
+        phone = normalise_phone(
+            lead.contact.phone, region() if needs_region(lead.contact.phone) else None
+        )
+        key = idempotency_key(lead.source, lead.source_submission_id, idempotency_header)
+        routes = routing()
+        pool_id, rule_id = choose_pool(
+            [PoolRule(*rule) for rule in routes.rules],
+            lead.source,
+            lead.campaign_ids,
+            routes.default_pool,
+        )
+        created_at = now or datetime.now(UTC)
+        fingerprint = request_fingerprint(raw_body)
+        return cls(
+            lead=lead,
+            row=_lead_row(lead, key, fingerprint, email, phone, pool_id, rule_id, created_at),
+            pool_id=pool_id,
+            pool_name=routes.pool_names.get(pool_id, "default"),
+            candidates=routes.pools.get(pool_id, []),
+            activity={
+                "activity_external_id": f"{FORM_EXTERNAL_ID_PREFIX}{key}",
+                "activity_metadata": {
+                    "source": lead.source,
+                    "campaign_ids": list(lead.campaign_ids),
+                },
+            },
+            email=email,
+            phone=phone,
+        )
+
+    def replay(self, session: Session) -> Answer:
+        """The answer to a delivery whose key an earlier one holds (:func:`_replay`)."""
+        return _replay(
+            session,
+            self.lead.subscription_id,
+            self.row["idempotencyKey"],
+            self.row["requestFingerprint"],
+        )
+
+    def created(self, owner: Candidate | None, state: OwnerState, stored: Mapping) -> Answer:
+        """The 201 of the lead stored with ``owner``, and its event line."""
+        log_event(
+            "lead_created",
+            level=logging.INFO if state is OwnerState.ASSIGNED else logging.WARNING,
+            lead_id=str(self.row["id"]),
+            subscription_id=str(self.lead.subscription_id),
+            source=self.lead.source,
+            pool=self.pool_name,
+            hubspot_owner_id=None if owner is None else owner.hubspot_owner_id,
+            owner_state=state.value,
+            contact_email=self.email,
+            has_phone=self.phone is not None,
+        )
+        return Answer(201, dict(stored), {"Location": lead_location(self.row["id"])})
+
+
+def new_lead_at_once(
+    directory: OwnerDirectory,
+    lead: LeadIn,
+    raw_body: dict[str, Any],
+    *,
+    idempotency_header: str | None,
+    now: datetime | None,
+) -> NewLead | None:
+    """The lead worked out with nothing read from the database (the owner cache fresh, no
+    region needed for the phone, a member to try), or ``None``: :func:`create_lead` then
+    does it all on a worker thread."""
+    routing = directory.held(lead.subscription_id)
+    if routing is None or needs_region(lead.contact.phone):
+        return None
+    new = NewLead.of(
+        lead,
+        raw_body,
+        routing=lambda: routing,
+        region=lambda: None,
+        idempotency_header=idempotency_header,
+        now=now,
+    )
+    return new if new.candidates else None
+
+
 def create_lead(
     session: Session,
     directory: OwnerDirectory,
@@ -165,32 +300,17 @@ def create_lead(
     to be run again without ``at_once`` in a transaction. Raises
     :class:`~morpheus_pipelines.crm.rules.lead_intake.InvalidContact` for an unusable email or
     phone (before anything is written)."""
-    email = normalise_email(lead.contact.email)
-    region = (
-        _subscriptions.default_region(session, lead.subscription_id)
-        if needs_region(lead.contact.phone)
-        else None
+    new = NewLead.of(
+        lead,
+        raw_body,
+        routing=lambda: directory.routing(session, lead.subscription_id),
+        region=lambda: _subscriptions.default_region(session, lead.subscription_id),
+        idempotency_header=idempotency_header,
+        now=now,
     )
-    phone = normalise_phone(lead.contact.phone, region)
-    key = idempotency_key(lead.source, lead.source_submission_id, idempotency_header)
-    fingerprint = request_fingerprint(raw_body)
-    subscription_id = lead.subscription_id
-
-    routing = directory.routing(session, subscription_id)
-    pool_id, rule_id = choose_pool(
-        [PoolRule(*rule) for rule in routing.rules],
-        lead.source,
-        lead.campaign_ids,
-        routing.default_pool,
-    )
-    pool_name = routing.pool_names.get(pool_id, "default")
-    created_at = now or datetime.now(UTC)
-    row = _lead_row(lead, key, fingerprint, email, phone, pool_id, rule_id, created_at)
-    activity = {
-        "activity_external_id": f"{FORM_EXTERNAL_ID_PREFIX}{key}",
-        "activity_metadata": {"source": lead.source, "campaign_ids": list(lead.campaign_ids)},
-    }
-    candidates = directory.candidates(session, subscription_id, pool_id)
+    # The live directory's members are read here, the cache's are the routing's.
+    candidates = directory.candidates(session, lead.subscription_id, new.pool_id)
+    row, pool_name, activity = new.row, new.pool_name, new.activity
     if at_once:
         owner, stored = (
             _leads.claim_and_insert(session, row, candidates, pool_name=pool_name, **activity)
@@ -201,24 +321,11 @@ def create_lead(
             return None  # nobody free: the ladder, in a transaction
         state = OwnerState.ASSIGNED
     else:
-        owner, state, stored = _store(session, row, candidates, pool_id, pool_name, activity)
+        owner, state, stored = _store(session, row, candidates, new.pool_id, pool_name, activity)
     if stored is None:
         session.rollback()  # the owner's load charge belongs to the first delivery only
-        return _replay(session, subscription_id, key, fingerprint)
-
-    log_event(
-        "lead_created",
-        level=logging.INFO if state is OwnerState.ASSIGNED else logging.WARNING,
-        lead_id=str(row["id"]),
-        subscription_id=str(subscription_id),
-        source=lead.source,
-        pool=pool_name,
-        hubspot_owner_id=None if owner is None else owner.hubspot_owner_id,
-        owner_state=state.value,
-        contact_email=email,
-        has_phone=phone is not None,
-    )
-    return Answer(201, dict(stored), {"Location": lead_location(row["id"])})
+        return new.replay(session)
+    return new.created(owner, state, stored)
 
 
 def lead_location(lead_id: uuid.UUID | str) -> str:

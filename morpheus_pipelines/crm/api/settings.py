@@ -26,6 +26,8 @@ class IntakeSettings:
     # Connections of the shared request budget, used from the event loop, none beyond: a
     # take waits a moment for one rather than opening a connection (a server process).
     budget_pool_size: int = 8
+    # Seconds before the usual lead's statement (on the event loop) is given up: a 503.
+    lead_statement_timeout: float = 30.0
     # HubSpot webhooks: the app's client secret (signs every delivery; empty refuses them all)
     # and the public URL HubSpot was given, which the signature covers (None: the request's).
     hubspot_client_secret: str = field(default="", repr=False)

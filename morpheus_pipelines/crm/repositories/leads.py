@@ -184,10 +184,11 @@ SELECT (SELECT id FROM pick), (SELECT "hubspotOwnerId" FROM pick), (SELECT respo
 
 # Built once: ``text()`` parses its bind parameters, a cost every lead would pay again.
 _INSERT_LEAD_STATEMENT = text(_INSERT_LEAD)
-# The hot path is compiled once and run as the driver's own text on the session's connection
+# The hot path is compiled once and run as the driver's own text: from the event loop on the
+# intake's own connections (``Intake.claim_and_insert``), or on a session's connection
 # (``exec_driver_sql``: no cache key, no compiled-form lookup, but SQLAlchemy's error handling
 # and connection invalidation as for any statement); see docs/performance.md, "Lead intake".
-_CLAIM_AND_INSERT_SQL = str(text(_CLAIM_AND_INSERT).compile(dialect=PGDialect_psycopg()))
+CLAIM_AND_INSERT_SQL = str(text(_CLAIM_AND_INSERT).compile(dialect=PGDialect_psycopg()))
 _CLAIM_STATEMENTS = {skip: text(_CLAIM.format(skip=skip)) for skip in ("SKIP LOCKED", "")}
 
 
@@ -246,6 +247,33 @@ _COMPLETE_CONTACT_STATEMENT = text(
        "updatedAt" = now()
     WHERE id = :id"""
 )
+
+
+def claim_params(
+    row: Mapping[str, Any],
+    candidates: Sequence[Candidate],
+    *,
+    pool_name: str,
+    activity_external_id: str,
+    activity_metadata: Mapping[str, Any],
+) -> dict[str, Any]:
+    """The parameters of :data:`CLAIM_AND_INSERT_SQL` (:meth:`LeadRepository.claim_and_insert`),
+    for a caller that runs it on a connection of its own."""
+    params = _params(row, activity_external_id, activity_metadata) | {
+        "ids": [c.sales_rep_id for c in candidates],
+        "weights": [c.weight for c in candidates],
+        "pool_name": pool_name,
+        "created_at_text": row["createdAt"].isoformat(),
+    }
+    params["id"] = row["id"]
+    return params
+
+
+def claimed(result: Sequence[Any]) -> tuple[Candidate | None, dict[str, Any] | None]:
+    """``(owner, stored answer)`` of the row :data:`CLAIM_AND_INSERT_SQL` returns (see
+    :meth:`LeadRepository.claim_and_insert`)."""
+    rep_id, owner_id, response = result
+    return (None if rep_id is None else Candidate(rep_id, owner_id)), response
 
 
 class LeadRepository(BaseRepository[Lead]):
@@ -313,18 +341,14 @@ class LeadRepository(BaseRepository[Lead]):
         ``None`` for a duplicate delivery (nothing was written: the owner was not charged),
         the owner is ``None`` when no candidate was free (nothing was written). Safe to run
         in autocommit, where it is the whole transaction."""
-        params = _params(row, activity_external_id, activity_metadata) | {
-            "ids": [c.sales_rep_id for c in candidates],
-            "weights": [c.weight for c in candidates],
-            "pool_name": pool_name,
-            "created_at_text": row["createdAt"].isoformat(),
-        }
-        params["id"] = row["id"]
-        rep_id, owner_id, response = (
-            session.connection().exec_driver_sql(_CLAIM_AND_INSERT_SQL, params).one()
+        params = claim_params(
+            row,
+            candidates,
+            pool_name=pool_name,
+            activity_external_id=activity_external_id,
+            activity_metadata=activity_metadata,
         )
-        owner = None if rep_id is None else Candidate(rep_id, owner_id)
-        return owner, response
+        return claimed(session.connection().exec_driver_sql(CLAIM_AND_INSERT_SQL, params).one())
 
     def close(self, session: Session, lead_id: uuid.UUID, *, status: str, at: datetime) -> bool:
         """Mark an open lead won, lost or closed at ``at`` and give its owner's load back unless
