@@ -14,13 +14,12 @@ from __future__ import annotations
 
 import argparse
 import io
-import time
-from collections.abc import Callable
 from datetime import UTC, date, datetime
 
 import pandas as pd
 import pyarrow as pa
 import pyarrow.csv as pa_csv
+from _common import best_of_three
 
 from morpheus_pipelines.devtools.demo.dataset import generate_dataset
 from morpheus_pipelines.platform.store.copy_csv import frame_csv
@@ -34,15 +33,6 @@ def arrows_own(frame: pd.DataFrame) -> bytes:
     sink = io.BytesIO()
     pa_csv.write_csv(table, sink, OPTIONS)
     return sink.getvalue()
-
-
-def best_of_three(write: Callable[[pd.DataFrame], bytes], frame: pd.DataFrame) -> float:
-    seconds = []
-    for _ in range(3):
-        started = time.perf_counter()
-        write(frame)
-        seconds.append(time.perf_counter() - started)
-    return min(seconds)
 
 
 def main() -> None:
@@ -75,8 +65,8 @@ def main() -> None:
     print(f"{len(frame):,} rows; best of three, seconds")
     print(f"{'':<30}{'Arrow':>9}{'frame_csv':>11}{'ratio':>8}  same bytes")
     for label, part in parts.items():
-        before = best_of_three(arrows_own, part)
-        after = best_of_three(lambda f: frame_csv(f, list(f.columns)), part)
+        before = best_of_three(lambda p=part: arrows_own(p))
+        after = best_of_three(lambda p=part: frame_csv(p, list(p.columns)))
         same = arrows_own(part) == frame_csv(part, list(part.columns))
         print(f"{label:<30}{before:>9.3f}{after:>11.3f}{before / after:>7.1f}×  {same}")
 

@@ -12,11 +12,10 @@ nulls. Prints the best of three per event and in all, and the `machine:` loop. N
 from __future__ import annotations
 
 import argparse
-import time
-from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
+from _common import best_of_three
 from end_to_end import python_yardstick
 
 from morpheus_pipelines.platform.observability.events import json_lines
@@ -71,15 +70,6 @@ def event_columns(rows: int, seed: int = 7) -> dict[str, dict[str, object]]:
             ),
         },
     }
-
-
-def best_of_three(write: Callable[[], bytes]) -> float:
-    seconds = []
-    for _ in range(3):
-        started = time.perf_counter()
-        write()
-        seconds.append(time.perf_counter() - started)
-    return min(seconds)
 
 
 def main() -> None:

@@ -11,10 +11,7 @@ from datetime import UTC, datetime
 import psycopg
 from sqlalchemy import select, text
 
-from morpheus_pipelines.crm.api.dependencies import (
-    LEAD_STATEMENT_APPLICATION,
-    lead_statement_connections,
-)
+from morpheus_pipelines.crm.api.dependencies import LEAD_STATEMENT_APPLICATION, Intake
 from morpheus_pipelines.crm.models import Activity, ActivityType, HubSpotOutboxRow, Lead
 from morpheus_pipelines.crm.repositories.leads import CLAIM_AND_INSERT_SQL, LeadRepository
 from morpheus_pipelines.crm.rules.ownership import DIALER_FALLBACK_HUBSPOT_OWNER_ID
@@ -224,14 +221,16 @@ def test_the_usual_lead_is_stored_from_the_event_loop(tenant: Tenant, service) -
 
 
 def test_the_usual_lead_s_connections_wait_for_the_flush(database_url: str) -> None:
-    """The event loop's lead connections commit as durably as the transactions do."""
+    """The intake's lead connections, on the event loop, commit as durably as its
+    transactions do."""
+    intake = Intake(intake_settings(database_url))
 
     async def shown() -> str:
-        connections = lead_statement_connections(intake_settings(database_url))
         try:
-            return (await connections.fetch_one("SHOW synchronous_commit", ()))[0]
+            return (await intake.lead_connections.fetch_one("SHOW synchronous_commit", ()))[0]
         finally:
-            await connections.close()
+            await intake.lead_connections.close()
+            intake.engine.dispose()
 
     with psycopg.connect(libpq_url(database_url)) as plain:
         server_default = plain.execute("SHOW synchronous_commit").fetchone()[0]

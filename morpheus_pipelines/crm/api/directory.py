@@ -59,9 +59,9 @@ class OwnerDirectory:
     def routing(self, session: Session, subscription_id: uuid.UUID) -> SubscriptionRouting:
         """The subscription's routing (empty when it has no rep at all)."""
         now = self._clock()
-        if self._stale or self._loaded_at is None or now - self._loaded_at > self._ttl:
+        if self._due(now):
             with self._lock:
-                if self._stale or self._loaded_at is None or now - self._loaded_at > self._ttl:
+                if self._due(now):
                     self._stale = False  # a notification during the load marks it again
                     self._view = _repository.load(session)
                     self._loaded_at = now
@@ -76,9 +76,14 @@ class OwnerDirectory:
     def held(self, subscription_id: uuid.UUID) -> SubscriptionRouting | None:
         """The subscription's routing as the cache holds it now, without a load: ``None``
         when the view is stale or expired (the next :meth:`routing` loads it)."""
-        if self._stale or self._loaded_at is None or self._clock() - self._loaded_at > self._ttl:
+        if self._due(self._clock()):
             return None
         return self._view.get(subscription_id) or SubscriptionRouting()
+
+    def _due(self, now: float) -> bool:
+        """Whether the view must be loaded before it answers: marked stale, never loaded, or
+        older than the TTL."""
+        return self._stale or self._loaded_at is None or now - self._loaded_at > self._ttl
 
 
 class LiveDirectory(OwnerDirectory):
