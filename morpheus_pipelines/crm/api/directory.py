@@ -63,7 +63,13 @@ class OwnerDirectory:
             with self._lock:
                 if self._due(now):
                     self._stale = False  # a notification during the load marks it again
-                    self._view = _repository.load(session)
+                    try:
+                        self._view = _repository.load(session)
+                    except BaseException:
+                        # The old view answers nothing more: not this request, nor
+                        # ``held`` until a load succeeds.
+                        self._stale = True
+                        raise
                     self._loaded_at = now
                     self.refreshes += 1
         return self._view.get(subscription_id) or SubscriptionRouting()
