@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 import decimal
 import json
 import math
@@ -34,12 +35,15 @@ from morpheus_pipelines.tenants.rules.scoring import (
 from morpheus_pipelines.tenants.rules.scoring_model import (
     SCORE_REASON,
     SIGNALS,
+    ModelVersionReused,
     ScoringModel,
     ScoringModelError,
+    model_document,
     normalise_country,
     normalise_industry,
     normalise_plan,
     parse_model,
+    refuse_reused_version,
 )
 from morpheus_pipelines.tenants.steps.scoring_model import DEFAULT_MODEL_PATH, load_model
 
@@ -185,6 +189,42 @@ def test_model_tables_are_normalised_like_the_inputs() -> None:
     assert all(normalise_industry(name) == name for name in MODEL.industry_scores)
     assert normalise_industry("  Financial \t Services ") == "financial services"
     assert normalise_plan(3) is None and normalise_country("  ") is None
+
+
+@pytest.mark.parametrize(
+    "model",
+    [
+        MODEL,
+        model_with(
+            version="test-variant",
+            thresholds={"P1": 80, "P2": 35.5},
+            signals={
+                **RAW_MODEL["signals"],
+                "company_size": {"bands": [{"min": 0, "score": 0.2}, {"min": 75, "score": 0.9}]},
+                "industry": {"scores": {"  Financial \t Services ": 0.7}},
+            },
+        ),
+    ],
+    ids=["shipped", "variant"],
+)
+def test_a_stored_model_document_reads_back_as_the_same_model(model: ScoringModel) -> None:
+    """What the warehouse records of a version (``apac_scoring_models``) explains its scores
+    after the file has changed: the stored JSON parses back to the same numbers."""
+    stored = json.loads(json.dumps(model_document(model)))
+    again = parse_model(stored, source=model.source)
+    assert {f.name: getattr(again, f.name) for f in dataclasses.fields(again)} == {
+        f.name: getattr(model, f.name) for f in dataclasses.fields(model)
+    }
+    assert again.fingerprint == model.fingerprint
+
+
+def test_a_version_first_scored_with_other_numbers_is_refused() -> None:
+    changed = model_with(weights={**RAW_MODEL["weights"], "plan": 21, "seats": 14})
+    assert changed.version == MODEL.version and changed.fingerprint != MODEL.fingerprint
+    first = {"first_partition_key": "2026-11-28", "first_run_id": "run-1"}
+    refuse_reused_version(MODEL, recorded_fingerprint=MODEL.fingerprint, **first)
+    with pytest.raises(ModelVersionReused, match=r"version '2026-11-30\.1' was first scored"):
+        refuse_reused_version(changed, recorded_fingerprint=MODEL.fingerprint, **first)
 
 
 # --------------------------------------------------------------------------- signals

@@ -21,7 +21,10 @@ ALLOWLIST_CHECK = "routing_messages_allowlisted"
 
 @dg.asset(
     metadata=tables_written(
-        "apac_tenant_score_snapshots", "apac_active_tenants", "apac_sales_owned_tenants"
+        "apac_tenant_score_snapshots",
+        "apac_active_tenants",
+        "apac_sales_owned_tenants",
+        "apac_scoring_models",
     ),
     partitions_def=daily_partitions,
     deps=[routed_tenants],

@@ -125,6 +125,56 @@ class ScoringModel:
         return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
+def model_document(model: ScoringModel) -> dict[str, Any]:
+    """The model as the document :func:`parse_model` reads (the shape of the TOML file, names
+    normalised), so that a stored copy parses back to an equal model with the same
+    :attr:`~ScoringModel.fingerprint`: the record that explains an old day's scores after the
+    file has moved on (docs/scoring.md, "Versions")."""
+    return {
+        "version": model.version,
+        "weights": dict(model.weights),
+        "thresholds": dict(model.thresholds),
+        "signals": {
+            "plan": {"scores": dict(model.plan_scores)},
+            "seats": {"cap": model.seats_cap},
+            "active_users": {
+                "cap": model.active_users_cap,
+                "paid_seat_share": model.active_users_paid_seat_share,
+            },
+            "recency": {
+                "full_credit_days": model.recency_full_credit_days,
+                "zero_credit_days": model.recency_zero_credit_days,
+                "future_tolerance_days": model.recency_future_tolerance_days,
+            },
+            "company_size": {
+                "bands": [
+                    {"min": lower, "score": score} for lower, score in model.company_size_bands
+                ]
+            },
+            "country": {"scores": dict(model.country_scores)},
+            "industry": {"scores": dict(model.industry_scores)},
+        },
+    }
+
+
+class ModelVersionReused(ScoringModelError):
+    """A model version the warehouse has already scored with other numbers."""
+
+
+def refuse_reused_version(
+    model: ScoringModel, *, recorded_fingerprint: str, first_partition_key: str, first_run_id: str
+) -> None:
+    """Raise :class:`ModelVersionReused` when ``model``'s version was first scored with other
+    numbers (``recorded_fingerprint``): two models under one version would make their scores
+    look comparable when they are not."""
+    if recorded_fingerprint != model.fingerprint:
+        raise ModelVersionReused(
+            f"scoring model {model.source}: version {model.version!r} was first scored with "
+            f"other numbers (partition {first_partition_key}, run {first_run_id}); a model "
+            'whose numbers change needs a new version (docs/scoring.md, "Versions")'
+        )
+
+
 def _plain(value: object) -> object:
     if isinstance(value, Mapping):
         return dict(value)

@@ -29,7 +29,11 @@ from morpheus_pipelines.tenants.rules.scoring import (
     partition_scoring_input,
     score_valid_rows,
 )
-from morpheus_pipelines.tenants.rules.scoring_model import ScoringModel
+from morpheus_pipelines.tenants.rules.scoring_model import (
+    ScoringModel,
+    model_document,
+    refuse_reused_version,
+)
 from morpheus_pipelines.tenants.steps.tenant_events import TenantEventLog
 from morpheus_pipelines.tenants.store.scoring_sql import RecencyShift, RecencyWindow
 from morpheus_pipelines.tenants.store.store import TenantStore
@@ -179,6 +183,7 @@ def start_scoring(
     totals = ScoringTotals()
     with phase(totals.phases, "plan"), session_factory() as session:
         store = TenantStore(session)
+        record_model(store, model, partition_key=partition_key, run_id=run_id)
         scope = scoring_scope(session, partition_key)
         rerun = store.scores.has_partition(session, partition_key=partition_key)
         base = (
@@ -198,6 +203,27 @@ def start_scoring(
         totals=totals,
         events=events,
         log=log,
+    )
+
+
+def record_model(
+    store: TenantStore, model: ScoringModel, *, partition_key: str, run_id: str
+) -> None:
+    """Record the model's version with its numbers on its first use; refuse a model whose
+    version was first used with other numbers (``ModelVersionReused``)."""
+    recorded = store.scoring_models.record(
+        store.session,
+        version=model.version,
+        fingerprint=model.fingerprint,
+        document=model_document(model),
+        partition_key=partition_key,
+        run_id=run_id,
+    )
+    refuse_reused_version(
+        model,
+        recorded_fingerprint=recorded.fingerprint,
+        first_partition_key=recorded.first_partition_key,
+        first_run_id=recorded.first_run_id,
     )
 
 

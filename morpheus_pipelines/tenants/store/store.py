@@ -30,6 +30,7 @@ from morpheus_pipelines.tenants.store.routing_decision import (
     RoutingInputRepository,
     RoutingStateRepository,
 )
+from morpheus_pipelines.tenants.store.scoring_models import ScoringModelRepository
 from morpheus_pipelines.tenants.store.tenant_bucket import TenantBucketRepository
 from morpheus_pipelines.tenants.store.tenant_candidate import TenantCandidateRepository
 from morpheus_pipelines.tenants.store.tenant_score_snapshot import TenantScoreSnapshotRepository
@@ -51,6 +52,7 @@ class TenantStore:
     routing_inputs: ClassVar[RoutingInputRepository] = RoutingInputRepository()
     routing_states: ClassVar[RoutingStateRepository] = RoutingStateRepository()
     scores: ClassVar[TenantScoreSnapshotRepository] = TenantScoreSnapshotRepository()
+    scoring_models: ClassVar[ScoringModelRepository] = ScoringModelRepository()
     daily: ClassVar[DailySummaryRepository] = DailySummaryRepository()
     daily_metrics: ClassVar[DailySummaryMetricRepository] = DailySummaryMetricRepository()
     weekly: ClassVar[WeeklyMetricsRepository] = WeeklyMetricsRepository()

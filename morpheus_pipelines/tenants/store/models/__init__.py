@@ -11,7 +11,7 @@ from morpheus_pipelines.tenants.store.models.reports import (
     ReportDelivery,
     WeeklyMetric,
 )
-from morpheus_pipelines.tenants.store.models.scores import TenantScoreSnapshot
+from morpheus_pipelines.tenants.store.models.scores import ScoringModelRecord, TenantScoreSnapshot
 from morpheus_pipelines.tenants.store.models.tenants import (
     ActiveTenant,
     CandidateSelection,
@@ -47,6 +47,7 @@ __all__ = [
     "RoutingInput",
     "RoutingState",
     "SalesOwnedTenant",
+    "ScoringModelRecord",
     "TenantCandidate",
     "TenantCandidateDay",
     "TenantCandidateVersion",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from decimal import Decimal
 
-from sqlalchemy import CheckConstraint, DateTime, Index, Numeric, Text
+from sqlalchemy import CheckConstraint, DateTime, Index, Numeric, Text, func
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Mapped, mapped_column
 
@@ -38,4 +38,23 @@ class TenantScoreSnapshot(Base):
     __table_args__ = (
         CheckConstraint("tenant_bucket IN ('active', 'sales_owned')", name="tenant_bucket"),
         Index(None, "tenant_id"),
+    )
+
+
+class ScoringModelRecord(Base):
+    """Each scoring model version the warehouse has scored with, as its first run recorded
+    it (docs/scoring.md, "Versions"): the numbers that explain a score of that version after
+    the model file has changed, and what stops one version from naming two sets of numbers."""
+
+    __tablename__ = "apac_scoring_models"
+
+    score_model_version: Mapped[str] = mapped_column(Text, primary_key=True)
+    # ``ScoringModel.fingerprint``: equal numbers, equal fingerprint.
+    fingerprint: Mapped[str] = mapped_column(Text, nullable=False)
+    # ``rules.scoring_model.model_document``: what ``parse_model`` reads back.
+    document: Mapped[dict] = mapped_column(JSONB, nullable=False)
+    first_partition_key: Mapped[str] = mapped_column(Text, nullable=False)
+    first_run_id: Mapped[str] = mapped_column(Text, nullable=False)
+    recorded_at: Mapped[datetime] = mapped_column(
+        DateTime(timezone=True), nullable=False, server_default=func.now()
     )
