@@ -21,6 +21,7 @@ from morpheus_pipelines.cli.outbox import outbox
 from morpheus_pipelines.cli.parsing import CONTEXT_SETTINGS, RootGroup
 from morpheus_pipelines.cli.pool import pool
 from morpheus_pipelines.cli.rep import rep
+from morpheus_pipelines.cli.scoring import scoring
 from morpheus_pipelines.cli.segment import segment
 from morpheus_pipelines.cli.serve import serve
 from morpheus_pipelines.cli.subscription import subscription
@@ -48,6 +49,7 @@ for command in (
     segment,
     pool,
     rep,
+    scoring,
     serve,
     api_key,
     automation_rule,

@@ -90,3 +90,43 @@ def test_a_version_first_scored_with_other_numbers_is_refused_before_any_write(
     assert pipeline.query(
         "SELECT DISTINCT score_model_version FROM apac_tenant_score_snapshots"
     ) == [("2026-12-07.1",)]
+
+
+def test_the_scoring_commands_tell_what_a_run_would_do(
+    pipeline: Pipeline, tmp_path: Path, capsys, monkeypatch
+) -> None:
+    from morpheus_pipelines.cli import main
+
+    monkeypatch.setenv("MORPHEUS_DATABASE_URL", pipeline.database_url)
+    model = load_model()
+    assert main(["scoring", "check"]) == 0
+    assert capsys.readouterr().out.strip() == (
+        f"model {model.version} fingerprint={model.fingerprint} new "
+        "(the next scoring run records it)"
+    )
+    assert _routed_and_scored(pipeline).success
+    capsys.readouterr()
+
+    assert main(["scoring", "check"]) == 0
+    assert capsys.readouterr().out.startswith(
+        f"model {model.version} fingerprint={model.fingerprint} recorded "
+        f"first-scored={PARTITION} run="
+    )
+    assert main(["scoring", "check", "--model", str(_model_file(tmp_path))]) == 1
+    assert "was first scored with other numbers" in capsys.readouterr().err
+    renamed = _model_file(tmp_path, version="2026-12-07.1")
+    assert main(["scoring", "check", "--model", str(renamed)]) == 0
+    assert " new (" in capsys.readouterr().out
+
+    broken = tmp_path / "broken.toml"
+    broken.write_text(
+        DEFAULT_MODEL_PATH.read_text(encoding="utf-8").replace("cap = 500", "capp = 500")
+    )
+    assert main(["scoring", "check", "--model", str(broken)]) == 2
+    assert "unknown key 'signals.seats.capp'" in capsys.readouterr().err
+
+    assert main(["scoring", "versions"]) == 0
+    (line,) = capsys.readouterr().out.splitlines()
+    assert line.startswith(
+        f"{model.version} fingerprint={model.fingerprint} first-scored={PARTITION} "
+    )

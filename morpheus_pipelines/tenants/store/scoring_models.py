@@ -43,3 +43,17 @@ class ScoringModelRepository(BaseRepository[ScoringModelRecord]):
         return session.scalars(
             select(ScoringModelRecord).where(ScoringModelRecord.score_model_version == version)
         ).one()
+
+    def recorded(self, session: Session, *, version: str) -> ScoringModelRecord | None:
+        """The record of ``version``, if a run has scored with it."""
+        return session.get(ScoringModelRecord, version)
+
+    def in_order(self, session: Session) -> list[ScoringModelRecord]:
+        """Every recorded version, the first recorded first."""
+        return list(
+            session.scalars(
+                select(ScoringModelRecord).order_by(
+                    ScoringModelRecord.recorded_at, ScoringModelRecord.score_model_version
+                )
+            )
+        )
