@@ -164,8 +164,9 @@ def freeze_owner_cache(app: Any) -> int:
     listener = app.state.listener
     listener.stop()
     assert not listener._thread.is_alive(), "the routing listener did not stop"
-    app.state.directory._stale = False
-    return app.state.directory.refreshes
+    directory = app.state.directory
+    directory._loaded_generation = directory._generation
+    return directory.refreshes
 
 
 def problem_of(answer: requests.Response, status: int, error: str) -> dict[str, Any]:

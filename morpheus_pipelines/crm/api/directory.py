@@ -50,11 +50,16 @@ class OwnerDirectory:
         self._lock = threading.Lock()
         self._view: dict[uuid.UUID, SubscriptionRouting] = {}
         self._loaded_at: float | None = None
-        self._stale = True
+        # Each invalidation is a new generation; the view answers only while it was loaded
+        # in the current one. So the view stays due while a load runs (a lead waits for it,
+        # ``held`` answers None), a notification during a load makes it due again, and a
+        # load that fails leaves it due.
+        self._generation = 0
+        self._loaded_generation = -1
         self.refreshes = 0
 
     def invalidate(self) -> None:
-        self._stale = True
+        self._generation += 1
 
     def routing(self, session: Session, subscription_id: uuid.UUID) -> SubscriptionRouting:
         """The subscription's routing (empty when it has no rep at all)."""
@@ -62,15 +67,10 @@ class OwnerDirectory:
         if self._due(now):
             with self._lock:
                 if self._due(now):
-                    self._stale = False  # a notification during the load marks it again
-                    try:
-                        self._view = _repository.load(session)
-                    except BaseException:
-                        # The old view answers nothing more: not this request, nor
-                        # ``held`` until a load succeeds.
-                        self._stale = True
-                        raise
+                    generation = self._generation
+                    self._view = _repository.load(session)
                     self._loaded_at = now
+                    self._loaded_generation = generation
                     self.refreshes += 1
         return self._view.get(subscription_id) or SubscriptionRouting()
 
@@ -87,9 +87,13 @@ class OwnerDirectory:
         return self._view.get(subscription_id) or SubscriptionRouting()
 
     def _due(self, now: float) -> bool:
-        """Whether the view must be loaded before it answers: marked stale, never loaded, or
-        older than the TTL."""
-        return self._stale or self._loaded_at is None or now - self._loaded_at > self._ttl
+        """Whether the view must be loaded before it answers: invalidated since its load (or
+        never loaded), or older than the TTL."""
+        return (
+            self._loaded_generation != self._generation
+            or self._loaded_at is None
+            or now - self._loaded_at > self._ttl
+        )
 
 
 class LiveDirectory(OwnerDirectory):
