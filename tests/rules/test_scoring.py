@@ -109,6 +109,17 @@ def test_default_model_loads_and_is_consistent() -> None:
     assert load_model(DEFAULT_MODEL_PATH).weights == MODEL.weights
 
 
+def test_the_shipped_models_fingerprint_stays_what_the_warehouse_recorded() -> None:
+    """A warehouse that scored with this version refuses it with another fingerprint
+    (docs/scoring.md, "Versions"). Changing a number of the file needs a new version (and
+    this literal); changing the code must leave the fingerprint of an unchanged file as
+    it was."""
+    assert (MODEL.version, MODEL.fingerprint) == (
+        "2026-11-30.1",
+        "fe150869fd413b58fd7c8b7055727ee2",
+    )
+
+
 def broken(path: tuple[str, ...], value: object) -> dict[str, Any]:
     """The default document with the value at ``path`` set (``...`` deletes the key)."""
     data = copy.deepcopy(RAW_MODEL)

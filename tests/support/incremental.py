@@ -68,7 +68,8 @@ class Warehouse:
                     "apac_enriched_tenant_versions, apac_enriched_tenant_days, "
                     "apac_routing_decision_versions, apac_routing_decision_days, "
                     "apac_routing_states, apac_routing_inputs, "
-                    "apac_active_tenants, apac_sales_owned_tenants, apac_tenant_score_snapshots"
+                    "apac_active_tenants, apac_sales_owned_tenants, apac_tenant_score_snapshots, "
+                    "apac_scoring_models"
                 )
             )
 

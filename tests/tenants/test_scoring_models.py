@@ -4,14 +4,18 @@ names other numbers refused (docs/scoring.md, "Versions")."""
 from __future__ import annotations
 
 import dataclasses
+import threading
 from pathlib import Path
 
 import dagster as dg
+from sqlalchemy import text
 
+from morpheus_pipelines.db.session import get_session
 from morpheus_pipelines.definitions import defs
 from morpheus_pipelines.resources import ScoringModelResource
-from morpheus_pipelines.tenants.rules.scoring_model import parse_model
+from morpheus_pipelines.tenants.rules.scoring_model import model_document, parse_model
 from morpheus_pipelines.tenants.steps.scoring_model import DEFAULT_MODEL_PATH, load_model
+from morpheus_pipelines.tenants.store.scoring_models import ScoringModelRepository
 from tests.support.pipeline import Pipeline
 from tests.support.tenants import PARTITION
 from tests.tenants.test_scoring_pipeline import _routed_and_scored
@@ -49,20 +53,62 @@ def _model_file(tmp_path: Path, *, version: str | None = None) -> Path:
 
 
 def test_the_model_is_recorded_once_with_numbers_that_read_back(pipeline: Pipeline) -> None:
-    assert _routed_and_scored(pipeline).success
+    first_run = _routed_and_scored(pipeline)
+    assert first_run.success
     model = load_model()
-    rows = pipeline.query(
-        "SELECT score_model_version, fingerprint, document, first_partition_key "
-        "FROM apac_scoring_models"
-    )
-    assert [row[:2] + row[3:] for row in rows] == [(model.version, model.fingerprint, PARTITION)]
-    stored = parse_model(rows[0][2], source=model.source)
+    record = "SELECT * FROM apac_scoring_models"
+    (row,) = pipeline.query(record)
+    version, fingerprint, document, partition_key, run_id, _ = row
+    assert (version, fingerprint) == (model.version, model.fingerprint)
+    assert (partition_key, run_id) == (PARTITION, first_run.run_id)
+    stored = parse_model(document, source=model.source)
     assert stored.fingerprint == model.fingerprint
     assert {f.name: getattr(stored, f.name) for f in dataclasses.fields(stored)} == {
         f.name: getattr(model, f.name) for f in dataclasses.fields(model)
     }
     assert pipeline.score(PARTITION).success
-    assert pipeline.query("SELECT count(*) FROM apac_scoring_models") == [(1,)]
+    assert pipeline.query(record) == [row], "a later run rewrote the first run's record"
+
+
+def test_two_runs_recording_one_version_at_once_both_get_the_first_record(
+    database_url: str,
+) -> None:
+    repository = ScoringModelRepository()
+    model = load_model()
+
+    def record(session, run_id: str):
+        return repository.record(
+            session,
+            version=model.version,
+            fingerprint=model.fingerprint if run_id == "first" else "other",
+            document=model_document(model),
+            partition_key="2026-11-28",
+            run_id=run_id,
+        )
+
+    seen: list[tuple[str, str]] = []
+    with get_session(database_url) as first:
+        record(first, "first")  # not committed yet: the second waits for it
+        second = threading.Thread(
+            target=lambda: _record_in_own_session(database_url, record, seen), daemon=True
+        )
+        second.start()
+        with get_session(database_url) as watcher:
+            waiting = text(
+                "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+                "AND datname = current_database()"
+            )
+            while not watcher.execute(waiting).scalar_one():
+                assert second.is_alive(), "the second insert did not wait for the first"
+                watcher.rollback()
+    second.join(timeout=30)
+    assert seen == [(model.fingerprint, "first")]
+
+
+def _record_in_own_session(database_url: str, record, seen: list) -> None:
+    with get_session(database_url) as session:
+        got = record(session, "second")
+        seen.append((got.fingerprint, got.first_run_id))
 
 
 def test_a_version_first_scored_with_other_numbers_is_refused_before_any_write(

@@ -8,7 +8,6 @@ signal. The scoring math is in :mod:`morpheus_pipelines.tenants.rules.scoring`.
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 import math
@@ -117,11 +116,11 @@ class ScoringModel:
     @property
     def fingerprint(self) -> str:
         """Everything the model computes with, as one digest: a score made with a model of
-        another fingerprint is never reused (docs/scoring.md, "Incremental scoring")."""
-        definition = {
-            f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "source"
-        }
-        text = json.dumps(definition, sort_keys=True, default=_plain)
+        another fingerprint is never reused (docs/scoring.md, "Incremental scoring"), and the
+        warehouse refuses a version recorded with another one ("Versions"). Taken from the
+        model's document, the file's own names and numbers, so renaming a field of this
+        class leaves it as it was."""
+        text = json.dumps(model_document(self), sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
@@ -157,8 +156,9 @@ def model_document(model: ScoringModel) -> dict[str, Any]:
     }
 
 
-class ModelVersionReused(ScoringModelError):
-    """A model version the warehouse has already scored with other numbers."""
+class ModelVersionReused(ValueError):
+    """A model version the warehouse has already scored with other numbers: the file is
+    well formed, but its version names numbers it did not name before."""
 
 
 def refuse_reused_version(
@@ -173,12 +173,6 @@ def refuse_reused_version(
             f"other numbers (partition {first_partition_key}, run {first_run_id}); a model "
             'whose numbers change needs a new version (docs/scoring.md, "Versions")'
         )
-
-
-def _plain(value: object) -> object:
-    if isinstance(value, Mapping):
-        return dict(value)
-    raise TypeError(f"not part of a model definition: {value!r}")
 
 
 # --------------------------------------------------------------------------- model loading

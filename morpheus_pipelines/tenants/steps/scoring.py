@@ -183,8 +183,10 @@ def start_scoring(
     totals = ScoringTotals()
     with phase(totals.phases, "plan"), session_factory() as session:
         store = TenantStore(session)
-        record_model(store, model, partition_key=partition_key, run_id=run_id)
         scope = scoring_scope(session, partition_key)
+        # Committed with the plan, before any score: every score of the version is written
+        # after its record.
+        record_model(store, model, partition_key=partition_key, run_id=run_id)
         rerun = store.scores.has_partition(session, partition_key=partition_key)
         base = (
             store.scores.newest_partition_before(session, partition_key=partition_key)

@@ -28,7 +28,10 @@ class ScoringModelRepository(BaseRepository[ScoringModelRecord]):
     ) -> ScoringModelRecord:
         """Record ``version`` with its numbers unless it is recorded already, and return the
         record: the first run's, whichever run wrote it (the caller compares fingerprints).
-        Two runs recording one version at once both get the record that won."""
+        Two runs recording one version at once both get the record that won: under READ
+        COMMITTED the second ``INSERT`` waits for the first's transaction and then does
+        nothing, and the ``SELECT``, a statement of its own, sees the committed row. (One
+        statement, or REPEATABLE READ, would not see it.)"""
         session.execute(
             insert(ScoringModelRecord)
             .values(
