@@ -16,6 +16,7 @@ from morpheus_pipelines.crm.api.directory import OwnerDirectory
 from morpheus_pipelines.crm.models import RoutingPoolMember
 from morpheus_pipelines.db.session import get_session
 from tests.support.intake import Tenant
+from tests.support.locks import wait_until_blocked
 
 
 @pytest.fixture
@@ -73,14 +74,7 @@ def test_while_a_reload_runs_the_old_view_answers_nothing(
         locker.execute(text("LOCK TABLE routing_pools IN ACCESS EXCLUSIVE MODE"))
         loader = threading.Thread(target=lambda: loaded.append(_members(directory, tenant, pool)))
         loader.start()
-        with get_session(tenant.url) as watcher:
-            waiting = text(
-                "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
-                "AND datname = current_database()"
-            )
-            while not watcher.execute(waiting).scalar_one():
-                assert loader.is_alive(), "the load finished without waiting for the lock"
-                watcher.rollback()  # a new snapshot of the view for the next poll
+        wait_until_blocked(tenant.url, loader)
         assert directory.held(tenant.subscription_id) is None, "the old view answers a load"
     loader.join(timeout=30)
     assert loaded == [{second}]

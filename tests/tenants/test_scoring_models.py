@@ -8,7 +8,6 @@ import threading
 from pathlib import Path
 
 import dagster as dg
-from sqlalchemy import text
 
 from morpheus_pipelines.db.session import get_session
 from morpheus_pipelines.definitions import defs
@@ -16,6 +15,7 @@ from morpheus_pipelines.resources import ScoringModelResource
 from morpheus_pipelines.tenants.rules.scoring_model import model_document, parse_model
 from morpheus_pipelines.tenants.steps.scoring_model import DEFAULT_MODEL_PATH, load_model
 from morpheus_pipelines.tenants.store.scoring_models import ScoringModelRepository
+from tests.support.locks import wait_until_blocked
 from tests.support.pipeline import Pipeline
 from tests.support.tenants import PARTITION
 from tests.tenants.test_scoring_pipeline import _routed_and_scored
@@ -93,14 +93,7 @@ def test_two_runs_recording_one_version_at_once_both_get_the_first_record(
             target=lambda: _record_in_own_session(database_url, record, seen), daemon=True
         )
         second.start()
-        with get_session(database_url) as watcher:
-            waiting = text(
-                "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
-                "AND datname = current_database()"
-            )
-            while not watcher.execute(waiting).scalar_one():
-                assert second.is_alive(), "the second insert did not wait for the first"
-                watcher.rollback()
+        wait_until_blocked(database_url, second)
     second.join(timeout=30)
     assert seen == [(model.fingerprint, "first")]
 
