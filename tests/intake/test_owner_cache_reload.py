@@ -1,6 +1,7 @@
-"""The owner cache between an invalidation and a load that succeeds (docs/leads.md, "The owner
-cache"): the view it held before answers nothing, neither while a load runs nor after one
-failed, until a load succeeds."""
+"""The owner cache's loads (docs/leads.md, "The owner cache"): after an invalidation the view it
+held answers nothing, neither while a load runs nor after one failed, until a load succeeds;
+the routing listener's thread loads it ahead of its TTL and after a change, before a lead
+has to."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from sqlalchemy.exc import DBAPIError
 from morpheus_pipelines.crm.api.directory import OwnerDirectory
 from morpheus_pipelines.crm.models import RoutingPoolMember
 from morpheus_pipelines.db.session import get_session
+from morpheus_pipelines.devtools.hosts import wait_until
 from tests.support.intake import Tenant
 from tests.support.locks import wait_until_blocked
 
@@ -79,3 +81,38 @@ def test_while_a_reload_runs_the_old_view_answers_nothing(
     loader.join(timeout=30)
     assert loaded == [{second}]
     assert directory.held(tenant.subscription_id) is not None
+
+
+def test_the_view_is_loaded_ahead_of_its_ttl_off_the_leads_path(tenant: Tenant) -> None:
+    rep = tenant.add_rep("first@example.com", "owner-1")
+    pool = tenant.add_pool("APAC", {rep: 1}, default=True)
+    now = [0.0]
+    directory = OwnerDirectory(
+        partial(get_session, tenant.url), ttl_seconds=5.0, clock=lambda: now[0]
+    )
+    assert directory.refresh_ahead(1.0), "never loaded: due"
+    assert directory.refreshes == 1
+    now[0] = 3.9
+    assert not directory.refresh_ahead(1.0), "more than a second before the TTL"
+    now[0] = 4.1
+    assert directory.refresh_ahead(1.0)
+    now[0] = 9.0  # past the first load's TTL, within the second's
+    assert directory.held(tenant.subscription_id).pools[pool][0].sales_rep_id == rep
+    directory.invalidate()
+    assert directory.refresh_ahead(1.0)
+    assert directory.refreshes == 3
+
+
+def test_the_listener_loads_a_change_before_any_lead_asks(tenant: Tenant, service) -> None:
+    _, app = service
+    directory = app.state.directory
+    rep = tenant.add_rep("first@example.com", "owner-1")
+    pool = tenant.add_pool("APAC", {rep: 1}, default=True)  # notifies the listener
+
+    def loaded() -> bool:
+        routing = directory.held(tenant.subscription_id)
+        return routing is not None and [c.sales_rep_id for c in routing.pools.get(pool, [])] == [
+            rep
+        ]
+
+    wait_until(loaded, timeout=10, what="the listener's thread to load the new pool")

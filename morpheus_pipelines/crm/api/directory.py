@@ -18,6 +18,7 @@ import uuid
 from collections.abc import Callable
 
 import psycopg
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
 from morpheus_pipelines.crm.repositories.leads import Candidate
@@ -30,6 +31,8 @@ from morpheus_pipelines.platform.observability.events import log_event
 
 CHANNEL = "morpheus_routing"
 DEFAULT_TTL_SECONDS = 5.0
+# How long before its TTL the listener's thread loads the view again.
+REFRESH_AHEAD_SECONDS = 1.0
 
 _repository = RoutingDirectoryRepository()
 
@@ -65,14 +68,29 @@ class OwnerDirectory:
         """The subscription's routing (empty when it has no rep at all)."""
         now = self._clock()
         if self._due(now):
-            with self._lock:
-                if self._due(now):
-                    generation = self._generation
-                    self._view = _repository.load(session)
-                    self._loaded_at = now
-                    self._loaded_generation = generation
-                    self.refreshes += 1
+            self._load(session, now)
         return self._view.get(subscription_id) or SubscriptionRouting()
+
+    def refresh_ahead(self, ahead_seconds: float = REFRESH_AHEAD_SECONDS) -> bool:
+        """Load the view on a session of its own when it is due, or will be within
+        ``ahead_seconds``: the routing listener's thread calls this between notifications, so
+        a lead seldom finds the view due and waits for a load. Whether it loaded."""
+        now = self._clock()
+        if not self._due(now + ahead_seconds):
+            return False
+        with self._sessions() as session:
+            return self._load(session, now, ahead_seconds)
+
+    def _load(self, session: Session, now: float, ahead_seconds: float = 0.0) -> bool:
+        with self._lock:
+            if not self._due(now + ahead_seconds):
+                return False  # another thread loaded it meanwhile
+            generation = self._generation
+            self._view = _repository.load(session)
+            self._loaded_at = now
+            self._loaded_generation = generation
+            self.refreshes += 1
+            return True
 
     def candidates(
         self, session: Session, subscription_id: uuid.UUID, pool_id: int | None
@@ -111,7 +129,9 @@ class LiveDirectory(OwnerDirectory):
 
 class RoutingListener:
     """``LISTEN morpheus_routing`` on its own connection; invalidates the directory on every
-    notification, reconnecting (and invalidating) after a lost connection."""
+    notification, reconnecting (and invalidating) after a lost connection. Between
+    notifications (every half second at most) it loads the directory when a notification or
+    the TTL has made it due, or is about to: off the leads' path."""
 
     def __init__(self, libpq_url: str, directory: OwnerDirectory) -> None:
         self._url = libpq_url
@@ -128,6 +148,14 @@ class RoutingListener:
         self._stop.set()
         self._thread.join(timeout=5)
 
+    def _refresh(self) -> None:
+        """A failed load leaves the view due: the next lead loads it, as without the
+        listener."""
+        try:
+            self._directory.refresh_ahead()
+        except SQLAlchemyError as exc:
+            log_event("owner_cache_refresh_failed", level=logging.WARNING, error=type(exc).__name__)
+
     def _run(self) -> None:
         while not self._stop.is_set():
             try:
@@ -138,6 +166,7 @@ class RoutingListener:
                         for _ in conn.notifies(timeout=0.5):
                             self.notifications += 1
                             self._directory.invalidate()
+                        self._refresh()
             except psycopg.Error as exc:
                 log_event(
                     "routing_listener_reconnecting", level=logging.WARNING, error=type(exc).__name__
