@@ -43,9 +43,9 @@ class ScoringModelRepository(BaseRepository[ScoringModelRecord]):
             )
             .on_conflict_do_nothing(index_elements=["score_model_version"])
         )
-        return session.scalars(
-            select(ScoringModelRecord).where(ScoringModelRecord.score_model_version == version)
-        ).one()
+        record = self.recorded(session, version=version)
+        assert record is not None, "inserted or found above"
+        return record
 
     def recorded(self, session: Session, *, version: str) -> ScoringModelRecord | None:
         """The record of ``version``, if a run has scored with it."""
