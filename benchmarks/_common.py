@@ -101,6 +101,27 @@ def scratch_database() -> Iterator[str]:
 
 
 @contextlib.contextmanager
+def scratch_event_files(days: Sequence[str]) -> Iterator[None]:
+    """The per-tenant event files of ``days`` under ``$MORPHEUS_HOME/reports`` are the run's
+    own: a run at 1,000,000 tenants appends gigabytes a day to them, which would pile up run
+    after run. Files already there are set aside and put back afterwards; the run's are
+    removed. (Written in place, as by default, so publishing them copies nothing.)"""
+    folder = Path(load_settings().home) / "reports" / "tenant_events"
+    files = [folder / f"{day}.jsonl" for day in days]
+    aside = {path: path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}") for path in files}
+    for path, kept in aside.items():
+        if path.exists():
+            path.rename(kept)
+    try:
+        yield
+    finally:
+        for path, kept in aside.items():
+            path.unlink(missing_ok=True)
+            if kept.exists():
+                kept.rename(path)
+
+
+@contextlib.contextmanager
 def emulator_process(service: str, data: dict[str, Any]) -> Iterator[str]:
     """Serve ``data`` with ``morpheus emulate <service>`` in its own process; yields the base
     URL.
