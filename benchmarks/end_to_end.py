@@ -39,7 +39,7 @@ from datetime import date, timedelta
 
 import dagster as dg
 import psycopg
-from _common import emulator_process, scratch_database
+from _common import emulator_process, scratch_database, scratch_event_files
 
 from morpheus_pipelines.assets.tenants.schedules import DAILY_ASSETS
 from morpheus_pipelines.db.urls import libpq_url
@@ -183,11 +183,9 @@ def metadata_of(result: dg.ExecuteInProcessResult) -> dict:
     return {k: getattr(v, "value", v) for k, v in events[0].materialization.metadata.items()}
 
 
-def changed_floor(
-    key: str, floors: dict, meta: dict, routing_floors: dict, shifted: int = 0
-) -> tuple[int, float]:
-    """Rows the asset actually changed and the share of its floor they stand for; for the
-    scores, ``shifted`` snapshots copied with their recency points moved count as changed."""
+def changed_floor(key: str, floors: dict, meta: dict, routing_floors: dict) -> tuple[int, float]:
+    """Rows the asset actually changed and the share of its floor they stand for: for the
+    scores, the tenants scored and the bucket rows updated."""
     if key == "routed_tenants":
         decisions = floors["apac_routing_decisions"]
         buckets = [floors["apac_active_tenants"], floors["apac_sales_owned_tenants"]]
@@ -198,7 +196,7 @@ def changed_floor(
         return decided + written, floor
     if key == "tenant_scores":
         snapshots = floors["apac_tenant_score_snapshots"]
-        scored = meta.get("tenants_scored", 0) + shifted
+        scored = meta.get("tenants_scored", 0)
         updated = meta.get("bucket_rows_updated", 0)
         buckets = [routing_floors[t] for t in ("apac_active_tenants", "apac_sales_owned_tenants")]
         bucket_rows = sum(n for n, _ in buckets) or 1
@@ -257,9 +255,13 @@ def main() -> None:
         replace_source_tenants(url, "devops", frame.itertuples(index=False, name=None))
         print(f"loaded the source table in {time.perf_counter() - t:.1f} s")
         del frame
+        days = [day.isoformat()] + (
+            [(day + timedelta(days=n)).isoformat() for n in (1, 2)] if args.second_day else []
+        )
         with (
             emulator_process("hubspot", dataset.hubspot_data()) as hs,
             emulator_process("domain-intel", dataset.domain_intel) as di,
+            scratch_event_files(days),
         ):
             os.environ.update(dataset.environment())
             # The emulators have their copies: peak memory below is the pipeline's alone.
@@ -274,9 +276,6 @@ def main() -> None:
             log_events_to(__import__("pathlib").Path("/tmp/morpheus_bench_events.jsonl"))
             from morpheus_pipelines.definitions import defs
 
-            days = [day.isoformat()] + (
-                [(day + timedelta(days=n)).isoformat() for n in (1, 2)] if args.second_day else []
-            )
             runs: dict[str, dict[str, dict]] = {}
             for index, partition in enumerate(days):
                 if index == 1:
@@ -310,11 +309,7 @@ def main() -> None:
                     status = "" if result.success else "  FAILED"
                     api = api_floor(key, result, defs.resources) if result.success else None
                     meta = metadata_of(result) if result.success else {}
-                    phases = meta.get("seconds_by_phase") or {}
                     runs[partition][key] = {
-                        "shifted": recency_shifted(url, partition)
-                        if "update_buckets" in phases
-                        else 0,
                         "seconds": seconds,
                         "floors": floors,
                         "floor": floor,
@@ -342,27 +337,12 @@ def main() -> None:
 
 
 # The phases of a run that process the changed tenants; the rest is the day's fixed cost
-# (copying the unchanged tenants' rows, bookkeeping, checks).
+# (listing the unchanged tenants, bookkeeping, checks). Scoring's bucket update brings the
+# rows of the tenants whose recency moved with the day.
 CHANGED_PHASES = {
     "routed_tenants": ("decide",),
     "tenant_scores": ("read", "score", "write", "update_buckets"),
 }
-
-
-def recency_shifted(url: str, partition: str) -> int:
-    """Snapshots of ``partition`` copied from the day before with their recency points moved
-    (docs/scoring.md, "Incremental scoring"): same input, other recency points. Counted here,
-    outside the timed run; the pipeline writes them inside its copy."""
-    with psycopg.connect(libpq_url(url)) as conn:
-        return conn.execute(
-            "SELECT count(*) FROM apac_tenant_score_snapshots n "
-            "JOIN apac_tenant_score_snapshots s ON s.tenant_id = n.tenant_id "
-            "AND s.partition_key = (SELECT max(partition_key) FROM apac_tenant_score_snapshots "
-            "WHERE partition_key < %(p)s) "
-            "WHERE n.partition_key = %(p)s AND n.input_fingerprint = s.input_fingerprint "
-            "AND n.contributions -> 'recency' <> s.contributions -> 'recency'",
-            {"p": partition},
-        ).fetchone()[0]
 
 
 def print_quiet_day(runs: dict, days: list[str], assets: list[str]) -> None:
@@ -380,17 +360,12 @@ def print_quiet_day(runs: dict, days: list[str], assets: list[str]) -> None:
                 continue
             run = day[key]
             meta = run["meta"]
-            shifted = run.get("shifted", 0)
             rows, floor = changed_floor(
-                key, run["floors"], meta, day.get("routed_tenants", run)["floors"], shifted
+                key, run["floors"], meta, day.get("routed_tenants", run)["floors"]
             )
             phases = meta.get("seconds_by_phase") or {}
             changes = sum(phases.get(p, 0.0) for p in CHANGED_PHASES.get(key, ()))
             carried = meta.get("tenants_carried_forward", meta.get("tenants_reused", ""))
-            if shifted:
-                # The shifted snapshots are streamed with the copy: their share of its time.
-                changes += phases.get("carry_forward", 0.0) * shifted / max(carried, 1)
-                carried = f"{carried - shifted}+{shifted}"
             ratio = f"{changes / floor:.1f}" if key in CHANGED_PHASES and floor > 0 else ""
             print(
                 f"{key:<20}{run['seconds']:>9.1f}{run['seconds'] - changes:>9.1f}"

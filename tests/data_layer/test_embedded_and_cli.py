@@ -84,9 +84,12 @@ def test_migrate_creates_every_warehouse_table(home: Path) -> None:
         "apac_hubspot_target_sync_state",
         "apac_active_tenants",
         "apac_sales_owned_tenants",
-        "apac_tenant_score_snapshots",
+        "apac_tenant_score_versions",
         "alembic_version",
     } <= tables
+    with psycopg.connect(url) as conn:
+        views = {row[0] for row in conn.execute("SELECT viewname FROM pg_views")}
+    assert "apac_tenant_score_snapshots" in views
     # Re-running is a no-op.
     assert _morpheus(home, "db", "migrate").returncode == 0
 

@@ -302,3 +302,60 @@ def test_routing_inputs_take_the_numbers_of_the_versions_they_were_decided_from(
         )
     engine.dispose()
     assert restored == {"t-kept": recorded["t-kept"], "t-changed": ""}
+
+
+def test_stored_scores_become_versions_and_each_day_answers_as_before(database_url: str) -> None:
+    """0032 moves every stored day's scores into versions that answer as stored: each day
+    answers exactly the rows it had (a tenant absent on a day included), and going back down
+    gives the table its rows again."""
+    from alembic import command
+
+    config = alembic_config(database_url)
+    command.downgrade(config, "0031")
+    engine = create_engine(database_url)
+    days = ("2026-11-27", "2026-11-28", "2026-11-29")
+    # t-1 every day with a moving score; t-2 absent on the second day.
+    scores = {"t-1": (41.5, 40.25, 39.0), "t-2": (70.0, None, 71.0)}
+    with engine.begin() as connection:
+        for index, day in enumerate(days):
+            for tenant_id, by_day in scores.items():
+                if by_day[index] is None:
+                    continue
+                connection.execute(
+                    text(
+                        "INSERT INTO apac_tenant_score_snapshots (partition_key, tenant_id, "
+                        "tenant_bucket, run_id, score_model_version, total_score, "
+                        "calculated_priority, priority, priority_reason, contributions, "
+                        "scored_at, input_fingerprint) VALUES (:p, :t, 'active', :run, 'v1', "
+                        ":total, 'P2', 'P2', 'score', CAST(:c AS jsonb), now(), 'fp')"
+                    ),
+                    {
+                        "p": day,
+                        "t": tenant_id,
+                        "run": f"run-{index}",
+                        "total": by_day[index],
+                        "c": f'{{"recency": {by_day[index]}}}',
+                    },
+                )
+    columns = (
+        "partition_key, tenant_id, tenant_bucket, run_id, score_model_version, total_score, "
+        "calculated_priority, priority, priority_reason, contributions::text, input_fingerprint"
+    )
+
+    def stored() -> list[tuple]:
+        with engine.connect() as connection:
+            return [
+                tuple(row)
+                for row in connection.execute(
+                    text(f"SELECT {columns} FROM apac_tenant_score_snapshots ORDER BY 1, 2")
+                )
+            ]
+
+    before = stored()
+    assert len(before) == 5
+    upgrade(database_url)
+    assert stored() == before
+    command.downgrade(config, "0031")
+    assert stored() == before
+    upgrade(database_url)
+    engine.dispose()

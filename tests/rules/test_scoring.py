@@ -30,6 +30,9 @@ from morpheus_pipelines.tenants.rules.scoring import (
     REJECTION_REASON_COLUMN,
     TENANT_ID_MISSING,
     partition_scoring_input,
+    recency_fraction,
+    recency_may_move,
+    recency_moves_from,
     score_tenants,
 )
 from morpheus_pipelines.tenants.rules.scoring_model import (
@@ -786,3 +789,58 @@ def test_contributions_are_the_text_json_writes_for_the_points() -> None:
     assert texts == [json.dumps(json.loads(text)) for text in texts]
     assert all(isinstance(v, float) for text in texts for v in json.loads(text).values())
     assert len({text for text in texts}) > 1_000  # not one constant text
+
+
+SCORED_AT = datetime(2026, 11, 20, 15, 59, 59, 999999, tzinfo=UTC)
+
+
+def _recency(moments: list[datetime], at: datetime) -> np.ndarray:
+    fraction = recency_fraction(
+        pd.Series(pd.to_datetime(moments, utc=True)),
+        as_of=at.timestamp(),
+        full_credit_days=MODEL.recency_full_credit_days,
+        zero_credit_days=MODEL.recency_zero_credit_days,
+        future_tolerance_days=MODEL.recency_future_tolerance_days,
+    )
+    return np.fmax(fraction, 0.0)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    before=st.integers(0, 100 * 86_400_000_000),
+    gap=st.integers(1, 30 * 86_400_000_000),
+)
+def test_recency_outside_the_range_that_may_move_scores_the_same(before: int, gap: int) -> None:
+    """Activity no later than the earlier moment, outside ``recency_may_move``'s range, gets
+    the same recency at both moments; inside it may not (the range is not empty)."""
+    moment = SCORED_AT - timedelta(microseconds=before)
+    later = SCORED_AT + timedelta(microseconds=gap)
+    after, before_bound = recency_may_move(MODEL, earlier=SCORED_AT, later=later)
+    same = _recency([moment], SCORED_AT)[0] == _recency([moment], later)[0]
+    if not after < moment < before_bound:
+        assert same
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    before=st.integers(0, 100 * 86_400_000_000),
+    later_days=st.integers(0, 90),
+)
+def test_recency_cannot_move_before_its_moment(before: int, later_days: int) -> None:
+    """Scored at one day's end: on any later day's end up to ``recency_moves_from`` (never,
+    where it is missing) the recency is what it was."""
+    moment = SCORED_AT - timedelta(microseconds=before)
+    (moves_from,) = recency_moves_from(
+        pd.Series(pd.to_datetime([moment], utc=True)), model=MODEL, as_of=SCORED_AT
+    )
+    later = SCORED_AT + timedelta(days=later_days)
+    if pd.isna(moves_from) or later <= moves_from:
+        assert _recency([moment], later)[0] == _recency([moment], SCORED_AT)[0]
+
+
+def test_recency_that_already_has_no_credit_never_moves_and_a_missing_one_neither() -> None:
+    moments = [None, SCORED_AT - timedelta(days=MODEL.recency_zero_credit_days + 2), SCORED_AT]
+    moves_from = recency_moves_from(
+        pd.Series(pd.to_datetime(moments, utc=True)), model=MODEL, as_of=SCORED_AT
+    )
+    assert moves_from.isna().to_list() == [True, True, False]

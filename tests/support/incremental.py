@@ -51,10 +51,13 @@ class Warehouse:
     def __init__(self, url: str, *, incremental: bool) -> None:
         self.url = url
         self.incremental = incremental
-        # Recency moves computed in the carry's SQL (docs/scoring.md); off: scored in Python.
+        # Stored scores move their recency on read (docs/scoring.md); off: every tenant is
+        # scored in Python every day.
         self.shift_recency = True
         # The model of every day when set; else the day's ``other_model`` picks one.
         self.model: ScoringModel | None = None
+        # The run that routed each day, which scores it.
+        self._run_ids: dict[str, str] = {}
 
     def session(self):
         return get_session(self.url)
@@ -68,7 +71,8 @@ class Warehouse:
                     "apac_enriched_tenant_versions, apac_enriched_tenant_days, "
                     "apac_routing_decision_versions, apac_routing_decision_days, "
                     "apac_routing_states, apac_routing_inputs, "
-                    "apac_active_tenants, apac_sales_owned_tenants, apac_tenant_score_snapshots, "
+                    "apac_active_tenants, apac_sales_owned_tenants, "
+                    "apac_tenant_score_versions, apac_tenant_score_days, "
                     "apac_scoring_models"
                 )
             )
@@ -108,29 +112,35 @@ class Warehouse:
     def live_through(
         self, partition_key: str, day: dict[str, Any]
     ) -> tuple[PartitionRouting, ScoringTotals]:
-        forced = frozenset(day["forced"])
+        return self.route(partition_key, day), self.score(partition_key, day)
+
+    def route(self, partition_key: str, day: dict[str, Any]) -> PartitionRouting:
+        """Select, enrich and route the day, by a new run."""
         run_id = self._select_and_enrich(partition_key, day)
-        routing = route_partition(
+        self._run_ids[partition_key] = run_id
+        return route_partition(
             self.session,
             snapshot=snapshot_view(partition_key, day),
             partition_key=partition_key,
             run_id=run_id,
             sales_emails=frozenset(day["sales"]),
-            forced_ids=forced,
+            forced_ids=frozenset(day["forced"]),
             # Small batches: the changed tenants span several pages.
             batch_size=3,
             incremental=self.incremental,
         )
-        scoring = score_partition(
+
+    def score(self, partition_key: str, day: dict[str, Any]) -> ScoringTotals:
+        """Score the day routed last, by the run that routed it."""
+        return score_partition(
             self.session,
             partition_key=partition_key,
-            run_id=run_id,
+            run_id=self._run_ids[partition_key],
             model=self.model or (OTHER_MODEL if day["other_model"] else MODEL),
             batch_size=3,
             incremental=self.incremental,
             shift_recency=self.shift_recency,
         )
-        return routing, scoring
 
     def enrich(self, partition_key: str, day: dict[str, Any]) -> None:
         """The day's answers for every candidate not forced Sales-owned, written as the

@@ -20,12 +20,14 @@ from sqlalchemy.orm import Session
 
 from morpheus_pipelines.db.session import get_session
 from morpheus_pipelines.db.urls import libpq_url
+from morpheus_pipelines.platform.store.day_versions import finish_day
+from morpheus_pipelines.tenants.store.day_tables import SCORE_VERSIONS
 from morpheus_pipelines.tenants.store.models.tenants import ENRICHMENT_COLUMNS
 from morpheus_pipelines.tenants.store.routing_decision import INPUT_COLUMNS
 from morpheus_pipelines.tenants.store.store import TenantStore
 from morpheus_pipelines.tenants.store.tenant_bucket import ROUTED_COLUMNS, TenantBucketRepository
 from morpheus_pipelines.tenants.store.tenant_score_snapshot import (
-    SNAPSHOT_COLUMNS,
+    SCORE_FRAME_COLUMNS,
     bucket_score_update,
 )
 
@@ -220,7 +222,7 @@ def test_routing_inputs_are_copied_on_a_first_run_and_upserted_after(database_ur
 
 
 def scores(tenants: dict[str, tuple[str, float, str]]) -> pd.DataFrame:
-    """Score rows (``SNAPSHOT_COLUMNS``) of ``tenant_id → (bucket, total, priority)``."""
+    """Score rows (``SCORE_FRAME_COLUMNS``) of ``tenant_id → (bucket, total, priority)``."""
     return pd.DataFrame(
         [
             {
@@ -233,10 +235,13 @@ def scores(tenants: dict[str, tuple[str, float, str]]) -> pd.DataFrame:
                 "priority_reason": "score",
                 "contributions": '{"plan": 1.0}',
                 "input_fingerprint": f"fp-{tenant_id}",
+                "recency_key": None,
+                "last_active_at": None,
+                "recency_moves_from": None,
             }
             for tenant_id, (bucket, total, priority) in tenants.items()
         ],
-        columns=SNAPSHOT_COLUMNS,
+        columns=SCORE_FRAME_COLUMNS,
     )
 
 
@@ -270,10 +275,14 @@ def snapshots(database_url: str, partition_key: str) -> dict[str, tuple]:
 def write(
     database_url: str, frame: pd.DataFrame, partition_key: str, run_id: str, live: bool = True
 ) -> tuple[object, set[str]]:
+    """Write a chunk of the day's scores, and make the day's versions its rows."""
+
     def work(session: Session) -> dict[str, int]:
-        return TenantStore(session).scores.write_scores(
+        written = TenantStore(session).scores.write_scores(
             session, frame, partition_key=partition_key, run_id=run_id, live=live
         )
+        finish_day(session, SCORE_VERSIONS, day=partition_key)
+        return written
 
     return in_session(database_url, work)
 
@@ -305,7 +314,7 @@ def test_a_backfill_s_first_run_copies_its_scores_and_leaves_the_buckets(
     assert bucket_scores(database_url) == {}
 
 
-def test_a_partition_scored_again_is_upserted_to_the_rows_a_first_run_copies(
+def test_a_partition_scored_again_is_written_as_the_rows_a_first_run_copies(
     database_url: str,
 ) -> None:
     move(database_url, routed({"t-1": "active", "t-2": "sales_owned"}))
@@ -313,14 +322,16 @@ def test_a_partition_scored_again_is_upserted_to_the_rows_a_first_run_copies(
     write(database_url, frame, PARTITION, "run-1")  # copied in
     copied = snapshots(database_url, PARTITION)
 
-    # The second day already holds one of the tenants: the chunk is staged and upserted.
+    # The second day already holds one of the tenants: the chunk is staged and written as the
+    # day's change.
     write(database_url, frame.iloc[:1], "2026-11-29", "run-2")
     _, staged = write(database_url, frame, "2026-11-29", "run-2")
     assert "contributions" in staged
 
     assert snapshots(database_url, "2026-11-29") == copied
-    # Re-run on the first partition with a changed score: upserted, and the bucket follows.
-    rescored = frame.assign(total_score=[41.0, 70.0])
+    # Re-run on the first partition with a changed input and score: a new version, and the
+    # bucket follows.
+    rescored = frame.assign(total_score=[41.0, 70.0], input_fingerprint=["fp-new", "fp-t-2"])
     assert write(database_url, rescored, PARTITION, "run-3")[0]["snapshots"] == 1
     assert float(snapshots(database_url, PARTITION)["t-1"][1]) == 41.0
     assert bucket_scores(database_url)["t-1"] == (41.0, "P2")

@@ -52,7 +52,9 @@ def tenant_scores(
     row per tenant in `apac_tenant_score_snapshots` holding the bucket and the per-signal
     contributions. Final priority is P0 only for HubSpot target accounts; the forced
     Sales-owned ids and retired tenants are not scored. Only the newest routed partition
-    updates the bucket rows; an older one rewrites its score snapshots only."""
+    updates the bucket rows; an older one rewrites its score snapshots only. A tenant whose
+    input did not change is not scored again: its stored score answers the day, its recency
+    points moved to it."""
     # The step brings pandas: imported by the run that executes it, not by the code location.
     from morpheus_pipelines.tenants.steps.scoring import score_partition
     from morpheus_pipelines.tenants.steps.tenant_events import PartitionEventLogs
@@ -101,8 +103,8 @@ def _metadata(results: Mapping[str, "ScoringTotals"], model_version: str) -> dic
     return {
         "dagster/row_count": scored + carried,
         "score_model_version": model_version,
-        # docs/scoring.md, "Incremental scoring": computed this run, and copied from the
-        # partition scored before because nothing they depend on changed.
+        # docs/scoring.md, "Incremental scoring": computed this run, and answered by the score
+        # stored before because nothing they depend on changed but the passing of time.
         "tenants_scored": scored,
         "tenants_carried_forward": carried,
         "bucket_rows_updated": sum(

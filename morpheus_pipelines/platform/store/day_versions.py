@@ -140,11 +140,12 @@ def open_day(
         return cursor.fetchone()[0]
 
 
-def start_day(session: Session, table: DayVersions, *, day: str) -> None:
+def start_day(session: Session, table: DayVersions, *, day: str) -> str | None:
     """Begin writing ``day`` over several transactions: until :func:`finish_day` it answers
     nothing (a re-run's earlier rows included), so a run that stops half-way never leaves a
-    day whose unwritten keys show what an earlier day or run had."""
-    open_day(session, table, day=day, complete=False)
+    day whose unwritten keys show what an earlier day or run had. Returns the next written
+    day, as :func:`open_day` does."""
+    return open_day(session, table, day=day, complete=False)
 
 
 def finish_day(session: Session, table: DayVersions, *, day: str) -> None:

@@ -28,7 +28,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable, Iterable, Mapping
-from datetime import datetime
+from datetime import datetime, timedelta
 
 import numpy as np
 import pandas as pd
@@ -64,6 +64,8 @@ __all__ = [
     "point_number",
     "points_cents",
     "recency_fraction",
+    "recency_may_move",
+    "recency_moves_from",
     "score_tenants",
     "score_valid_rows",
 ]
@@ -240,8 +242,9 @@ def score_valid_rows(
     )
 
 
-# The arithmetic the incremental carry repeats in SQL (tenants/store/scoring_sql.py): change it
-# there in the same commit.
+# The arithmetic the view ``apac_tenant_score_snapshots`` repeats in SQL to move a stored score's
+# recency points to the day it answers (migration 0032): a change here needs a migration that
+# replaces the view (tests/tenants/test_score_view.py holds the two equal).
 
 
 def points_cents(fractions: np.ndarray, weights: np.ndarray | float) -> np.ndarray:
@@ -266,6 +269,37 @@ def calculated_priorities(
 def point_number(cents: int) -> str:
     """``cents / 100`` as the JSON number ``contributions`` stores (``15.0``, ``0.05``)."""
     return json.dumps(cents / 100)
+
+
+def recency_may_move(
+    model: ScoringModel, *, earlier: datetime, later: datetime
+) -> tuple[datetime, datetime]:
+    """The ``last_active_at`` values, strictly between the two bounds returned, whose recency
+    points may differ between scoring at ``earlier`` and at ``later`` (no later than
+    ``earlier``'s moment, and not missing: those score the same at any later moment). Outside
+    it a value has no credit at ``earlier`` (so none at ``later``) or full credit at ``later``
+    (so full credit at ``earlier``). A day's margin on each side covers the whole seconds the
+    scorer counts."""
+    margin = timedelta(days=1)
+    return (
+        earlier - timedelta(days=model.recency_zero_credit_days) - margin,
+        later - timedelta(days=model.recency_full_credit_days) + margin,
+    )
+
+
+def recency_moves_from(
+    last_active_at: pd.Series, *, model: ScoringModel, as_of: datetime
+) -> pd.Series:
+    """For scores computed at ``as_of``, the moment after which each one's recency points may
+    differ from the ones computed then (a day early: the scorer counts whole seconds), or NaT
+    where they never can: ``last_active_at`` missing, or old enough for no credit at
+    ``as_of``. For values no later than ``as_of``."""
+    moments = pd.to_datetime(last_active_at, utc=True, errors="coerce")
+    day = pd.Timedelta(days=1)
+    never = moments.isna() | (
+        moments + model.recency_zero_credit_days * day + day <= pd.Timestamp(as_of)
+    )
+    return (moments + model.recency_full_credit_days * day - day).where(~never)
 
 
 def recency_fraction(

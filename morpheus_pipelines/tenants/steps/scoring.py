@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from functools import partial
 
+import numpy as np
 import pandas as pd
 from sqlalchemy.orm import Session
 
@@ -22,11 +23,14 @@ from morpheus_pipelines.db.session import SessionFactory
 from morpheus_pipelines.platform.observability.phases import phase
 from morpheus_pipelines.platform.partitions import day_bounds
 from morpheus_pipelines.platform.store.keyset import iter_pages
+from morpheus_pipelines.platform.store.set_based import transaction_start
 from morpheus_pipelines.platform.store.write_behind import write_behind
 from morpheus_pipelines.tenants.rules.scoring import (
     OUTPUT_COLUMNS,
     REJECTION_REASON_COLUMN,
     partition_scoring_input,
+    recency_may_move,
+    recency_moves_from,
     score_valid_rows,
 )
 from morpheus_pipelines.tenants.rules.scoring_model import (
@@ -35,7 +39,6 @@ from morpheus_pipelines.tenants.rules.scoring_model import (
     refuse_reused_version,
 )
 from morpheus_pipelines.tenants.steps.tenant_events import TenantEventLog
-from morpheus_pipelines.tenants.store.scoring_sql import RecencyShift, RecencyWindow
 from morpheus_pipelines.tenants.store.store import TenantStore
 
 # A scored tenant's event line: the rule's output without the bulky per-signal detail.
@@ -53,8 +56,8 @@ class ScoringTotals:
     rows_written: dict[str, int] = field(default_factory=dict)
     seconds: float = 0.0
     live: bool = True
-    # Scores copied unchanged from the partition scored before (docs/scoring.md,
-    # "Incremental scoring"), and the partition they came from.
+    # Tenants whose stored score answers the partition without being scored again
+    # (docs/scoring.md, "Incremental scoring"), and the partition scored before it.
     carried: int = 0
     carried_from: str | None = None
     # Wall time per phase of the run (observability.phases).
@@ -96,12 +99,6 @@ def scoring_scope(session: Session, partition_key: str) -> ScoringScope:
     )
 
 
-def recency_shift(model: ScoringModel, partition_key: str) -> RecencyShift:
-    """The model's recency points at the partition's scoring time, for the carry's
-    statement (docs/scoring.md, "Incremental scoring")."""
-    return RecencyShift.for_model(model, as_of=as_of(partition_key))
-
-
 def _add(counts: dict[str, int], series: pd.Series) -> None:
     for key, n in series.value_counts().items():
         counts[str(key)] = counts.get(str(key), 0) + int(n)
@@ -117,10 +114,16 @@ class ScoringRun:
     run_id: str
     model: ScoringModel
     scope: ScoringScope
-    # Only a re-run can leave snapshots of tenants that are no longer scoring input.
-    rerun: bool
-    # The partition scored before, whose unchanged scores are copied (None: score everyone).
+    # The partition scored before (None: none).
     base: str | None
+    # Whether stored scores move their recency points on read: a tenant whose only change is
+    # the passing of time is not scored again, and the versions written move theirs.
+    moves_on_read: bool
+    # When the plan's transaction began (the database's clock, as the bucket rows' stamps).
+    started_at: datetime
+    # Whether any version was valid on the day when the run began (else it holds only what
+    # the run writes).
+    held_before: bool
     totals: ScoringTotals
     events: TenantEventLog | None
     log: logging.Logger | None
@@ -144,24 +147,24 @@ def score_partition(
 ) -> ScoringTotals:
     """Score every routed tenant of the partition, one transaction per chunk.
 
-    ``incremental``: first copy, in one statement, the score of every tenant whose scoring
-    input and model are those of the partition scored before and whose recency did not move
-    (docs/scoring.md, "Incremental scoring"), and, with ``shift_recency`` and a model whose
-    total is never capped, of every such tenant whose recency did move, with its recency
-    points moved in the same statement; then score the others. The allowlists apply to every
-    tenant scored: a copied score was validated with the same routing message."""
-    shift_recency = shift_recency and model.total_never_capped
+    ``incremental`` and ``shift_recency``, with a model whose total is never capped: score
+    only the tenants whose stored score cannot answer the day (docs/scoring.md, "Incremental
+    scoring"): a version with the tenant's bucket, the model and the fingerprint of its
+    scoring input answers every later day, its recency points moved when the day is read.
+    Otherwise score every tenant and store each score as it was computed for the day. The
+    allowlists apply to every tenant scored: a stored score was validated with the same
+    routing message."""
     started = time.perf_counter()
     run = start_scoring(
         session_factory,
         partition_key=partition_key,
         run_id=run_id,
         model=model,
-        incremental=incremental,
+        moves_on_read=incremental and shift_recency and model.total_never_capped,
         events=events,
         log=log,
     )
-    tenant_ids = carry_scores_forward(run, shift_recency=shift_recency)
+    tenant_ids = find_changed(run)
     score_chunks(run, tenant_ids, batch_size=batch_size)
     finish_scoring(run)
     run.totals.seconds = time.perf_counter() - started
@@ -174,12 +177,12 @@ def start_scoring(
     partition_key: str,
     run_id: str,
     model: ScoringModel,
-    incremental: bool,
+    moves_on_read: bool,
     events: TenantEventLog | None,
     log: logging.Logger | None,
 ) -> ScoringRun:
-    """The ``plan`` phase: whether the partition is live, whether this is a re-run, and
-    (``incremental``) the partition scored before it."""
+    """The ``plan`` phase: whether the partition is live, the partition scored before it, the
+    model recorded, and the day's scores begun (it answers nothing until they finish)."""
     totals = ScoringTotals()
     with phase(totals.phases, "plan"), session_factory() as session:
         store = TenantStore(session)
@@ -187,12 +190,10 @@ def start_scoring(
         # Committed with the plan, before any score: every score of the version is written
         # after its record.
         record_model(store, model, partition_key=partition_key, run_id=run_id)
-        rerun = store.scores.has_partition(session, partition_key=partition_key)
-        base = (
-            store.scores.newest_partition_before(session, partition_key=partition_key)
-            if incremental
-            else None
-        )
+        base = store.scores.newest_partition_before(session, partition_key=partition_key)
+        store.scores.start_day(session, partition_key=partition_key)
+        started_at = transaction_start(session)
+        held_before = store.scores.holds_any(session, partition_key=partition_key)
     totals.live = scope.live
     return ScoringRun(
         session_factory,
@@ -200,8 +201,10 @@ def start_scoring(
         run_id,
         model,
         scope,
-        rerun=rerun,
         base=base,
+        moves_on_read=moves_on_read,
+        started_at=started_at,
+        held_before=held_before,
         totals=totals,
         events=events,
         log=log,
@@ -229,49 +232,27 @@ def record_model(
     )
 
 
-def carry_scores_forward(run: ScoringRun, *, shift_recency: bool) -> list[str] | None:
-    """With a base partition, the ``carry_forward``, ``update_buckets`` and ``find_changed``
-    phases: copy the base's unchanged scores (their recency points moved, with
-    ``shift_recency``), update the bucket rows of the shifted ones in the same transaction,
-    then list the tenants still to score. None: score every tenant."""
-    if run.base is None:
+def find_changed(run: ScoringRun) -> list[str] | None:
+    """The ``find_changed`` phase: the tenants whose stored score cannot answer the partition,
+    to score (None: every tenant, when stored scores do not move their recency on read, or
+    none can answer it)."""
+    if not run.moves_on_read:
         return None
-    base, partition_key, totals = run.base, run.partition_key, run.totals
-    shift = recency_shift(run.model, partition_key) if shift_recency else None
-    with run.session_factory() as session, run.session_factory() as source:
-        store = TenantStore(session)
-        with phase(run.phases, "carry_forward"):
-            totals.carried = store.scores.carry_forward(
-                session,
-                source=source,
-                partition_key=partition_key,
-                run_id=run.run_id,
-                base_partition=base,
-                model_fingerprint=run.model.fingerprint,
-                recency=RecencyWindow.for_model(
-                    run.model, earlier=as_of(base), later=as_of(partition_key)
-                ),
-                live=run.scope.live,
-                shift=shift,
-            )
-        if shift is not None and run.scope.live:
-            # Same transaction: a shifted score is never committed without its bucket row.
-            with phase(run.phases, "update_buckets"):
-                totals.rows_written.update(
-                    store.scores.update_buckets_from_run(
-                        session, partition_key=partition_key, run_id=run.run_id
-                    )
-                )
+    totals = run.totals
     with phase(run.phases, "find_changed"), run.session_factory() as session:
-        tenant_ids = TenantStore(session).scores.unscored_inputs(
-            session, partition_key=partition_key, run_id=run.run_id
+        tenant_ids, inputs = TenantStore(session).scores.changed_inputs(
+            session,
+            partition_key=run.partition_key,
+            model_version=run.model.version,
+            model_fingerprint=run.model.fingerprint,
         )
-    totals.carried_from = base
+    scoring = inputs if tenant_ids is None else len(tenant_ids)
+    totals.carried = inputs - scoring
+    totals.carried_from = run.base
     if run.log is not None:
         run.log.info(
-            f"{partition_key}: carried {totals.carried:,} scores from {base} (recency "
-            f"moved where it moved); "
-            f"scoring {len(tenant_ids):,} tenants"
+            f"{run.partition_key}: {totals.carried:,} stored scores answer the day "
+            f"(their recency moved on read); scoring {scoring:,} tenants"
         )
     return tenant_ids
 
@@ -298,8 +279,17 @@ def score_chunks(run: ScoringRun, tenant_ids: list[str] | None, *, batch_size: i
                 scores = score_valid_rows(
                     valid, model=run.model, as_of=scored_as_of, observed_at=run.scope.observed_at
                 )
-                scores["input_fingerprint"] = chunk.loc[scores.index, "input_fingerprint"]
-            writer.submit(scores, then=_written(run, chunk, scores, rejected))
+                scores = stored_scores(
+                    scores,
+                    chunk,
+                    partition_key=run.partition_key,
+                    model=run.model,
+                    moves_on_read=run.moves_on_read,
+                )
+            writer.submit(
+                (scores, rejected["tenant_id"].dropna().tolist()),
+                then=_written(run, chunk, scores, rejected),
+            )
 
 
 def _read_input(
@@ -315,13 +305,49 @@ def _read_input(
     )
 
 
-def _write_scores(run: ScoringRun, scores: pd.DataFrame) -> tuple[dict[str, int], float]:
+def stored_scores(
+    scores: pd.DataFrame,
+    chunk: pd.DataFrame,
+    *,
+    partition_key: str,
+    model: ScoringModel,
+    moves_on_read: bool,
+) -> pd.DataFrame:
+    """The scores as their versions store them: with the fingerprint of each tenant's input,
+    its ``last_active_at``, a ``recency_key`` of None where the version moves its recency
+    points on read (``moves_on_read``, and activity no later than the day's end: the
+    arithmetic the view repeats holds for those) or the day otherwise (stored as scored), and
+    for the former when their points may start to move (``recency_moves_from``)."""
+    inputs = chunk.loc[scores.index]
+    last_active = pd.to_datetime(inputs["last_active_at"], utc=True, errors="coerce")
+    scored_for = as_of(partition_key)
+    movable = last_active.isna() | (last_active <= pd.Timestamp(scored_for))
+    if not moves_on_read:
+        movable[:] = False
+    moves_from = recency_moves_from(last_active, model=model, as_of=scored_for)
+    return scores.assign(
+        input_fingerprint=inputs["input_fingerprint"],
+        last_active_at=last_active,
+        recency_key=np.where(movable.to_numpy(dtype=bool), None, partition_key).astype(object),
+        recency_moves_from=moves_from.where(movable),
+    )
+
+
+def _write_scores(
+    run: ScoringRun, chunk: tuple[pd.DataFrame, list[str]]
+) -> tuple[dict[str, int], float]:
     """The rows written, and the seconds it took (the writer thread's ``write`` phase,
     added to ``phases`` on the caller's thread)."""
+    scores, rejected_ids = chunk
     started = time.perf_counter()
     with run.session_factory() as session:
         rows = TenantStore(session).scores.write_scores(
-            session, scores, partition_key=run.partition_key, run_id=run.run_id, live=run.scope.live
+            session,
+            scores,
+            partition_key=run.partition_key,
+            run_id=run.run_id,
+            live=run.scope.live,
+            rejected_ids=rejected_ids,
         )
     return rows, time.perf_counter() - started
 
@@ -357,17 +383,49 @@ def _written(
 
 
 def finish_scoring(run: ScoringRun) -> None:
-    """The ``bookkeeping`` phase: the partition's snapshots of tenants that are no longer
-    scoring input removed, and its snapshots counted per bucket and priority."""
-    with phase(run.phases, "bookkeeping"), run.session_factory() as session:
+    """In one transaction, the ``finish`` phase (the tenants that are no longer scoring input
+    removed from the partition, and its scores made the day's) and, for the live partition,
+    ``update_buckets`` (the bucket rows whose score moved with the day brought to it); then
+    ``bookkeeping``: the day's scores counted per bucket and priority."""
+    totals, partition_key, live = run.totals, run.partition_key, run.scope.live
+    with run.session_factory() as session:
         store = TenantStore(session)
-        run.totals.rows_written["orphan_snapshots"] = store.scores.delete_orphans(
-            session, partition_key=run.partition_key, rerun=run.rerun
+        with phase(run.phases, "finish"):
+            last_live = store.scores.last_live_scoring(session) if live else None
+            totals.rows_written["removed"] = store.scores.finish_day(
+                session,
+                partition_key=partition_key,
+                live_since=run.started_at if live else None,
+                wrote=totals.rows_written.get("snapshots", 0) > 0,
+                held_before=run.held_before,
+            )
+        if live:
+            with phase(run.phases, "update_buckets"):
+                moved = store.scores.update_moved_buckets(
+                    session,
+                    partition_key=partition_key,
+                    run_id=run.run_id,
+                    since=_moved_since(run, last_live),
+                )
+            for key, n in moved.items():
+                totals.rows_written[key] = totals.rows_written.get(key, 0) + n
+    with phase(run.phases, "bookkeeping"), run.session_factory() as session:
+        # Scored and stored alike: the partition's scores as the day answers them.
+        totals.by_bucket_priority = TenantStore(session).scores.bucket_priorities(
+            session, partition_key=partition_key
         )
-        # Scored and carried alike: the partition's snapshots as they stand.
-        run.totals.by_bucket_priority = store.scores.bucket_priorities(
-            session, partition_key=run.partition_key
-        )
+
+
+def _moved_since(
+    run: ScoringRun, last_live: tuple[str, datetime] | None
+) -> tuple[datetime, tuple[datetime, datetime]] | None:
+    """When the last live scoring began, and the ``last_active_at`` range whose recency may
+    have moved between its day and this one (None: no live scoring before)."""
+    if last_live is None:
+        return None
+    day, started = last_live
+    earlier, later = sorted((as_of(day), as_of(run.partition_key)))
+    return started, recency_may_move(run.model, earlier=earlier, later=later)
 
 
 def _timed(

@@ -83,6 +83,30 @@ DECISION_VERSIONS = DayVersions(
 )
 
 
+# A tenant's score: a new version when its scoring input, bucket or model changes, or, for a
+# version that answers as stored (``recency_key`` its day), on any later day; the score itself
+# is the answer for ``scored_for``, the day the version's recency points are moved from when
+# a day is read (docs/scoring.md, "How scores are stored").
+SCORE_VERSIONS = DayVersions(
+    versions="apac_tenant_score_versions",
+    days="apac_tenant_score_days",
+    key="tenant_id",
+    compared=("tenant_bucket", "score_model_version", "input_fingerprint", "recency_key"),
+    carried=(
+        "run_id",
+        "scored_for",
+        "scored_at",
+        "total_score",
+        "calculated_priority",
+        "priority",
+        "priority_reason",
+        "contributions",
+        "last_active_at",
+        "recency_moves_from",
+    ),
+)
+
+
 def _day(partition_key: str | sql.Composable) -> sql.Composable:
     return (
         partition_key if isinstance(partition_key, sql.Composable) else sql.Literal(partition_key)

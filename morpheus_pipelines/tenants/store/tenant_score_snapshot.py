@@ -1,9 +1,10 @@
-"""Repository of score history (``apac_tenant_score_snapshots``) and the scoring reads/writes
-across the two bucket tables."""
+"""Repository of score history (``apac_tenant_score_versions``, read a day at a time as
+``apac_tenant_score_snapshots``) and the scoring reads/writes across the two bucket tables."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 
 import pandas as pd
 from psycopg import sql
@@ -12,29 +13,34 @@ from sqlalchemy.orm import Session
 
 from morpheus_pipelines.db.session import driver_cursor
 from morpheus_pipelines.platform.store.copying import read_frame
+from morpheus_pipelines.platform.store.day_versions import (
+    finish_day,
+    remove_from_day,
+    start_day,
+    valid_on,
+    write_day,
+)
 from morpheus_pipelines.platform.store.keyset import keyset_after
 from morpheus_pipelines.platform.store.planner import analyze
-from morpheus_pipelines.platform.store.set_based import SetBasedRepository, merge_joins
-from morpheus_pipelines.tenants.store.day_tables import answers_on, candidates_on, decisions_on
-from morpheus_pipelines.tenants.store.models import TenantScoreSnapshot
-from morpheus_pipelines.tenants.store.routing_decision import FORCED_RULE, RETIRED_RULE
-from morpheus_pipelines.tenants.store.scoring_sql import (
-    SHIFTED_COLUMNS,
-    RecencyShift,
-    RecencyWindow,
+from morpheus_pipelines.platform.store.set_based import (
+    SetBasedRepository,
+    transaction_start,
 )
+from morpheus_pipelines.tenants.store.day_tables import (
+    SCORE_VERSIONS,
+    answers_on,
+    candidates_on,
+    decisions_on,
+)
+from morpheus_pipelines.tenants.store.models import TenantScoreSnapshot, TenantScoreVersion
+from morpheus_pipelines.tenants.store.routing_decision import FORCED_RULE, RETIRED_RULE
 from morpheus_pipelines.tenants.store.tenant_bucket import BUCKET_TABLES
 
-SNAPSHOT_COLUMNS = (
-    "tenant_id",
-    "tenant_bucket",
-    "score_model_version",
-    "total_score",
-    "calculated_priority",
-    "priority",
-    "priority_reason",
-    "contributions",
-    "input_fingerprint",
+# What a chunk of scores gives of each tenant: the scorer's columns, the fingerprint of its
+# input, its ``last_active_at``, whether its version moves its recency on read
+# (``recency_key`` NULL) and from when it may (docs/scoring.md, "How scores are stored").
+SCORE_FRAME_COLUMNS = tuple(
+    c for c in SCORE_VERSIONS.columns if c not in ("run_id", "scored_for", "scored_at")
 )
 SCORE_COLUMNS = ("total_score", "calculated_priority", "priority", "priority_reason")
 # What a bucket row takes from its tenant's score.
@@ -74,141 +80,186 @@ def scoring_fingerprint(model_fingerprint: str) -> sql.Composable:
     )
 
 
-class TenantScoreSnapshotRepository(SetBasedRepository[TenantScoreSnapshot]):
-    model_class = TenantScoreSnapshot
+class TenantScoreSnapshotRepository(SetBasedRepository[TenantScoreVersion]):
+    """The scores as versions valid for a range of days (``SCORE_VERSIONS``), read a day at
+    a time through the view ``apac_tenant_score_snapshots`` (docs/scoring.md, "How scores are
+    stored"). A day is written over several transactions: :meth:`start_day`, the chunks'
+    :meth:`write_scores`, then :meth:`finish_day`, until which the day answers nothing."""
 
-    def carry_forward(
+    model_class = TenantScoreVersion
+
+    def start_day(self, session: Session, *, partition_key: str) -> None:
+        """Begin writing the partition's scores: it answers nothing until :meth:`finish_day`."""
+        start_day(session, SCORE_VERSIONS, day=partition_key)
+
+    def has_partition(self, session: Session, *, partition_key: str) -> bool:
+        """Whether the partition's scores were ever written (finished or not)."""
+        with driver_cursor(session) as cursor:
+            cursor.execute(
+                "SELECT EXISTS (SELECT 1 FROM apac_tenant_score_days WHERE partition_key = %s)",
+                (partition_key,),
+            )
+            return bool(cursor.fetchone()[0])
+
+    def newest_partition_before(self, session: Session, *, partition_key: str) -> str | None:
+        """The newest partition before ``partition_key`` whose scores are finished."""
+        with driver_cursor(session) as cursor:
+            cursor.execute(
+                "SELECT max(partition_key) FROM apac_tenant_score_days "
+                "WHERE partition_key < %s AND complete",
+                (partition_key,),
+            )
+            return cursor.fetchone()[0]
+
+    def changed_inputs(
+        self, session: Session, *, partition_key: str, model_version: str, model_fingerprint: str
+    ) -> tuple[list[str] | None, int]:
+        """The partition's scoring input whose version valid on the day cannot answer it, in
+        tenant-id order (None: every tenant, when no version is valid on the day), and how
+        many tenants the input has. A version answers a tenant when it has the tenant's
+        bucket, the model and the fingerprint of the tenant's scoring input, and moves its
+        recency on read (``recency_key`` NULL)."""
+        day = sql.Literal(partition_key)
+        with driver_cursor(session) as cursor:
+            cursor.execute(
+                sql.SQL("SELECT count(*) FROM {decisions} d WHERE {scored}").format(
+                    decisions=decisions_on(partition_key), scored=SCORED_DECISION
+                )
+            )
+            inputs = cursor.fetchone()[0]
+            if not self.holds_any(session, partition_key=partition_key):
+                return None, inputs
+            cursor.execute(
+                sql.SQL(
+                    "SELECT d.tenant_id FROM {scoring_from} WHERE d.partition_key = {p} "
+                    "AND {scored} AND NOT EXISTS (SELECT 1 FROM apac_tenant_score_versions v "
+                    "WHERE v.tenant_id = d.tenant_id AND {valid} AND v.recency_key IS NULL "
+                    "AND v.tenant_bucket = d.tenant_bucket AND v.score_model_version = {version} "
+                    "AND v.input_fingerprint = {fingerprint}) ORDER BY d.tenant_id"
+                ).format(
+                    scoring_from=scoring_from(partition_key),
+                    p=day,
+                    scored=SCORED_DECISION,
+                    valid=valid_on("v", day),
+                    version=sql.Literal(model_version),
+                    fingerprint=scoring_fingerprint(model_fingerprint),
+                )
+            )
+            changed = [tenant_id for (tenant_id,) in cursor]
+            return (None if len(changed) == inputs else changed), inputs
+
+    def last_live_scoring(self, session: Session) -> tuple[str, datetime] | None:
+        """The day whose scores the live bucket rows last received, and when that run began
+        (:meth:`finish_day`); None when no day has."""
+        with driver_cursor(session) as cursor:
+            cursor.execute(
+                "SELECT partition_key, live_since FROM apac_tenant_score_days "
+                "WHERE complete AND live_since IS NOT NULL ORDER BY live_since DESC LIMIT 1"
+            )
+            row = cursor.fetchone()
+            return None if row is None else (row[0], row[1])
+
+    def holds_any(self, session: Session, *, partition_key: str) -> bool:
+        """Whether any version is valid on the partition (written for it or continued into
+        it), finished or not."""
+        with driver_cursor(session) as cursor:
+            cursor.execute(
+                sql.SQL(
+                    "SELECT EXISTS (SELECT 1 FROM apac_tenant_score_versions v WHERE {valid})"
+                ).format(valid=valid_on("v", sql.Literal(partition_key)))
+            )
+            return bool(cursor.fetchone()[0])
+
+    def finish_day(
+        self,
+        session: Session,
+        *,
+        partition_key: str,
+        live_since: datetime | None = None,
+        wrote: bool = True,
+        held_before: bool = True,
+    ) -> int:
+        """Remove from the partition the tenants that are no longer its scoring input (they
+        left it, were retired or became forced), and make what was written its scores, in the
+        caller's transaction (with :meth:`update_moved_buckets` for a live partition, whose
+        run began at ``live_since``: a day never answers a score its bucket row does not
+        hold). ``wrote``: the run wrote versions (else the statistics are left as they are,
+        unless tenants were removed). Returns the tenants removed."""
+        day = sql.Literal(partition_key)
+        unscored = sql.SQL(
+            "SELECT v.tenant_id FROM apac_tenant_score_versions v WHERE {valid} "
+            "AND NOT EXISTS (SELECT 1 FROM {decisions} d WHERE d.tenant_id = v.tenant_id "
+            "AND {scored})"
+        ).format(
+            valid=valid_on("v", day), decisions=decisions_on(partition_key), scored=SCORED_DECISION
+        )
+        removed = 0
+        if held_before:
+            removed = remove_from_day(
+                session, SCORE_VERSIONS, day=partition_key, keys=unscored, finishes_day=False
+            )
+        finish_day(session, SCORE_VERSIONS, day=partition_key)
+        if live_since is not None:
+            with driver_cursor(session) as cursor:
+                cursor.execute(
+                    "UPDATE apac_tenant_score_days SET live_since = %s WHERE partition_key = %s",
+                    (live_since, partition_key),
+                )
+        if wrote or removed:
+            # The day's statistics: the bucket update and the next day's reads plan on them.
+            analyze(session, "apac_tenant_score_versions")
+        return removed
+
+    def update_moved_buckets(
         self,
         session: Session,
         *,
         partition_key: str,
         run_id: str,
-        base_partition: str,
-        model_fingerprint: str,
-        recency: RecencyWindow,
-        live: bool,
-        shift: RecencyShift | None = None,
-        source: Session | None = None,
-    ) -> int:
-        """Copy ``base_partition``'s score of every scoring input of ``partition_key`` with
-        the same fingerprint and a recency that did not move; with ``shift``, also of every
-        such tenant whose recency did move, its recency points and what follows from them
-        recomputed in the same statement. For the live partition only tenants whose unretired
-        bucket row still holds the base partition's score are copied: the shifted ones' rows need
-        :meth:`update_buckets_from_run` in the same transaction. ``source``: a second
-        connection to stream the rows with, when the partition has no snapshots yet
-        (``write_selected``). Returns rows copied."""
-        columns, rows = self.carry_forward_select(
-            partition_key=partition_key,
-            run_id=run_id,
-            base_partition=base_partition,
-            model_fingerprint=model_fingerprint,
-            recency=recency,
-            live=live,
-            shift=shift,
-        )
-        return self.write_rows(
-            session, columns=columns, rows=rows, partition_key=partition_key, source=source
-        )
-
-    def update_buckets_from_run(
-        self, session: Session, *, partition_key: str, run_id: str
+        since: tuple[datetime, tuple[datetime, datetime]] | None,
     ) -> dict[str, int]:
-        """Update the unretired bucket rows whose score differs from the one this run wrote
-        into the partition's snapshots (the recency-shifted ones after :meth:`carry_forward`);
-        rows updated per bucket. Only this run's snapshots: a re-run's older rows are scored
-        again afterwards."""
-        written = sql.SQL(
-            "(SELECT tenant_id, tenant_bucket, {scores} FROM apac_tenant_score_snapshots "
-            "WHERE partition_key = {p} AND run_id = {run})"
-        ).format(
-            scores=sql.SQL(", ").join(map(sql.Identifier, SCORE_COLUMNS)),
-            p=sql.Literal(partition_key),
-            run=sql.Literal(run_id),
-        )
-        with merge_joins(session):
-            return {
-                bucket: self._update_bucket(session, written, bucket, table, partition_key)
-                for bucket, table in BUCKET_TABLES.items()
-            }
-
-    def carry_forward_select(
-        self,
-        *,
-        partition_key: str,
-        run_id: str,
-        base_partition: str,
-        model_fingerprint: str,
-        recency: RecencyWindow,
-        live: bool,
-        shift: RecencyShift | None = None,
-    ) -> tuple[list[str], sql.Composed]:
-        """The columns and rows of :meth:`carry_forward` (to write, or to ``EXPLAIN``)."""
-        copied = [c for c in SNAPSHOT_COLUMNS if c != "tenant_id"]
-        values = sql.SQL(", ").join(sql.SQL("s.{}").format(sql.Identifier(c)) for c in copied)
-        # Copied: a recency that cannot have moved, or (with the shift) one moved here.
-        copyable = unmoved = recency.condition("c.last_active_at")
-        shift_join = sql.SQL("")
-        if shift is not None:
-            # m.cents: the new recency points, NULL when they cannot have moved.
-            shift_join = shift.lateral(unmoved, "c.last_active_at")
-            copyable = sql.SQL("(m.cents IS NULL OR {})").format(
-                shift.applies("c.last_active_at", "s")
+        """Bring each unretired bucket row whose score differs from the one the finished day
+        answers to it, among the tenants whose score run ``run_id`` did not write (it updated
+        those rows with each chunk). ``since``: when the run that last scored the live bucket
+        rows began, and the ``last_active_at`` range whose recency may have moved since its
+        day (``rules.scoring.recency_may_move``); then only the tenants in that range and the
+        bucket rows routing wrote since are compared (every other row holds that run's score,
+        which the day's equals). None: every row is compared. The day's scores of those
+        tenants are computed once, into a temporary table both buckets are updated from. Rows
+        updated per bucket."""
+        only = sql.SQL("")
+        if since is not None:
+            started, (after, before) = since
+            only = sql.SQL(
+                " AND ((s.last_active_at > {after} AND s.last_active_at < {before}) "
+                "OR s.tenant_id IN (SELECT tenant_id FROM apac_active_tenants "
+                "WHERE updated_at >= {started} UNION ALL SELECT tenant_id "
+                "FROM apac_sales_owned_tenants WHERE updated_at >= {started}))"
+            ).format(
+                after=sql.Literal(after), before=sql.Literal(before), started=sql.Literal(started)
             )
-            moved = shift.shifted()
-            values = sql.SQL(", ").join(
-                sql.SQL("CASE WHEN m.cents IS NULL THEN s.{c} ELSE {moved} END").format(
-                    c=sql.Identifier(c), moved=moved[c]
-                )
-                if c in SHIFTED_COLUMNS
-                else sql.SQL("s.{}").format(sql.Identifier(c))
-                for c in copied
-            )
-        bucket_holds_score = sql.SQL("")
-        joins = sql.SQL("")
-        if live:
-            joins = sql.SQL(
-                " LEFT JOIN apac_active_tenants a ON a.tenant_id = s.tenant_id "
-                "AND s.tenant_bucket = 'active' AND a.retired_at IS NULL "
-                "LEFT JOIN apac_sales_owned_tenants o ON o.tenant_id = s.tenant_id "
-                "AND s.tenant_bucket = 'sales_owned' AND o.retired_at IS NULL"
-            )
-            scores = sql.SQL(", ").join(
-                sql.SQL("s.{}").format(sql.Identifier(c)) for c in SCORE_COLUMNS
-            )
-
-            def held(alias: str) -> sql.Composable:
-                return sql.SQL("({}) IS NOT DISTINCT FROM ({})").format(
-                    sql.SQL(", ").join(
-                        sql.SQL("{}.{}").format(sql.Identifier(alias), sql.Identifier(c))
-                        for c in SCORE_COLUMNS
+        moved = sql.Identifier("_moved_scores")
+        with driver_cursor(session) as cursor:
+            cursor.execute(
+                sql.SQL(
+                    "CREATE TEMP TABLE {moved} ON COMMIT DROP AS SELECT {columns} "
+                    "FROM apac_tenant_score_snapshots s WHERE s.partition_key = {p} "
+                    "AND s.run_id <> {run}{only}"
+                ).format(
+                    moved=moved,
+                    columns=sql.SQL(", ").join(
+                        sql.SQL("s.{}").format(sql.Identifier(c)) for c in BUCKET_SCORE_COLUMNS
                     ),
-                    scores,
+                    p=sql.Literal(partition_key),
+                    run=sql.Literal(run_id),
+                    only=only,
                 )
-
-            bucket_holds_score = sql.SQL(
-                " AND ((a.tenant_id IS NOT NULL AND {}) OR (o.tenant_id IS NOT NULL AND {}))"
-            ).format(held("a"), held("o"))
-        rows = sql.SQL(
-            "SELECT {p}, d.tenant_id, {run}, now(), {values} "
-            "FROM {scoring_from} JOIN apac_tenant_score_snapshots s "
-            "ON s.partition_key = {base} AND s.tenant_id = d.tenant_id{joins}{shift_join} "
-            "WHERE d.partition_key = {p} AND {scored} AND s.input_fingerprint = {fingerprint} "
-            "AND {recency}{bucket_holds_score}"
-        ).format(
-            p=sql.Literal(partition_key),
-            run=sql.Literal(run_id),
-            values=values,
-            scoring_from=scoring_from(partition_key),
-            base=sql.Literal(base_partition),
-            joins=joins,
-            shift_join=shift_join,
-            scored=SCORED_DECISION,
-            fingerprint=scoring_fingerprint(model_fingerprint),
-            recency=copyable,
-            bucket_holds_score=bucket_holds_score,
-        )
-        return ["partition_key", "tenant_id", "run_id", "scored_at", *copied], rows
+            )
+        analyze(session, "_moved_scores")
+        return {
+            bucket: self._update_bucket(session, moved, bucket, table, partition_key)
+            for bucket, table in BUCKET_TABLES.items()
+        }
 
     def bucket_priorities(self, session: Session, *, partition_key: str) -> dict[str, int]:
         """Snapshots of the partition per ``bucket:priority``."""
@@ -219,23 +270,6 @@ class TenantScoreSnapshotRepository(SetBasedRepository[TenantScoreSnapshot]):
             .group_by(t.tenant_bucket, t.priority)
         )
         return {f"{bucket}:{priority}": n for bucket, priority, n in rows}
-
-    def unscored_inputs(self, session: Session, *, partition_key: str, run_id: str) -> list[str]:
-        """The partition's scoring input this run has not scored yet, in tenant-id order."""
-        with driver_cursor(session) as cursor:
-            cursor.execute(
-                sql.SQL(
-                    "SELECT d.tenant_id FROM {decisions} d WHERE {scored} "
-                    "AND NOT EXISTS (SELECT 1 FROM apac_tenant_score_snapshots s "
-                    "WHERE s.partition_key = d.partition_key AND s.tenant_id = d.tenant_id "
-                    "AND s.run_id = {run}) ORDER BY d.tenant_id"
-                ).format(
-                    decisions=decisions_on(partition_key),
-                    scored=SCORED_DECISION,
-                    run=sql.Literal(run_id),
-                )
-            )
-            return [tenant_id for (tenant_id,) in cursor]
 
     def read_scoring_input(
         self,
@@ -275,29 +309,6 @@ class TenantScoreSnapshotRepository(SetBasedRepository[TenantScoreSnapshot]):
         )
         return read_frame(session, query)
 
-    def delete_orphans(self, session: Session, *, partition_key: str, rerun: bool = True) -> int:
-        """Delete the partition's snapshots of tenants that are no longer scoring input (they
-        left the partition, were retired or became forced). Only a re-run can have any:
-        ``rerun`` False skips the search (the statistics are refreshed either way)."""
-        # Both tables were just bulk-written: on "empty table" estimates this anti-join became
-        # a nested loop that took minutes at 190,000 tenants (docs/performance.md).
-        analyze(session, "apac_tenant_score_snapshots")
-        if not rerun:
-            return 0
-        with driver_cursor(session) as cursor:
-            cursor.execute(
-                sql.SQL(
-                    "DELETE FROM apac_tenant_score_snapshots t WHERE t.partition_key = {p} "
-                    "AND NOT EXISTS (SELECT 1 FROM {decisions} d "
-                    "WHERE d.tenant_id = t.tenant_id AND {scored})"
-                ).format(
-                    p=sql.Literal(partition_key),
-                    decisions=decisions_on(partition_key),
-                    scored=SCORED_DECISION,
-                )
-            )
-            return max(cursor.rowcount, 0)
-
     def write_scores(
         self,
         session: Session,
@@ -306,46 +317,97 @@ class TenantScoreSnapshotRepository(SetBasedRepository[TenantScoreSnapshot]):
         partition_key: str,
         run_id: str,
         live: bool = True,
+        rejected_ids: Sequence[str] = (),
     ) -> dict[str, int]:
-        """Record the snapshots and, when the partition owns the live buckets (``live``),
-        update the score columns of each (unretired) bucket row.
+        """Write a chunk of the partition's scores (:data:`SCORE_FRAME_COLUMNS`, in tenant-id
+        order) into the day being written and, when the partition owns the live buckets
+        (``live``), update the score columns of each (unretired) bucket row. ``rejected_ids``:
+        tenants of the chunk that were not scored, removed from the day.
 
         A bucket row is rewritten only when its score or priority changed; a priority change
         keeps the old value in ``previous_priority`` and the partition in
         ``priority_changed_partition`` (what the Daily Summary reports as new or changed).
 
-        When none of the tenants has a snapshot of the partition yet (its first run), the
-        snapshots are copied straight in, and the bucket update reads a staging table of the
-        scores alone; otherwise every column is staged and upserted.
+        When no version of the chunk's key range is valid on the day (the tenants' first
+        score, or a day before any), the rows are copied straight into the versions, and
+        the bucket update reads a staging table of the scores alone; otherwise every column
+        is staged and written as the day's change (``write_day``).
         """
-        snapshots = self.copy_run_if_new(
-            session,
-            scores,
-            columns=SNAPSHOT_COLUMNS,
-            partition_key=partition_key,
-            run_id=run_id,
-            stamped="scored_at",
-        )
-        if snapshots is None:
-            staging = self.copy_frame_into_staging(session, scores, columns=SNAPSHOT_COLUMNS)
-            snapshots = self.upsert_run_from_staging(
+        following = start_day(session, SCORE_VERSIONS, day=partition_key)
+        constants = {"run_id": run_id, "scored_for": partition_key}
+        written = {"snapshots": 0}
+        staging = None
+        if len(scores) and self._none_valid_on(session, scores, partition_key):
+            straight = self.copy_frame_if_new(
                 session,
-                staging,
-                columns=SNAPSHOT_COLUMNS,
-                partition_key=partition_key,
-                run_id=run_id,
-                stamped="scored_at",
+                scores,
+                columns=SCORE_FRAME_COLUMNS,
+                constants={
+                    **constants,
+                    "scored_at": transaction_start(session),
+                    "valid_from": partition_key,
+                    "valid_to": following,
+                },
             )
-        elif live:
-            # The bucket update reads the scores alone: no second parse of ``contributions``.
-            staging = self.copy_frame_into_staging(session, scores, columns=BUCKET_SCORE_COLUMNS)
-        written = {"snapshots": snapshots}
-        if live:
+            written["snapshots"] = straight or 0
+        else:
+            straight = None
+        if straight is None and len(scores):
+            staging = self.copy_frame_into_staging(session, scores, columns=SCORE_FRAME_COLUMNS)
+            values = {
+                "run_id": sql.Literal(run_id),
+                "scored_for": sql.Literal(partition_key),
+                "scored_at": sql.SQL("now()"),
+            }
+            rows = sql.SQL("SELECT {columns} FROM {staging}").format(
+                columns=sql.SQL(", ").join(
+                    values.get(c, sql.Identifier(c)) for c in SCORE_VERSIONS.columns
+                ),
+                staging=sql.Identifier(staging),
+            )
+            written["snapshots"] = write_day(
+                session,
+                SCORE_VERSIONS,
+                day=partition_key,
+                rows=rows,
+                complete=False,
+                finishes_day=False,
+            )
+        if rejected_ids:
+            written["rejected_removed"] = remove_from_day(
+                session,
+                SCORE_VERSIONS,
+                day=partition_key,
+                keys=sql.SQL("SELECT unnest({}::text[])").format(sql.Literal(list(rejected_ids))),
+                finishes_day=False,
+            )
+        if live and len(scores):
+            if staging is None:
+                # The bucket update reads the scores alone: no second parse of
+                # ``contributions``.
+                staging = self.copy_frame_into_staging(
+                    session, scores, columns=BUCKET_SCORE_COLUMNS
+                )
             for bucket, table in BUCKET_TABLES.items():
                 written[bucket] = self._update_bucket(
                     session, sql.Identifier(staging), bucket, table, partition_key, in_range=True
                 )
         return written
+
+    @staticmethod
+    def _none_valid_on(session: Session, scores: pd.DataFrame, partition_key: str) -> bool:
+        """Whether no version between the chunk's first and last tenant (its key range in
+        the database's order) is valid on the day."""
+        ids = scores["tenant_id"]
+        with driver_cursor(session) as cursor:
+            cursor.execute(
+                sql.SQL(
+                    "SELECT NOT EXISTS (SELECT 1 FROM apac_tenant_score_versions v "
+                    "WHERE v.tenant_id BETWEEN %s AND %s AND {valid})"
+                ).format(valid=valid_on("v", sql.Literal(partition_key))),
+                (ids.iloc[0], ids.iloc[-1]),
+            )
+            return bool(cursor.fetchone()[0])
 
     def _update_bucket(
         self,

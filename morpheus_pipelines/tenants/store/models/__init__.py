@@ -11,7 +11,12 @@ from morpheus_pipelines.tenants.store.models.reports import (
     ReportDelivery,
     WeeklyMetric,
 )
-from morpheus_pipelines.tenants.store.models.scores import ScoringModelRecord, TenantScoreSnapshot
+from morpheus_pipelines.tenants.store.models.scores import (
+    ScoringModelRecord,
+    TenantScoreDay,
+    TenantScoreSnapshot,
+    TenantScoreVersion,
+)
 from morpheus_pipelines.tenants.store.models.tenants import (
     ActiveTenant,
     CandidateSelection,
@@ -51,6 +56,8 @@ __all__ = [
     "TenantCandidate",
     "TenantCandidateDay",
     "TenantCandidateVersion",
+    "TenantScoreDay",
     "TenantScoreSnapshot",
+    "TenantScoreVersion",
     "WeeklyMetric",
 ]
