@@ -130,12 +130,15 @@ class Warehouse:
             incremental=self.incremental,
         )
 
-    def score(self, partition_key: str, day: dict[str, Any]) -> ScoringTotals:
-        """Score the day routed last, by the run that routed it."""
+    def score(
+        self, partition_key: str, day: dict[str, Any], *, run_id: str | None = None
+    ) -> ScoringTotals:
+        """Score the day, by the run that routed it (or ``run_id``: one run scoring several
+        days, as a backfill of a range does)."""
         return score_partition(
             self.session,
             partition_key=partition_key,
-            run_id=self._run_ids[partition_key],
+            run_id=run_id or self._run_ids[partition_key],
             model=self.model or (OTHER_MODEL if day["other_model"] else MODEL),
             batch_size=3,
             incremental=self.incremental,

@@ -22,6 +22,7 @@ from tests.support.incremental import (
     BETA_LISTED,
     FIRST_DAY,
     MODEL,
+    OTHER_MODEL,
     TENANT_IDS,
     quiet_day,
     quiet_tenant,
@@ -146,6 +147,30 @@ def test_a_day_scored_behind_routing_reaches_the_buckets_with_the_live_day(wareh
     assert incremental.state(DAY_3) == full.state(DAY_3)
     live = scored[incremental]
     assert (live.scored, live.rows_written["active"]) == (0, 1)
+
+
+@pytest.mark.parametrize("one_run", [False, True])
+def test_a_model_change_scored_behind_routing_reaches_the_buckets(warehouses, one_run) -> None:
+    """Routing runs ahead: the first day after the last live scoring is scored with another
+    model while not live, so it writes everyone's new score without touching a bucket row,
+    and the live day after it stores nothing new. The live day compares the scores other runs
+    wrote since the last live scoring (or, scored in one run with the day before, as a
+    backfill of the range is, those written before it began): equal to the full
+    recomputation."""
+    day = quiet_day()
+    # 45 days inactive: some recency credit with the model, none with the other one, and
+    # outside the range whose recency may move between the two live days.
+    day["tenants"][0] = quiet_tenant(email="ops@t0.example.com", inactive_days=45)
+    incremental, full = warehouses()
+    for warehouse in (incremental, full):
+        warehouse.live_through(DAY_1, day)
+        warehouse.route(DAY_2, day)
+        warehouse.route(DAY_3, day)
+        warehouse.model = OTHER_MODEL
+        run_id = "run-catch-up" if one_run else None
+        assert not warehouse.score(DAY_2, day, run_id=run_id).live
+        warehouse.score(DAY_3, day, run_id=run_id)
+    assert incremental.state(DAY_3) == full.state(DAY_3)
 
 
 def test_a_move_across_a_threshold_records_the_priority_change(warehouses) -> None:

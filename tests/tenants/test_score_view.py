@@ -223,7 +223,8 @@ def test_a_model_whose_total_can_be_capped_stores_every_score_as_scored() -> Non
     capped = dataclasses.replace(MODEL, weights=weights)
     assert MODEL.total_never_capped and not capped.total_never_capped
     frame = tenants([{**dict.fromkeys(ROW_KEYS), "last_active_at": as_of(SCORED)}])
-    assert scored(frame, capped)["recency_key"].to_list() == [SCORED]
+    stored = scored(frame, capped)
+    assert stored["recency_key"].to_list() == [f"{SCORED} {stored['total_score'].iloc[0]:.2f}"]
 
 
 def test_the_server_rounds_halves_to_even_as_numpy_does(database_url: str) -> None:

@@ -117,6 +117,7 @@ def upgrade() -> None:
         sa.Column("partition_key", sa.Text(), nullable=False),
         sa.Column("complete", sa.Boolean(), server_default=sa.text("true"), nullable=False),
         sa.Column("live_since", sa.DateTime(timezone=True), nullable=True),
+        sa.Column("live_run_id", sa.Text(), nullable=True),
         sa.PrimaryKeyConstraint("partition_key", name=op.f("pk_apac_tenant_score_days")),
     )
     op.create_table(

@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from functools import partial
 
-import numpy as np
 import pandas as pd
 from sqlalchemy.orm import Session
 
@@ -40,6 +39,7 @@ from morpheus_pipelines.tenants.rules.scoring_model import (
 )
 from morpheus_pipelines.tenants.steps.tenant_events import TenantEventLog
 from morpheus_pipelines.tenants.store.store import TenantStore
+from morpheus_pipelines.tenants.store.tenant_score_snapshot import LiveScoring
 
 # A scored tenant's event line: the rule's output without the bulky per-signal detail.
 SCORED_EVENT_COLUMNS = [
@@ -316,8 +316,9 @@ def stored_scores(
     """The scores as their versions store them: with the fingerprint of each tenant's input,
     its ``last_active_at``, a ``recency_key`` of None where the version moves its recency
     points on read (``moves_on_read``, and activity no later than the day's end: the
-    arithmetic the view repeats holds for those) or the day otherwise (stored as scored), and
-    for the former when their points may start to move (``recency_moves_from``)."""
+    arithmetic the view repeats holds for those) or the day and total otherwise (stored as
+    scored), and for the former when their points may start to move
+    (``recency_moves_from``)."""
     inputs = chunk.loc[scores.index]
     last_active = pd.to_datetime(inputs["last_active_at"], utc=True, errors="coerce")
     scored_for = as_of(partition_key)
@@ -325,10 +326,18 @@ def stored_scores(
     if not moves_on_read:
         movable[:] = False
     moves_from = recency_moves_from(last_active, model=model, as_of=scored_for)
+    # A score stored as scored names its day and total: scored again for the day with
+    # another total (the source read again, activity after the day's end judged anew), it
+    # is a new version.
+    recency_key = pd.Series(None, index=scores.index, dtype=object)
+    stored_as_scored = ~movable.to_numpy(dtype=bool)
+    if stored_as_scored.any():
+        totals = scores.loc[stored_as_scored, "total_score"].map("{:.2f}".format)
+        recency_key[stored_as_scored] = partition_key + " " + totals
     return scores.assign(
         input_fingerprint=inputs["input_fingerprint"],
         last_active_at=last_active,
-        recency_key=np.where(movable.to_numpy(dtype=bool), None, partition_key).astype(object),
+        recency_key=recency_key,
         recency_moves_from=moves_from.where(movable),
     )
 
@@ -396,6 +405,7 @@ def finish_scoring(run: ScoringRun) -> None:
                 session,
                 partition_key=partition_key,
                 live_since=run.started_at if live else None,
+                live_run_id=run.run_id if live else None,
                 wrote=totals.rows_written.get("snapshots", 0) > 0,
                 held_before=run.held_before,
             )
@@ -404,7 +414,7 @@ def finish_scoring(run: ScoringRun) -> None:
                 moved = store.scores.update_moved_buckets(
                     session,
                     partition_key=partition_key,
-                    run_id=run.run_id,
+                    started_at=run.started_at,
                     since=_moved_since(run, last_live),
                 )
             for key, n in moved.items():
@@ -417,15 +427,14 @@ def finish_scoring(run: ScoringRun) -> None:
 
 
 def _moved_since(
-    run: ScoringRun, last_live: tuple[str, datetime] | None
-) -> tuple[datetime, tuple[datetime, datetime]] | None:
-    """When the last live scoring began, and the ``last_active_at`` range whose recency may
-    have moved between its day and this one (None: no live scoring before)."""
+    run: ScoringRun, last_live: LiveScoring | None
+) -> tuple[LiveScoring, tuple[datetime, datetime]] | None:
+    """The last live scoring, and the ``last_active_at`` range whose recency may have moved
+    between its day and this one (None: no live scoring before)."""
     if last_live is None:
         return None
-    day, started = last_live
-    earlier, later = sorted((as_of(day), as_of(run.partition_key)))
-    return started, recency_may_move(run.model, earlier=earlier, later=later)
+    earlier, later = sorted((as_of(last_live.partition_key), as_of(run.partition_key)))
+    return last_live, recency_may_move(run.model, earlier=earlier, later=later)
 
 
 def _timed(

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 
 import pandas as pd
@@ -80,6 +81,15 @@ def scoring_fingerprint(model_fingerprint: str) -> sql.Composable:
     )
 
 
+@dataclass(frozen=True)
+class LiveScoring:
+    """The last run that wrote a day's scores into the live bucket rows."""
+
+    partition_key: str
+    started_at: datetime
+    run_id: str | None
+
+
 class TenantScoreSnapshotRepository(SetBasedRepository[TenantScoreVersion]):
     """The scores as versions valid for a range of days (``SCORE_VERSIONS``), read a day at
     a time through the view ``apac_tenant_score_snapshots`` (docs/scoring.md, "How scores are
@@ -115,10 +125,10 @@ class TenantScoreSnapshotRepository(SetBasedRepository[TenantScoreVersion]):
         self, session: Session, *, partition_key: str, model_version: str, model_fingerprint: str
     ) -> tuple[list[str] | None, int]:
         """The partition's scoring input whose version valid on the day cannot answer it, in
-        tenant-id order (None: every tenant, when no version is valid on the day), and how
-        many tenants the input has. A version answers a tenant when it has the tenant's
-        bucket, the model and the fingerprint of the tenant's scoring input, and moves its
-        recency on read (``recency_key`` NULL)."""
+        tenant-id order (None: every tenant, when no version is valid on the day or none
+        answers), and how many tenants the input has. A version answers a tenant when it has
+        the tenant's bucket, the model and the fingerprint of the tenant's scoring input, and
+        moves its recency on read (``recency_key`` NULL)."""
         day = sql.Literal(partition_key)
         with driver_cursor(session) as cursor:
             cursor.execute(
@@ -148,16 +158,16 @@ class TenantScoreSnapshotRepository(SetBasedRepository[TenantScoreVersion]):
             changed = [tenant_id for (tenant_id,) in cursor]
             return (None if len(changed) == inputs else changed), inputs
 
-    def last_live_scoring(self, session: Session) -> tuple[str, datetime] | None:
-        """The day whose scores the live bucket rows last received, and when that run began
-        (:meth:`finish_day`); None when no day has."""
+    def last_live_scoring(self, session: Session) -> LiveScoring | None:
+        """The day whose scores the live bucket rows last received, when that run began and
+        which run it was (:meth:`finish_day`); None when no day has."""
         with driver_cursor(session) as cursor:
             cursor.execute(
-                "SELECT partition_key, live_since FROM apac_tenant_score_days "
+                "SELECT partition_key, live_since, live_run_id FROM apac_tenant_score_days "
                 "WHERE complete AND live_since IS NOT NULL ORDER BY live_since DESC LIMIT 1"
             )
             row = cursor.fetchone()
-            return None if row is None else (row[0], row[1])
+            return None if row is None else LiveScoring(*row)
 
     def holds_any(self, session: Session, *, partition_key: str) -> bool:
         """Whether any version is valid on the partition (written for it or continued into
@@ -176,15 +186,19 @@ class TenantScoreSnapshotRepository(SetBasedRepository[TenantScoreVersion]):
         *,
         partition_key: str,
         live_since: datetime | None = None,
+        live_run_id: str | None = None,
         wrote: bool = True,
         held_before: bool = True,
     ) -> int:
         """Remove from the partition the tenants that are no longer its scoring input (they
-        left it, were retired or became forced), and make what was written its scores, in the
-        caller's transaction (with :meth:`update_moved_buckets` for a live partition, whose
-        run began at ``live_since``: a day never answers a score its bucket row does not
-        hold). ``wrote``: the run wrote versions (else the statistics are left as they are,
-        unless tenants were removed). Returns the tenants removed."""
+        left it, were retired or became forced; a chunk removes those it rejected), and make
+        what was written its scores, in the caller's transaction (with
+        :meth:`update_moved_buckets` for a live partition, whose run ``live_run_id`` began at
+        ``live_since``: the day answers its scores with the bucket rows brought to them).
+        ``wrote``: the run wrote versions (else the statistics are left as they are, unless
+        tenants were removed). ``held_before`` False: no version was valid on the day when
+        the run began, so it holds only what the run wrote, and nothing is removed. Returns
+        the tenants removed."""
         day = sql.Literal(partition_key)
         unscored = sql.SQL(
             "SELECT v.tenant_id FROM apac_tenant_score_versions v WHERE {valid} "
@@ -202,8 +216,9 @@ class TenantScoreSnapshotRepository(SetBasedRepository[TenantScoreVersion]):
         if live_since is not None:
             with driver_cursor(session) as cursor:
                 cursor.execute(
-                    "UPDATE apac_tenant_score_days SET live_since = %s WHERE partition_key = %s",
-                    (live_since, partition_key),
+                    "UPDATE apac_tenant_score_days SET live_since = %s, live_run_id = %s "
+                    "WHERE partition_key = %s",
+                    (live_since, live_run_id, partition_key),
                 )
         if wrote or removed:
             # The day's statistics: the bucket update and the next day's reads plan on them.
@@ -215,28 +230,33 @@ class TenantScoreSnapshotRepository(SetBasedRepository[TenantScoreVersion]):
         session: Session,
         *,
         partition_key: str,
-        run_id: str,
-        since: tuple[datetime, tuple[datetime, datetime]] | None,
+        started_at: datetime,
+        since: tuple[LiveScoring, tuple[datetime, datetime]] | None,
     ) -> dict[str, int]:
         """Bring each unretired bucket row whose score differs from the one the finished day
-        answers to it, among the tenants whose score run ``run_id`` did not write (it updated
-        those rows with each chunk). ``since``: when the run that last scored the live bucket
-        rows began, and the ``last_active_at`` range whose recency may have moved since its
-        day (``rules.scoring.recency_may_move``); then only the tenants in that range and the
-        bucket rows routing wrote since are compared (every other row holds that run's score,
-        which the day's equals). None: every row is compared. The day's scores of those
-        tenants are computed once, into a temporary table both buckets are updated from. Rows
-        updated per bucket."""
+        answers to it, among the scores not written for the day by its run (which began at
+        ``started_at`` and updated those rows with each chunk). ``since``: the last live
+        scoring, and the ``last_active_at`` range whose recency may have moved since its day
+        (``rules.scoring.recency_may_move``); then only these are compared: the tenants in
+        that range, the bucket rows routing wrote since that scoring began, and the scores
+        other runs wrote since (a day scored while not live, another model). Every other row
+        holds that scoring's score, which the day's equals. None: every score is compared.
+        The day's scores of those tenants are computed once, into a temporary table both
+        buckets are updated from. Rows updated per bucket."""
         only = sql.SQL("")
         if since is not None:
-            started, (after, before) = since
+            live, (after, before) = since
             only = sql.SQL(
                 " AND ((s.last_active_at > {after} AND s.last_active_at < {before}) "
+                "OR (s.scored_at >= {live_since} AND s.run_id IS DISTINCT FROM {live_run}) "
                 "OR s.tenant_id IN (SELECT tenant_id FROM apac_active_tenants "
-                "WHERE updated_at >= {started} UNION ALL SELECT tenant_id "
-                "FROM apac_sales_owned_tenants WHERE updated_at >= {started}))"
+                "WHERE updated_at >= {live_since} UNION ALL SELECT tenant_id "
+                "FROM apac_sales_owned_tenants WHERE updated_at >= {live_since}))"
             ).format(
-                after=sql.Literal(after), before=sql.Literal(before), started=sql.Literal(started)
+                after=sql.Literal(after),
+                before=sql.Literal(before),
+                live_since=sql.Literal(live.started_at),
+                live_run=sql.Literal(live.run_id),
             )
         moved = sql.Identifier("_moved_scores")
         with driver_cursor(session) as cursor:
@@ -244,14 +264,14 @@ class TenantScoreSnapshotRepository(SetBasedRepository[TenantScoreVersion]):
                 sql.SQL(
                     "CREATE TEMP TABLE {moved} ON COMMIT DROP AS SELECT {columns} "
                     "FROM apac_tenant_score_snapshots s WHERE s.partition_key = {p} "
-                    "AND s.run_id <> {run}{only}"
+                    "AND s.scored_at < {started}{only}"
                 ).format(
                     moved=moved,
                     columns=sql.SQL(", ").join(
                         sql.SQL("s.{}").format(sql.Identifier(c)) for c in BUCKET_SCORE_COLUMNS
                     ),
                     p=sql.Literal(partition_key),
-                    run=sql.Literal(run_id),
+                    started=sql.Literal(started_at),
                     only=only,
                 )
             )

@@ -31,8 +31,8 @@ class TenantScoreVersion(Base):
     ``recency_key`` is NULL has its recency points moved to each day it answers when the day
     is read (the view ``apac_tenant_score_snapshots``): the total, both priorities and the
     ``recency`` contribution follow from ``last_active_at`` and the version's model. Any other
-    version answers as stored, and its ``recency_key`` (the day it was scored for) makes the
-    next day's score a change of its own.
+    version answers as stored, and its ``recency_key`` (the day it was scored for and its
+    total) makes the next day's score a change of its own.
     """
 
     __tablename__ = "apac_tenant_score_versions"
@@ -71,10 +71,12 @@ class TenantScoreDay(WrittenDay, Base):
 
     __tablename__ = "apac_tenant_score_days"
 
-    # When the run that last wrote the day's scores into the live bucket rows began: the
-    # bucket rows routing wrote since then are compared with the next live day's scores
-    # (docs/scoring.md, "How scores are stored"). NULL: never live.
+    # When the run that last wrote the day's scores into the live bucket rows began, and
+    # which run it was: the bucket rows routing wrote since then, and the scores other runs
+    # wrote since, are compared with the next live day's scores (docs/scoring.md, "How
+    # scores are stored"). NULL: never live.
     live_since: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    live_run_id: Mapped[str | None] = mapped_column(Text)
 
 
 # The view's columns, in its order: one row per tenant per scored day (docs/pipeline.md).
