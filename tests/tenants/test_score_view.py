@@ -22,7 +22,7 @@ from morpheus_pipelines.db.session import get_session
 from morpheus_pipelines.db.urls import libpq_url
 from morpheus_pipelines.platform.store.day_versions import finish_day
 from morpheus_pipelines.tenants.rules.routing import PRIORITY_OVERRIDE, PRIORITY_REASON
-from morpheus_pipelines.tenants.rules.scoring import score_tenants
+from morpheus_pipelines.tenants.rules.scoring import INPUT_COLUMNS, score_tenants
 from morpheus_pipelines.tenants.rules.scoring_model import ScoringModel
 from morpheus_pipelines.tenants.steps.scoring import as_of, record_model, stored_scores
 from morpheus_pipelines.tenants.steps.scoring_model import load_model
@@ -32,15 +32,10 @@ from morpheus_pipelines.tenants.store.store import TenantStore
 MODEL = load_model()
 SCORED = "2026-11-20"
 DAY = 86_400 * 1_000_000  # microseconds
-ROW_KEYS = (
-    "plan",
-    "seats",
-    "active_users_30d",
-    "last_active_at",
-    "employee_count",
-    "country",
-    "industry",
-    "priority_override",
+# The generated inputs: every scoring input but the id, the bucket and the reason that
+# follows from the override.
+ROW_KEYS = tuple(
+    c for c in INPUT_COLUMNS if c not in ("tenant_id", "tenant_bucket", "priority_reason")
 )
 
 

@@ -234,9 +234,9 @@ def record_model(
 
 def find_changed(run: ScoringRun) -> list[str] | None:
     """The ``find_changed`` phase: the tenants whose stored score cannot answer the partition,
-    to score (None: every tenant, when stored scores do not move their recency on read, or
-    none can answer it)."""
-    if not run.moves_on_read:
+    to score (None: every tenant, when stored scores do not move their recency on read, no
+    score was valid on the day when the run began, or none can answer it)."""
+    if not (run.moves_on_read and run.held_before):
         return None
     totals = run.totals
     with phase(run.phases, "find_changed"), run.session_factory() as session:

@@ -40,9 +40,9 @@ from morpheus_pipelines.tenants.store.tenant_bucket import BUCKET_TABLES
 # What a chunk of scores gives of each tenant: the scorer's columns, the fingerprint of its
 # input, its ``last_active_at``, whether its version moves its recency on read
 # (``recency_key`` NULL) and from when it may (docs/scoring.md, "How scores are stored").
-SCORE_FRAME_COLUMNS = tuple(
-    c for c in SCORE_VERSIONS.columns if c not in ("run_id", "scored_for", "scored_at")
-)
+# Stamped on every version a run writes.
+STAMPED_COLUMNS = ("run_id", "scored_for", "scored_at")
+SCORE_FRAME_COLUMNS = tuple(c for c in SCORE_VERSIONS.columns if c not in STAMPED_COLUMNS)
 SCORE_COLUMNS = ("total_score", "calculated_priority", "priority", "priority_reason")
 # What a bucket row takes from its tenant's score.
 BUCKET_SCORE_COLUMNS = ("tenant_id", "tenant_bucket", *SCORE_COLUMNS)
@@ -102,15 +102,6 @@ class TenantScoreSnapshotRepository(SetBasedRepository[TenantScoreVersion]):
         """Begin writing the partition's scores: it answers nothing until :meth:`finish_day`."""
         start_day(session, SCORE_VERSIONS, day=partition_key)
 
-    def has_partition(self, session: Session, *, partition_key: str) -> bool:
-        """Whether the partition's scores were ever written (finished or not)."""
-        with driver_cursor(session) as cursor:
-            cursor.execute(
-                "SELECT EXISTS (SELECT 1 FROM apac_tenant_score_days WHERE partition_key = %s)",
-                (partition_key,),
-            )
-            return bool(cursor.fetchone()[0])
-
     def newest_partition_before(self, session: Session, *, partition_key: str) -> str | None:
         """The newest partition before ``partition_key`` whose scores are finished."""
         with driver_cursor(session) as cursor:
@@ -125,8 +116,8 @@ class TenantScoreSnapshotRepository(SetBasedRepository[TenantScoreVersion]):
         self, session: Session, *, partition_key: str, model_version: str, model_fingerprint: str
     ) -> tuple[list[str] | None, int]:
         """The partition's scoring input whose version valid on the day cannot answer it, in
-        tenant-id order (None: every tenant, when no version is valid on the day or none
-        answers), and how many tenants the input has. A version answers a tenant when it has
+        tenant-id order (None: every tenant, when none answers), and how many tenants the
+        input has. A version answers a tenant when it has
         the tenant's bucket, the model and the fingerprint of the tenant's scoring input, and
         moves its recency on read (``recency_key`` NULL)."""
         day = sql.Literal(partition_key)
@@ -137,8 +128,6 @@ class TenantScoreSnapshotRepository(SetBasedRepository[TenantScoreVersion]):
                 )
             )
             inputs = cursor.fetchone()[0]
-            if not self.holds_any(session, partition_key=partition_key):
-                return None, inputs
             cursor.execute(
                 sql.SQL(
                     "SELECT d.tenant_id FROM {scoring_from} WHERE d.partition_key = {p} "
@@ -169,14 +158,23 @@ class TenantScoreSnapshotRepository(SetBasedRepository[TenantScoreVersion]):
             row = cursor.fetchone()
             return None if row is None else LiveScoring(*row)
 
-    def holds_any(self, session: Session, *, partition_key: str) -> bool:
+    def holds_any(
+        self, session: Session, *, partition_key: str, between: tuple[str, str] | None = None
+    ) -> bool:
         """Whether any version is valid on the partition (written for it or continued into
-        it), finished or not."""
+        it), finished or not; ``between``: any of a range of tenant ids (in the database's
+        order)."""
+        in_range = sql.SQL("")
+        if between is not None:
+            in_range = sql.SQL(" AND v.tenant_id BETWEEN {} AND {}").format(
+                *map(sql.Literal, between)
+            )
         with driver_cursor(session) as cursor:
             cursor.execute(
                 sql.SQL(
-                    "SELECT EXISTS (SELECT 1 FROM apac_tenant_score_versions v WHERE {valid})"
-                ).format(valid=valid_on("v", sql.Literal(partition_key)))
+                    "SELECT EXISTS (SELECT 1 FROM apac_tenant_score_versions v "
+                    "WHERE {valid}{in_range})"
+                ).format(valid=valid_on("v", sql.Literal(partition_key)), in_range=in_range)
             )
             return bool(cursor.fetchone()[0])
 
@@ -354,30 +352,35 @@ class TenantScoreSnapshotRepository(SetBasedRepository[TenantScoreVersion]):
         is staged and written as the day's change (``write_day``).
         """
         following = start_day(session, SCORE_VERSIONS, day=partition_key)
-        constants = {"run_id": run_id, "scored_for": partition_key}
+        stamps = {"run_id": run_id, "scored_for": partition_key}
         written = {"snapshots": 0}
         staging = None
-        if len(scores) and self._none_valid_on(session, scores, partition_key):
-            straight = self.copy_frame_if_new(
+        if not len(scores):
+            copied = 0
+        elif self.holds_any(
+            session,
+            partition_key=partition_key,
+            between=(scores["tenant_id"].iloc[0], scores["tenant_id"].iloc[-1]),
+        ):
+            copied = None
+        else:
+            copied = self.copy_frame_if_new(
                 session,
                 scores,
                 columns=SCORE_FRAME_COLUMNS,
                 constants={
-                    **constants,
+                    **stamps,
                     "scored_at": transaction_start(session),
                     "valid_from": partition_key,
                     "valid_to": following,
                 },
             )
-            written["snapshots"] = straight or 0
+        if copied is not None:
+            written["snapshots"] = copied
         else:
-            straight = None
-        if straight is None and len(scores):
             staging = self.copy_frame_into_staging(session, scores, columns=SCORE_FRAME_COLUMNS)
-            values = {
-                "run_id": sql.Literal(run_id),
-                "scored_for": sql.Literal(partition_key),
-                "scored_at": sql.SQL("now()"),
+            values = {c: sql.Literal(v) for c, v in stamps.items()} | {
+                "scored_at": sql.SQL("now()")
             }
             rows = sql.SQL("SELECT {columns} FROM {staging}").format(
                 columns=sql.SQL(", ").join(
@@ -413,21 +416,6 @@ class TenantScoreSnapshotRepository(SetBasedRepository[TenantScoreVersion]):
                     session, sql.Identifier(staging), bucket, table, partition_key, in_range=True
                 )
         return written
-
-    @staticmethod
-    def _none_valid_on(session: Session, scores: pd.DataFrame, partition_key: str) -> bool:
-        """Whether no version between the chunk's first and last tenant (its key range in
-        the database's order) is valid on the day."""
-        ids = scores["tenant_id"]
-        with driver_cursor(session) as cursor:
-            cursor.execute(
-                sql.SQL(
-                    "SELECT NOT EXISTS (SELECT 1 FROM apac_tenant_score_versions v "
-                    "WHERE v.tenant_id BETWEEN %s AND %s AND {valid})"
-                ).format(valid=valid_on("v", sql.Literal(partition_key))),
-                (ids.iloc[0], ids.iloc[-1]),
-            )
-            return bool(cursor.fetchone()[0])
 
     def _update_bucket(
         self,
