@@ -353,9 +353,121 @@ def test_stored_scores_become_versions_and_each_day_answers_as_before(database_u
 
     before = stored()
     assert len(before) == 5
-    upgrade(database_url)
+    command.upgrade(config, "0032")
     assert stored() == before
     command.downgrade(config, "0031")
     assert stored() == before
     upgrade(database_url)
     engine.dispose()
+
+
+def test_scores_take_the_numbers_of_the_versions_they_were_scored_from(
+    database_url: str,
+) -> None:
+    """0033 numbers the decisions and gives each score the numbers of the candidate, answer
+    and decision versions valid on its day when they still hash to its fingerprint; a score
+    whose input was written again since gets none (its tenant is scored again). Going down
+    gives the kept score its fingerprint back."""
+    from alembic import command
+
+    config = alembic_config(database_url)
+    command.downgrade(config, "0032")
+    fingerprint = (
+        "md5(ROW(d.tenant_bucket, d.priority_override, d.priority_reason, c.plan, c.seats, "
+        "c.active_users_30d, c.last_active_at AT TIME ZONE 'UTC', e.employee_count, e.country, "
+        "e.industry)::text || 'model-fp')"
+    )
+    engine = create_engine(database_url)
+    with engine.begin() as connection:
+        connection.execute(
+            text(
+                "INSERT INTO apac_scoring_models (score_model_version, fingerprint, document, "
+                "first_partition_key, first_run_id) "
+                "VALUES ('v1', 'model-fp', '{}', '2026-11-28', 'run')"
+            )
+        )
+        for tenant_id in ("t-kept", "t-changed"):
+            values = {"t": tenant_id}
+            connection.execute(
+                text(
+                    "INSERT INTO apac_tenant_candidate_versions (tenant_id, valid_from, "
+                    "source_type, plan, seats, forced_sales_owned, run_id) "
+                    "VALUES (:t, '2026-11-28', 'active', 'pro', 5, false, 'run')"
+                ),
+                values,
+            )
+            connection.execute(
+                text(
+                    "INSERT INTO apac_enriched_tenant_versions (tenant_id, valid_from, "
+                    "country, enrichment_status, enrichment_error_count, run_id) "
+                    "VALUES (:t, '2026-11-28', 'SG', 'enriched', 0, 'run')"
+                ),
+                values,
+            )
+            connection.execute(
+                text(
+                    "INSERT INTO apac_routing_decision_versions (tenant_id, valid_from, run_id, "
+                    "tenant_bucket, routing_rule, ambiguous_match, sales_owned_match, moved, "
+                    "decided_at, decided_for) VALUES (:t, '2026-11-28', 'run', 'active', "
+                    "'active_default', false, false, false, now(), '2026-11-28')"
+                ),
+                values,
+            )
+            connection.execute(
+                text(
+                    "INSERT INTO apac_tenant_score_versions (tenant_id, valid_from, "
+                    "tenant_bucket, score_model_version, input_fingerprint, run_id, "
+                    "scored_for, scored_at, total_score, calculated_priority, priority, "
+                    "contributions) SELECT d.tenant_id, '2026-11-28', 'active', 'v1', "
+                    f"{fingerprint}, 'run', '2026-11-28', now(), 40, 'P2', 'P2', '{{}}' "
+                    "FROM apac_routing_decision_versions d "
+                    "JOIN apac_tenant_candidate_versions c ON c.tenant_id = d.tenant_id "
+                    "JOIN apac_enriched_tenant_versions e ON e.tenant_id = d.tenant_id "
+                    "WHERE d.tenant_id = :t"
+                ),
+                values,
+            )
+        # The candidates read again for the day after it was scored: another plan.
+        connection.execute(
+            text(
+                "UPDATE apac_tenant_candidate_versions SET plan = 'free' "
+                "WHERE tenant_id = 't-changed'"
+            )
+        )
+        recorded = dict(
+            connection.execute(
+                text("SELECT tenant_id, input_fingerprint FROM apac_tenant_score_versions")
+            ).all()
+        )
+
+    upgrade(database_url)
+    with engine.connect() as connection:
+        named = {
+            row[0]: row[1:]
+            for row in connection.execute(
+                text(
+                    "SELECT v.tenant_id, v.candidate_version = c.version_number, "
+                    "v.answer_version = e.version_number, v.decision_version = d.version_number "
+                    "FROM apac_tenant_score_versions v "
+                    "JOIN apac_tenant_candidate_versions c ON c.tenant_id = v.tenant_id "
+                    "JOIN apac_enriched_tenant_versions e ON e.tenant_id = v.tenant_id "
+                    "JOIN apac_routing_decision_versions d ON d.tenant_id = v.tenant_id"
+                )
+            )
+        }
+        decision_numbers = connection.execute(
+            text("SELECT count(DISTINCT version_number) FROM apac_routing_decision_versions")
+        ).scalar_one()
+    assert named == {"t-kept": (True, True, True), "t-changed": (None, None, None)}
+    assert decision_numbers == 2
+
+    command.downgrade(config, "0032")
+    with engine.connect() as connection:
+        restored = dict(
+            connection.execute(
+                text("SELECT tenant_id, input_fingerprint FROM apac_tenant_score_versions")
+            ).all()
+        )
+    upgrade(database_url)
+    engine.dispose()
+    assert restored == {"t-kept": recorded["t-kept"], "t-changed": None}

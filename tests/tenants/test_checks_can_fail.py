@@ -108,7 +108,8 @@ def test_routing_check_fails_in_the_asset(routed: Pipeline) -> None:
 
 def test_allowlist_check_fails_on_an_override_routing_never_sends(routed: Pipeline) -> None:
     routed.execute(
-        "UPDATE apac_routing_decision_versions SET priority_override = 'P1' WHERE tenant_id = "
+        "UPDATE apac_routing_decision_versions SET priority_override = 'P1', "
+        "version_number = nextval('apac_tenant_version_numbers') WHERE tenant_id = "
         f"'t-a' AND valid_from <= '{PARTITION}' AND (valid_to IS NULL OR valid_to > '{PARTITION}')"
     )
     result = routed.score(PARTITION)

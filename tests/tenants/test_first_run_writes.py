@@ -234,12 +234,15 @@ def scores(tenants: dict[str, tuple[str, float, str]]) -> pd.DataFrame:
                 "priority": priority,
                 "priority_reason": "score",
                 "contributions": '{"plan": 1.0}',
-                "input_fingerprint": f"fp-{tenant_id}",
+                # Each tenant's input versions numbered by its place in the chunk.
+                "candidate_version": number,
+                "answer_version": None,
+                "decision_version": number,
                 "recency_key": None,
                 "last_active_at": None,
                 "recency_moves_from": None,
             }
-            for tenant_id, (bucket, total, priority) in tenants.items()
+            for number, (tenant_id, (bucket, total, priority)) in enumerate(tenants.items())
         ],
         columns=SCORE_FRAME_COLUMNS,
     )
@@ -263,9 +266,8 @@ def snapshots(database_url: str, partition_key: str) -> dict[str, tuple]:
             row[0]: tuple(row[1:])
             for row in session.execute(
                 text(
-                    "SELECT tenant_id, tenant_bucket, total_score, priority, contributions, "
-                    "input_fingerprint FROM apac_tenant_score_snapshots "
-                    "WHERE partition_key = :p"
+                    "SELECT tenant_id, tenant_bucket, total_score, priority, contributions "
+                    "FROM apac_tenant_score_snapshots WHERE partition_key = :p"
                 ),
                 {"p": partition_key},
             )
@@ -331,7 +333,9 @@ def test_a_partition_scored_again_is_written_as_the_rows_a_first_run_copies(
     assert snapshots(database_url, "2026-11-29") == copied
     # Re-run on the first partition with a changed input and score: a new version, and the
     # bucket follows.
-    rescored = frame.assign(total_score=[41.0, 70.0], input_fingerprint=["fp-new", "fp-t-2"])
+    rescored = frame.assign(
+        total_score=[41.0, 70.0], candidate_version=[frame["candidate_version"].max() + 1, 1]
+    )
     assert write(database_url, rescored, PARTITION, "run-3")[0]["snapshots"] == 1
     assert float(snapshots(database_url, PARTITION)["t-1"][1]) == 41.0
     assert bucket_scores(database_url)["t-1"] == (41.0, "P2")

@@ -275,7 +275,9 @@ def test_the_allowlists_still_reject_on_the_incremental_path(warehouses) -> None
     with incremental.session() as session:
         session.execute(
             text(
-                "UPDATE apac_routing_decision_versions SET priority_override = 'P1' "
+                # Another override is another number, as a version written for it draws.
+                "UPDATE apac_routing_decision_versions SET priority_override = 'P1', "
+                "version_number = nextval('apac_tenant_version_numbers') "
                 "WHERE tenant_id = 't3' AND valid_from <= :p "
                 "AND (valid_to IS NULL OR valid_to > :p)"
             ),

@@ -94,7 +94,7 @@ def scored(frame: pd.DataFrame, model: ScoringModel = MODEL) -> pd.DataFrame:
     """``frame`` scored for :data:`SCORED`, as the pipeline stores the scores."""
     return stored_scores(
         score_tenants(frame, model=model, as_of=as_of(SCORED)),
-        frame.assign(input_fingerprint="fp"),
+        frame.assign(candidate_version=1, answer_version=None, decision_version=1),
         partition_key=SCORED,
         model=model,
         moves_on_read=model.total_never_capped,

@@ -63,8 +63,9 @@ def test_rescoring_is_idempotent(pipeline: Pipeline) -> None:
 def test_invalid_routing_message_is_rejected_and_reported(pipeline: Pipeline) -> None:
     _routed_and_scored(pipeline)
     pipeline.query(
+        # Another override is another number, as a version written for it draws.
         "UPDATE apac_routing_decision_versions SET priority_override = 'P1', "
-        "priority_reason = 'vip' "
+        "priority_reason = 'vip', version_number = nextval('apac_tenant_version_numbers') "
         "WHERE tenant_id = 't-default' RETURNING 1"
     )
     # Its score of the first run is still stored: a rejected tenant's is removed from the day.

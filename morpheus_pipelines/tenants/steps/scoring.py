@@ -39,7 +39,7 @@ from morpheus_pipelines.tenants.rules.scoring_model import (
 )
 from morpheus_pipelines.tenants.steps.tenant_events import TenantEventLog
 from morpheus_pipelines.tenants.store.store import TenantStore
-from morpheus_pipelines.tenants.store.tenant_score_snapshot import LiveScoring
+from morpheus_pipelines.tenants.store.tenant_score_snapshot import INPUT_VERSIONS, LiveScoring
 
 # A scored tenant's event line: the rule's output without the bulky per-signal detail.
 SCORED_EVENT_COLUMNS = [
@@ -149,8 +149,8 @@ def score_partition(
 
     ``incremental`` and ``shift_recency``, with a model whose total is never capped: score
     only the tenants whose stored score cannot answer the day (docs/scoring.md, "Incremental
-    scoring"): a version with the tenant's bucket, the model and the fingerprint of its
-    scoring input answers every later day, its recency points moved when the day is read.
+    scoring"): a version with the tenant's bucket, the model and the numbers of its scoring
+    input's versions answers every later day, its recency points moved when the day is read.
     Otherwise score every tenant and store each score as it was computed for the day. The
     allowlists apply to every tenant scored: a stored score was validated with the same
     routing message."""
@@ -244,7 +244,6 @@ def find_changed(run: ScoringRun) -> list[str] | None:
             session,
             partition_key=run.partition_key,
             model_version=run.model.version,
-            model_fingerprint=run.model.fingerprint,
         )
     scoring = inputs if tenant_ids is None else len(tenant_ids)
     totals.carried = inputs - scoring
@@ -300,7 +299,6 @@ def _read_input(
         partition_key=run.partition_key,
         after=after,
         limit=limit,
-        model_fingerprint=run.model.fingerprint,
         tenant_ids=page,
     )
 
@@ -313,9 +311,9 @@ def stored_scores(
     model: ScoringModel,
     moves_on_read: bool,
 ) -> pd.DataFrame:
-    """The scores as their versions store them: with the fingerprint of each tenant's input,
-    its ``last_active_at``, a ``recency_key`` of None where the version moves its recency
-    points on read (``moves_on_read``, and activity no later than the day's end: the
+    """The scores as their versions store them: with the numbers of each tenant's input's
+    versions, its ``last_active_at``, a ``recency_key`` of None where the version moves its
+    recency points on read (``moves_on_read``, and activity no later than the day's end: the
     arithmetic the view repeats holds for those) or the day and total otherwise (stored as
     scored), and for the former when their points may start to move
     (``recency_moves_from``)."""
@@ -335,7 +333,8 @@ def stored_scores(
         totals = scores.loc[stored_as_scored, "total_score"].map("{:.2f}".format)
         recency_key[stored_as_scored] = partition_key + " " + totals
     return scores.assign(
-        input_fingerprint=inputs["input_fingerprint"],
+        # A read gives a column with NULLs as floats: written as integers.
+        **{column: inputs[column].astype("Int64") for column in INPUT_VERSIONS},
         last_active_at=last_active,
         recency_key=recency_key,
         recency_moves_from=moves_from.where(movable),

@@ -80,18 +80,31 @@ DECISION_VERSIONS = DayVersions(
         "rejection_reason",
     ),
     carried=("run_id", "decided_at", "decided_for"),
+    # Scoring reads the bucket and the override with its reason: a decision that changes
+    # only how the tenant matched keeps its number.
+    number="version_number",
+    numbered=("tenant_bucket", "priority_override", "priority_reason"),
+    number_sequence=VERSION_NUMBERS,
 )
 
 
-# A tenant's score: a new version when its scoring input, bucket or model changes, or, for a
-# version that answers as stored (``recency_key`` its day), on any later day; the score itself
-# is the answer for ``scored_for``, the day the version's recency points are moved from when
-# a day is read (docs/scoring.md, "How scores are stored").
+# A tenant's score: a new version when its bucket, its model or a version of its scoring input
+# (by number) changes, or, for a version that answers as stored (``recency_key`` its day), on
+# any later day; the score itself is the answer for ``scored_for``, the day the version's
+# recency points are moved from when a day is read (docs/scoring.md, "How scores are
+# stored").
 SCORE_VERSIONS = DayVersions(
     versions="apac_tenant_score_versions",
     days="apac_tenant_score_days",
     key="tenant_id",
-    compared=("tenant_bucket", "score_model_version", "input_fingerprint", "recency_key"),
+    compared=(
+        "tenant_bucket",
+        "score_model_version",
+        "candidate_version",
+        "answer_version",
+        "decision_version",
+        "recency_key",
+    ),
     carried=(
         "run_id",
         "scored_for",

@@ -37,8 +37,8 @@ from morpheus_pipelines.tenants.store.models import TenantScoreSnapshot, TenantS
 from morpheus_pipelines.tenants.store.routing_decision import FORCED_RULE, RETIRED_RULE
 from morpheus_pipelines.tenants.store.tenant_bucket import BUCKET_TABLES
 
-# What a chunk of scores gives of each tenant: the scorer's columns, the fingerprint of its
-# input, its ``last_active_at``, whether its version moves its recency on read
+# What a chunk of scores gives of each tenant: the scorer's columns, the numbers of its
+# input's versions, its ``last_active_at``, whether its version moves its recency on read
 # (``recency_key`` NULL) and from when it may (docs/scoring.md, "How scores are stored").
 # Stamped on every version a run writes.
 STAMPED_COLUMNS = ("run_id", "scored_for", "scored_at")
@@ -52,14 +52,14 @@ SCORED_DECISION = sql.SQL(
 ).format(forced=sql.Literal(FORCED_RULE), retired=sql.Literal(RETIRED_RULE))
 
 
-# The scoring input of decision ``d`` (candidate ``c``, enrichment ``e``) and the model, as
-# one text: equal fingerprints, equal scores on days where recency does not move
-# (docs/scoring.md, "Incremental scoring"). Times in UTC, whatever the session's time zone.
-SCORING_INPUT = sql.SQL(
-    "ROW(d.tenant_bucket, d.priority_override, d.priority_reason, c.plan, c.seats, "
-    "c.active_users_30d, c.last_active_at AT TIME ZONE 'UTC', e.employee_count, e.country, "
-    "e.industry)::text"
-)
+# The numbers of the versions a score was computed from: decision ``d``, candidate ``c`` and
+# its answer ``e`` (none: NULL). The same numbers and model, the same score on days where
+# recency does not move (docs/scoring.md, "Incremental scoring").
+INPUT_VERSIONS = {
+    "candidate_version": "c",
+    "answer_version": "e",
+    "decision_version": "d",
+}
 
 
 def scoring_from(partition_key: str) -> sql.Composable:
@@ -75,9 +75,22 @@ def scoring_from(partition_key: str) -> sql.Composable:
     )
 
 
-def scoring_fingerprint(model_fingerprint: str) -> sql.Composable:
-    return sql.SQL("md5({input} || {model})").format(
-        input=SCORING_INPUT, model=sql.Literal(model_fingerprint)
+def input_versions() -> sql.Composable:
+    """The :data:`INPUT_VERSIONS` of each row of :func:`scoring_from`, as named columns."""
+    return sql.SQL(", ").join(
+        sql.SQL("{}.version_number AS {}").format(sql.Identifier(alias), sql.Identifier(name))
+        for name, alias in INPUT_VERSIONS.items()
+    )
+
+
+def same_input_versions(version: str) -> sql.Composable:
+    """SQL true when score version ``version`` names the versions of :func:`scoring_from`'s
+    row (an answer: none then and none now, too)."""
+    return sql.SQL(" AND ").join(
+        sql.SQL("{v}.{name} IS NOT DISTINCT FROM {alias}.version_number").format(
+            v=sql.Identifier(version), name=sql.Identifier(name), alias=sql.Identifier(alias)
+        )
+        for name, alias in INPUT_VERSIONS.items()
     )
 
 
@@ -113,13 +126,13 @@ class TenantScoreSnapshotRepository(SetBasedRepository[TenantScoreVersion]):
             return cursor.fetchone()[0]
 
     def changed_inputs(
-        self, session: Session, *, partition_key: str, model_version: str, model_fingerprint: str
+        self, session: Session, *, partition_key: str, model_version: str
     ) -> tuple[list[str] | None, int]:
         """The partition's scoring input whose version valid on the day cannot answer it, in
         tenant-id order (None: every tenant, when none answers), and how many tenants the
-        input has. A version answers a tenant when it has
-        the tenant's bucket, the model and the fingerprint of the tenant's scoring input, and
-        moves its recency on read (``recency_key`` NULL)."""
+        input has. A version answers a tenant when it has the tenant's bucket, the model and
+        the numbers of the candidate, answer and decision versions the day reads for the
+        tenant, and moves its recency on read (``recency_key`` NULL)."""
         day = sql.Literal(partition_key)
         with driver_cursor(session) as cursor:
             cursor.execute(
@@ -134,14 +147,14 @@ class TenantScoreSnapshotRepository(SetBasedRepository[TenantScoreVersion]):
                     "AND {scored} AND NOT EXISTS (SELECT 1 FROM apac_tenant_score_versions v "
                     "WHERE v.tenant_id = d.tenant_id AND {valid} AND v.recency_key IS NULL "
                     "AND v.tenant_bucket = d.tenant_bucket AND v.score_model_version = {version} "
-                    "AND v.input_fingerprint = {fingerprint}) ORDER BY d.tenant_id"
+                    "AND {same_inputs}) ORDER BY d.tenant_id"
                 ).format(
                     scoring_from=scoring_from(partition_key),
                     p=day,
                     scored=SCORED_DECISION,
                     valid=valid_on("v", day),
                     version=sql.Literal(model_version),
-                    fingerprint=scoring_fingerprint(model_fingerprint),
+                    same_inputs=same_input_versions("v"),
                 )
             )
             changed = [tenant_id for (tenant_id,) in cursor]
@@ -296,7 +309,6 @@ class TenantScoreSnapshotRepository(SetBasedRepository[TenantScoreVersion]):
         partition_key: str,
         after: str | None,
         limit: int,
-        model_fingerprint: str = "",
         tenant_ids: Sequence[str] | None = None,
     ) -> pd.DataFrame:
         """Up to ``limit`` of the partition's routed tenants after ``after``, with the routing
@@ -308,12 +320,12 @@ class TenantScoreSnapshotRepository(SetBasedRepository[TenantScoreVersion]):
             "SELECT d.tenant_id, d.tenant_bucket, d.priority_override, d.priority_reason, "
             "(SELECT hubspot_sync_id FROM apac_routing_decision_days WHERE partition_key = {p}) "
             "AS hubspot_sync_id, c.plan, c.seats, c.active_users_30d, c.last_active_at, "
-            "e.employee_count, e.country, e.industry, {fingerprint} AS input_fingerprint "
+            "e.employee_count, e.country, e.industry, {versions} "
             "FROM {scoring_from} "
             "WHERE d.partition_key = {p} AND {scored}{only} {after} "
             "ORDER BY d.tenant_id LIMIT {n}"
         ).format(
-            fingerprint=scoring_fingerprint(model_fingerprint),
+            versions=input_versions(),
             scoring_from=scoring_from(partition_key),
             p=sql.Literal(partition_key),
             scored=SCORED_DECISION,

@@ -7,6 +7,7 @@ from datetime import datetime
 from decimal import Decimal
 
 from sqlalchemy import (
+    BigInteger,
     CheckConstraint,
     Column,
     DateTime,
@@ -48,9 +49,13 @@ class TenantScoreVersion(Base):
     valid_to: Mapped[str | None] = mapped_column(Text)
     tenant_bucket: Mapped[str] = mapped_column(Text, nullable=False)
     score_model_version: Mapped[str] = mapped_column(Text, nullable=False)
-    # The scoring input and model the score was computed from: equal fingerprints, equal
-    # scores but for the recency points.
-    input_fingerprint: Mapped[str | None] = mapped_column(Text)
+    # The numbers (``version_number``) of the candidate, answer and decision versions the
+    # score was computed from: the same numbers and model, the same score but for the recency
+    # points. NULL candidate and decision: stored before scores named their inputs, so no
+    # day's input is theirs.
+    candidate_version: Mapped[int | None] = mapped_column(BigInteger)
+    answer_version: Mapped[int | None] = mapped_column(BigInteger)
+    decision_version: Mapped[int | None] = mapped_column(BigInteger)
     recency_key: Mapped[str | None] = mapped_column(Text)
     run_id: Mapped[str] = mapped_column(Text, nullable=False)
     scored_for: Mapped[str] = mapped_column(Text, nullable=False)
@@ -92,7 +97,6 @@ SNAPSHOT_VIEW_COLUMNS = (
     Column("priority_reason", Text),
     Column("contributions", JSONB, nullable=False),
     Column("scored_at", DateTime(timezone=True), nullable=False),
-    Column("input_fingerprint", Text),
     # The scoring input the recency points were computed from.
     Column("last_active_at", DateTime(timezone=True)),
 )

@@ -309,6 +309,10 @@ class RoutingDecisionVersion(Base):
     # continue from a later day, which keeps its original's (a move or retirement belongs to
     # that day only).
     decided_for: Mapped[str] = mapped_column(Text, nullable=False)
+    # Numbers what scoring reads of the decision (``day_tables.DECISION_VERSIONS``).
+    version_number: Mapped[int] = mapped_column(
+        BigInteger, nullable=False, server_default=VERSION_NUMBER
+    )
 
     __table_args__ = (
         CheckConstraint(_in("tenant_bucket", values(Bucket)), name="tenant_bucket"),
@@ -344,7 +348,7 @@ class RoutingDecision(Base):
         "apac_routing_decisions",
         RoutingDecisionVersion.__table__,
         RoutingDecisionDay.__table__,
-        hidden=("decided_for",),
+        hidden=("decided_for", "version_number"),
     )
 
 
