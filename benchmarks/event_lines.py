@@ -65,9 +65,8 @@ def event_columns(rows: int, seed: int = 7) -> dict[str, dict[str, object]]:
             "calculated_priority": labels("P1", "P2", "P3", p=[0.1, 0.3, 0.6]),
             "priority": labels("P0", "P1", "P2", "P3", p=[0.02, 0.1, 0.3, 0.58]),
             "priority_reason": labels("score", "hubspot_target_account", p=[0.98, 0.02]),
-            "input_fingerprint": np.array(
-                [f"{value:032x}" for value in rng.integers(0, 2**62, rows)], dtype=object
-            ),
+            # The day's HubSpot snapshot, the same on every line.
+            "sync_id": np.full(rows, "20261128T020000Z-0a1b2c3d", dtype=object),
         },
     }
 
