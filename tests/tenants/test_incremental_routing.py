@@ -16,7 +16,9 @@ from sqlalchemy.orm import Session
 from morpheus_pipelines.db.session import get_session
 from morpheus_pipelines.tenants.rules import routing_plan
 from morpheus_pipelines.tenants.rules.routing import PRIORITY_REASON
-from morpheus_pipelines.tenants.steps.scoring import RoutingUnfinished, score_partition
+from morpheus_pipelines.tenants.rules.scoring import score_tenants
+from morpheus_pipelines.tenants.steps.scoring import RoutingUnfinished, as_of, score_partition
+from morpheus_pipelines.tenants.store.store import TenantStore
 from tests.support.heap import frozen_at_collections
 from tests.support.incremental import (
     BETA_LISTED,
@@ -263,6 +265,54 @@ def test_activity_in_the_future_is_scored_in_python(warehouses) -> None:
     day["tenants"][0] = quiet_tenant(email="ops@t0.example.com", inactive_days=-1.5)
     _, scoring = live_both(warehouses, day, day)
     assert (scoring.scored, scoring.carried) == (1, len(TENANT_IDS) - 1)
+
+
+def test_a_score_stored_as_scored_is_stored_again_when_a_later_read_judges_it_anew(
+    warehouses,
+) -> None:
+    """Activity after the day's end is judged against when the candidates were read: 1.5
+    days ahead of a read at the day's end is beyond the tolerance, of a read two days later
+    it is real. Scored again after the later read, with the same input versions, the new
+    total is stored: a score stored as scored names its total in ``recency_key``."""
+    day = quiet_day()
+    day["tenants"][0] = quiet_tenant(email="ops@t0.example.com", inactive_days=-1.5)
+    incremental, _ = warehouses()
+    incremental.route(DAY_1, day)
+
+    def scored_after_a_read(days_after_the_day: int, run_id: str) -> tuple[float, float]:
+        read_at = as_of(DAY_1) + timedelta(days=days_after_the_day)
+        with incremental.session() as session:
+            session.execute(
+                text(
+                    "UPDATE apac_candidate_selections SET selected_at = :at "
+                    "WHERE partition_key = :p"
+                ),
+                {"at": read_at, "p": DAY_1},
+            )
+            chunk = TenantStore(session).scores.read_scoring_input(
+                session, partition_key=DAY_1, after=None, limit=100, tenant_ids=["t0"]
+            )
+        incremental.score(DAY_1, day, run_id=run_id)
+        expected = score_tenants(chunk, model=MODEL, as_of=as_of(DAY_1), observed_at=read_at)
+        return stored_total(incremental, DAY_1, "t0"), float(expected["total_score"].iloc[0])
+
+    stored, expected = scored_after_a_read(0, "read-at-the-day-s-end")
+    assert stored == expected
+    later, expected_later = scored_after_a_read(2, "read-two-days-later")
+    assert later == expected_later and later != stored
+
+
+def stored_total(warehouse, partition_key: str, tenant_id: str) -> float:
+    with warehouse.session() as session:
+        return float(
+            session.execute(
+                text(
+                    "SELECT total_score FROM apac_tenant_score_snapshots "
+                    "WHERE partition_key = :p AND tenant_id = :t"
+                ),
+                {"p": partition_key, "t": tenant_id},
+            ).scalar_one()
+        )
 
 
 def test_the_allowlists_still_reject_on_the_incremental_path(warehouses) -> None:
