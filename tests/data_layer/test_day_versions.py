@@ -27,13 +27,23 @@ from morpheus_pipelines.platform.store.day_versions import (
     write_day,
 )
 
+# Numbered by ``a`` alone: a change of ``b`` only keeps the version's number.
 TABLE = DayVersions(
-    versions="dv_versions", days="dv_days", key="k", compared=("a", "b"), carried=("run",)
+    versions="dv_versions",
+    days="dv_days",
+    key="k",
+    compared=("a", "b"),
+    carried=("run",),
+    number="n",
+    numbered=("a",),
+    number_sequence="dv_numbers",
 )
 SCHEMA = """
+CREATE SEQUENCE dv_numbers;
 CREATE TABLE dv_days (partition_key text PRIMARY KEY, complete boolean NOT NULL DEFAULT true);
 CREATE TABLE dv_versions (
   k text NOT NULL, valid_from text NOT NULL, valid_to text, a integer, b text, run text NOT NULL,
+  n bigint NOT NULL DEFAULT nextval('dv_numbers'),
   PRIMARY KEY (k, valid_from), CHECK (valid_to IS NULL OR valid_to > valid_from));
 CREATE VIEW dv AS SELECT d.partition_key, v.k, v.a, v.b, v.run FROM dv_days d
   JOIN dv_versions v ON v.valid_from <= d.partition_key
@@ -100,7 +110,21 @@ def _stored_by_day(session: Session, days: list[str]) -> dict[str, Day]:
 
 def _versions(session: Session) -> list[tuple]:
     with driver_cursor(session) as cursor:
-        return cursor.execute("SELECT * FROM dv_versions ORDER BY k, valid_from").fetchall()
+        return cursor.execute(
+            "SELECT k, valid_from, valid_to, a, b, run FROM dv_versions ORDER BY k, valid_from"
+        ).fetchall()
+
+
+def _numbers_naming_two_values(session: Session) -> list[int]:
+    """Numbers held by versions with different numbered values: a reader comparing numbers
+    would take one for the other."""
+    with driver_cursor(session) as cursor:
+        return [
+            n
+            for (n,) in cursor.execute(
+                "SELECT n FROM dv_versions GROUP BY n HAVING count(DISTINCT coalesce(a, -1)) > 1"
+            )
+        ]
 
 
 @dataclass(frozen=True)
@@ -182,6 +206,7 @@ def _apply(history: dict[str, Day], versioned: str, write: Write, run: str) -> N
         assert _stored_by_day(session, sorted(history)) == history
         # A day not written answers nothing.
         assert _stored_by_day(session, ["2026-10-31"]) == {"2026-10-31": {}}
+        assert _numbers_naming_two_values(session) == []
         versions = _versions(session)
     # The same write again changes nothing.
     with get_session(versioned) as session:
@@ -287,6 +312,10 @@ def test_a_backfill_moves_no_other_day(versioned: str) -> None:
         ("k1", DAYS[2], DAYS[4], 9, "z", "b"),
         ("k1", DAYS[4], None, 1, "x", "r1"),
     ]
+    # The continuation is its original's copy, number included.
+    with get_session(versioned) as session, driver_cursor(session) as cursor:
+        numbers = [n for (n,) in cursor.execute("SELECT n FROM dv_versions ORDER BY valid_from")]
+    assert numbers[0] == numbers[2] != numbers[1]
     assert stored == {
         DAYS[0]: {"k1": ((1, "x"), "r1")},
         DAYS[2]: {"k1": ((9, "z"), "b")},
@@ -361,3 +390,17 @@ def test_a_second_writer_waits_for_the_first(versioned: str) -> None:
             DAYS[1]: {"k1": ((2, "y"), "b")},
             DAYS[2]: {"k1": ((3, "z"), "r3")},
         }
+
+
+def test_a_version_keeps_its_number_while_its_numbered_values_stay(versioned: str) -> None:
+    """A change of ``b`` alone is a new version with the old number; a change of ``a`` draws a
+    new one, and going back to the old ``a`` draws another (a number is never reused)."""
+    days = [({"k1": (1, "x")}, "r1"), ({"k1": (1, "y")}, "r2"), ({"k1": (2, "y")}, "r3")]
+    days.append(({"k1": (1, "y")}, "r4"))
+    for day, (rows, run) in zip(DAYS, days, strict=False):
+        with get_session(versioned) as session:
+            write_day(session, TABLE, day=day, rows=_rows(rows, run), complete=True)
+    with get_session(versioned) as session, driver_cursor(session) as cursor:
+        numbers = [n for (n,) in cursor.execute("SELECT n FROM dv_versions ORDER BY valid_from")]
+    assert numbers[0] == numbers[1]
+    assert len({numbers[1], numbers[2], numbers[3]}) == 3

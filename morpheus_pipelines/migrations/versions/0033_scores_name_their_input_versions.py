@@ -18,10 +18,6 @@ Create Date: 2026-12-07 06:30:00
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-from types import ModuleType
-
 import sqlalchemy as sa
 from alembic import op
 
@@ -34,6 +30,78 @@ SEQUENCE = "apac_tenant_version_numbers"
 DECISIONS = "apac_routing_decision_versions"
 SCORES = "apac_tenant_score_versions"
 NUMBERS = ("candidate_version", "answer_version", "decision_version")
+# 0032's view, frozen here (this revision drops a column it shows, and its downgrade puts the
+# view back).
+# The end of a CST day named by its partition key, in seconds since the epoch, as
+# ``steps.scoring.as_of(partition_key).timestamp()`` gives it.
+_AS_OF = (
+    "extract(epoch FROM ((partition_key::date + 1)::timestamp AT TIME ZONE 'Asia/Shanghai') "
+    "- interval '1 microsecond')::float8"
+)
+# The recency points in cents at the day's end: ``rules.scoring``'s formula, operation for
+# operation in float8, so it gives the same cents (tests/tenants/test_score_view.py).
+_CENTS = (
+    "round(least(greatest((m.zero_credit_days - (d.as_of "
+    "- floor(extract(epoch FROM v.last_active_at))::float8) / 86400.0::float8) "
+    "/ (m.zero_credit_days - m.full_credit_days), 0.0::float8), 1.0::float8) "
+    "* m.weight * 100.0::float8)::bigint"
+)
+# ``cents / 100`` as the JSON number ``json.dumps`` writes for that float.
+_POINTS = (
+    f"CASE WHEN {_CENTS} % 100 = 0 THEN round({_CENTS} / 100.0, 1) "
+    f"ELSE trim_scale({_CENTS} / 100.0) END"
+)
+# Each model's recency numbers and thresholds, read once per model (OFFSET 0: not once per
+# score).
+_MODELS = (
+    "SELECT score_model_version, "
+    "(document -> 'signals' -> 'recency' ->> 'full_credit_days')::float8 AS full_credit_days, "
+    "(document -> 'signals' -> 'recency' ->> 'zero_credit_days')::float8 AS zero_credit_days, "
+    "(document -> 'weights' ->> 'recency')::float8 AS weight, "
+    "(document -> 'thresholds' ->> 'P1')::float8 AS p1, "
+    "(document -> 'thresholds' ->> 'P2')::float8 AS p2 "
+    "FROM apac_scoring_models OFFSET 0"
+)
+# Each finished day, with the end of the day once per day (in seconds, and as a moment).
+_DAYS = (
+    f"SELECT partition_key, {_AS_OF} AS as_of, "
+    "(partition_key::date + 1)::timestamp AT TIME ZONE 'Asia/Shanghai' AS day_end "
+    "FROM apac_tenant_score_days WHERE complete OFFSET 0"
+)
+# The moved total in cents: the stored total minus the stored recency points plus the day's.
+_TOTAL = (
+    "((v.total_score * 100)::bigint - ((v.contributions ->> 'recency')::numeric * 100)::bigint "
+    f"+ {_CENTS})"
+)
+_CALCULATED = (
+    f"CASE WHEN {_TOTAL}::float8 / 100.0::float8 >= m.p1 THEN 'P1' "
+    f"WHEN {_TOTAL}::float8 / 100.0::float8 >= m.p2 THEN 'P2' ELSE 'P3' END"
+)
+# Only a version whose recency moves on read and may have moved by the day is computed (the
+# model joined); every other answers as stored, at the cost of reading it.
+VIEW_0032 = f"""CREATE VIEW apac_tenant_score_snapshots AS
+SELECT d.partition_key, v.tenant_id, v.tenant_bucket, v.run_id, v.score_model_version,
+  CASE WHEN m.score_model_version IS NULL THEN v.total_score
+    ELSE round({_TOTAL} / 100.0, 2) END AS total_score,
+  CASE WHEN m.score_model_version IS NULL THEN v.calculated_priority
+    ELSE {_CALCULATED} END AS calculated_priority,
+  CASE WHEN m.score_model_version IS NULL OR v.priority_reason IS DISTINCT FROM 'score'
+    THEN v.priority ELSE {_CALCULATED} END AS priority,
+  v.priority_reason,
+  CASE WHEN m.score_model_version IS NULL THEN v.contributions
+    ELSE jsonb_set(v.contributions, '{{recency}}', to_jsonb({_POINTS})) END AS contributions,
+  v.scored_at, v.input_fingerprint, v.last_active_at
+FROM ({_DAYS}) d
+JOIN apac_tenant_score_versions v ON v.valid_from <= d.partition_key
+  AND (v.valid_to IS NULL OR v.valid_to > d.partition_key)
+LEFT JOIN ({_MODELS}) m ON m.score_model_version = v.score_model_version
+  AND v.recency_key IS NULL AND v.scored_for <> d.partition_key
+  AND v.recency_moves_from < d.day_end"""
+VIEW = VIEW_0032.replace(
+    "v.scored_at, v.input_fingerprint, v.last_active_at", "v.scored_at, v.last_active_at"
+)
+
+
 # The fingerprint scores recorded until this revision, as the code of 0032 computed it
 # (frozen here: this migration must read what that code wrote), with the model's.
 FINGERPRINT = (
@@ -41,22 +109,6 @@ FINGERPRINT = (
     "c.active_users_30d, c.last_active_at AT TIME ZONE 'UTC', e.employee_count, e.country, "
     "e.industry)::text || m.fingerprint)"
 )
-
-
-def _revision_0032() -> ModuleType:
-    """0032's module: its view, which this revision recreates without one column."""
-    path = Path(__file__).with_name("0032_scores_valid_for_a_range_of_days.py")
-    spec = importlib.util.spec_from_file_location("_revision_0032", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def _view_without_fingerprint(view: str) -> str:
-    old = "v.scored_at, v.input_fingerprint, v.last_active_at"
-    assert old in view
-    return view.replace(old, "v.scored_at, v.last_active_at")
 
 
 def _valid_on(alias: str, day: str) -> str:
@@ -96,7 +148,10 @@ def upgrade() -> None:
         "WHERE s.tenant_id = t.tenant_id AND s.valid_from = t.valid_from"
     )
     op.drop_column(SCORES, "input_fingerprint")
-    op.execute(_view_without_fingerprint(_revision_0032().VIEW))
+    op.execute(VIEW)
+    # Every row of both tables was rewritten: plan the next reads on fresh statistics.
+    op.execute(f"ANALYZE {DECISIONS}")
+    op.execute(f"ANALYZE {SCORES}")
 
 
 def downgrade() -> None:
@@ -112,5 +167,5 @@ def downgrade() -> None:
     )
     for column in NUMBERS:
         op.drop_column(SCORES, column)
-    op.execute(_revision_0032().VIEW)
+    op.execute(VIEW_0032)
     op.drop_column(DECISIONS, "version_number")

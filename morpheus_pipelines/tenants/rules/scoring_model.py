@@ -115,9 +115,9 @@ class ScoringModel:
 
     @property
     def fingerprint(self) -> str:
-        """Everything the model computes with, as one digest: a score made with a model of
-        another fingerprint is never reused (docs/scoring.md, "Incremental scoring"), and the
-        warehouse refuses a version recorded with another one ("Versions"). Taken from the
+        """Everything the model computes with, as one digest: the warehouse refuses a version
+        recorded with another one (docs/scoring.md, "Versions"), so one version names one set
+        of numbers and a stored score of that version can be reused. Taken from the
         model's document, the file's own names and numbers, so renaming a field of this
         class leaves it as it was."""
         text = json.dumps(model_document(self), sort_keys=True)

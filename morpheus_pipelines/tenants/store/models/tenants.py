@@ -30,9 +30,10 @@ from morpheus_pipelines.tenants.rules.vocabulary import (
     values,
 )
 
-# Candidate and answer versions are numbered by what routing reads of them, from one
-# sequence (created by migration 0030; day_tables.CANDIDATE_VERSIONS): a routing input names
-# the versions it was decided from.
+# Candidate, answer and decision versions are numbered by what their readers read of them,
+# from one sequence (created by migration 0030; day_tables.CANDIDATE_VERSIONS): a routing
+# input names the candidate and answer versions it was decided from, a score the candidate,
+# answer and decision versions it was computed from.
 VERSION_NUMBERS = "apac_tenant_version_numbers"
 VERSION_NUMBER = text(f"nextval('{VERSION_NUMBERS}')")
 
