@@ -467,3 +467,31 @@ def test_scoring_a_new_bucket_row_is_a_hot_update(database_url: str) -> None:
     with psycopg.connect(libpq_url(database_url), autocommit=True) as conn:
         conn.execute("CREATE INDEX ix_priority ON apac_active_tenants (priority)")
     assert score_new_rows(database_url, 2_000) == (2_000, 0)
+
+
+def test_a_day_that_changed_few_scores_keeps_the_statistics_it_had(database_url: str) -> None:
+    """Finishing a day analyses the versions only when the run changed more than a tenth of
+    the day's scores (as autovacuum would later): a quiet day's few changes leave the
+    statistics of the last bulk write, the first day's copy refreshes them."""
+    tenants = {f"t-{n:02d}": "active" for n in range(20)}
+    move(database_url, routed(tenants))
+    write(database_url, scores({t: ("active", 40.0, "P2") for t in tenants}), PARTITION, "run-1")
+
+    def finished(wrote: int) -> float:
+        def work(session: Session) -> float:
+            TenantStore(session).scores.finish_day(
+                session, partition_key=PARTITION, wrote=wrote, scores=20, held_before=False
+            )
+            return session.execute(
+                text("SELECT reltuples FROM pg_class WHERE relname = 'apac_tenant_score_versions'")
+            ).scalar_one()
+
+        return in_session(database_url, work)[0]
+
+    with get_session(database_url) as session:
+        before = session.execute(
+            text("SELECT reltuples FROM pg_class WHERE relname = 'apac_tenant_score_versions'")
+        ).scalar_one()
+    assert before != 20
+    assert finished(wrote=2) == before
+    assert finished(wrote=20) == 20

@@ -18,6 +18,17 @@ from morpheus_pipelines.db.session import driver_cursor
 # times the work for no better plan (docs/performance.md).
 STAGING_STATISTICS_TARGET = 10
 
+# The share of a table's rows a write must change before the writer analyses the table
+# itself: autovacuum's default ``autovacuum_analyze_scale_factor``, which analyses it later
+# past that share; below it, the statistics of the last bulk write still describe the table.
+ANALYZE_SHARE = 0.1
+
+
+def worth_analyzing(changed: int, rows: int) -> bool:
+    """Whether a write that changed ``changed`` of a table's ``rows`` rows (a first write: all
+    of them) should be followed by ``ANALYZE``."""
+    return changed > ANALYZE_SHARE * rows
+
 
 def analyze(session: Session, table: str, *, statistics_target: int | None = None) -> None:
     """Refresh the planner's statistics after a bulk write: autovacuum runs later, and a

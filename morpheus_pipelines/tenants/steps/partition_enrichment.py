@@ -241,7 +241,11 @@ def _carry_forward(
         totals.add_carried(carried.carried, carried.written, carried.statuses)
         tenant_ids = enriched.unanswered_candidates(session)
         totals.rows_written += enriched.remove_orphans(
-            session, partition_key=partition_key, among_suspects=True
+            session,
+            partition_key=partition_key,
+            among_suspects=True,
+            written=carried.written,
+            answers=unchanged + carried.carried,
         )
     if log is not None:
         log.info(

@@ -99,6 +99,8 @@ class RoutingRun:
     phases: dict[str, float]
     events: TenantEventLog | None
     log: logging.Logger | None
+    # The decisions of the day the carry changed (the base day's moves, copied as no move).
+    carry_changed: int = 0
 
 
 # The collections deciding and recording the rules' inputs set off would walk the whole
@@ -218,7 +220,7 @@ def carry_decisions_forward(run: RoutingRun) -> tuple[int, dict[bool, list[str] 
     with run.session_factory() as session:
         store = TenantStore(session)
         with phase(run.phases, "carry_forward"):
-            carried = store.decisions.carry_forward(
+            carried, run.carry_changed = store.decisions.carry_forward(
                 session,
                 partition_key=context.partition_key,
                 run_id=context.run_id,
@@ -317,7 +319,15 @@ def finish_routing(
             if run.rerun or not store.decisions.only_day(session, partition_key=partition_key):
                 removed = store.decisions.remove_orphans(session, partition_key=partition_key)
             orphans = removed if run.rerun else 0
-            store.decisions.finish_day(session, partition_key=partition_key)
+            # Every decision written or removed by the run, at most: a day routed in full
+            # wrote them all.
+            changed = totals.tenants + forced + retired + removed + run.carry_changed
+            store.decisions.finish_day(
+                session,
+                partition_key=partition_key,
+                changed=changed if run.plan.incremental else None,
+                decisions=totals.tenants + forced + carried,
+            )
         with phase(phases, "summarise"):
             summary = store.decisions.summary(session, partition_key=partition_key)
         with phase(phases, "check"):

@@ -20,7 +20,7 @@ from morpheus_pipelines.platform.store.day_versions import (
     valid_on,
     write_day,
 )
-from morpheus_pipelines.platform.store.planner import analyze
+from morpheus_pipelines.platform.store.planner import analyze, worth_analyzing
 from morpheus_pipelines.platform.store.set_based import SetBasedRepository
 from morpheus_pipelines.tenants.rules.enrichment import REUSABLE_STATUSES
 from morpheus_pipelines.tenants.store.day_tables import (
@@ -255,12 +255,22 @@ class EnrichedTenantRepository(SetBasedRepository[EnrichedTenant]):
             )
             return [tenant_id for (tenant_id,) in cursor]
 
-    def remove_orphans(self, session: Session, *, partition_key: str, among_suspects: bool) -> int:
+    def remove_orphans(
+        self,
+        session: Session,
+        *,
+        partition_key: str,
+        among_suspects: bool,
+        written: int | None = None,
+        answers: int = 0,
+    ) -> int:
         """Remove from the partition the answers of tenants that are not its enrichable
         candidates: tenants that left since the day its answers carry forward from, or a
         re-run's after the source changed. ``among_suspects``: only :meth:`carry_forward`'s
         suspects can be any (in this transaction); otherwise every answer of the day is
-        looked at. Returns the answers removed."""
+        looked at. ``written``: the answers of the day's ``answers`` the transaction wrote
+        before (None: unknown); the statistics are refreshed when they and those removed are
+        more than ``planner.ANALYZE_SHARE`` of them. Returns the answers removed."""
         if among_suspects:
             keys = sql.SQL("SELECT tenant_id FROM {} WHERE NOT enrichable").format(
                 sql.Identifier(SUSPECTS)
@@ -277,7 +287,8 @@ class EnrichedTenantRepository(SetBasedRepository[EnrichedTenant]):
         removed = remove_from_day(
             session, ANSWER_VERSIONS, day=partition_key, keys=keys, finishes_day=False
         )
-        analyze(session, ANSWER_VERSIONS.versions)
+        if written is None or worth_analyzing(written + removed, answers):
+            analyze(session, ANSWER_VERSIONS.versions)
         return removed
 
     def start_day(self, session: Session, *, partition_key: str) -> None:

@@ -19,7 +19,11 @@ from morpheus_pipelines.platform.store.day_versions import (
     valid_on,
     write_day,
 )
-from morpheus_pipelines.platform.store.planner import analyze, no_nested_loops
+from morpheus_pipelines.platform.store.planner import (
+    analyze,
+    no_nested_loops,
+    worth_analyzing,
+)
 from morpheus_pipelines.platform.store.set_based import SetBasedRepository, transaction_start
 from morpheus_pipelines.tenants.rules.routing_inputs import TENANT_KEY_COLUMNS, RuleInputs
 from morpheus_pipelines.tenants.rules.routing_plan import RoutingBase
@@ -170,12 +174,23 @@ class RoutingDecisionRepository(SetBasedRepository[RoutingDecision]):
             session, DECISION_VERSIONS, day=partition_key, keys=keys, finishes_day=False
         )
 
-    def finish_day(self, session: Session, *, partition_key: str) -> None:
-        """Make what the run wrote the day's decisions."""
+    def finish_day(
+        self,
+        session: Session,
+        *,
+        partition_key: str,
+        changed: int | None = None,
+        decisions: int = 0,
+    ) -> None:
+        """Make what the run wrote the day's decisions. ``changed``: at most how many of the
+        day's ``decisions`` the run changed (None: unknown); the statistics are refreshed
+        when that is more than ``planner.ANALYZE_SHARE`` of them, else those of the last bulk
+        write stay."""
         finish_day(session, DECISION_VERSIONS, day=partition_key)
-        # Just written: fresh statistics keep the next asset's statements on good plans
+        # Fresh statistics keep the next asset's statements on good plans after a bulk write
         # (docs/performance.md).
-        analyze(session, DECISION_VERSIONS.versions)
+        if changed is None or worth_analyzing(changed, decisions):
+            analyze(session, DECISION_VERSIONS.versions)
 
     def check_figures(
         self, session: Session, *, partition_key: str, forced_ids: frozenset[str], live: bool
@@ -317,7 +332,7 @@ class RoutingDecisionRepository(SetBasedRepository[RoutingDecision]):
         base_partition: str,
         changed_keys: Mapping[str, frozenset[str]],
         fresh: bool,
-    ) -> int:
+    ) -> tuple[int, int]:
         """Give ``partition_key`` ``base_partition``'s decision of every candidate whose live
         bucket row was routed, by ``base_partition`` or before, from the inputs it has now,
         and none of whose keys is in ``changed_keys`` (see ``apac_routing_inputs``). The copy
@@ -325,7 +340,7 @@ class RoutingDecisionRepository(SetBasedRepository[RoutingDecision]):
         day is new and follows ``base_partition`` directly) means every tenant's decision of
         the day is still the base day's, so only those that were moves are looked at. The
         carried tenants stay listed for :meth:`undecided_candidates` in this transaction.
-        Returns how many were carried."""
+        Returns how many were carried, and how many decisions of the day that changed."""
         with driver_cursor(session) as cursor:
             # Whole days joined on the tenant and a version number: estimated at one row,
             # planned as index probes per tenant (docs/decisions/0061). A small day pays a
@@ -350,7 +365,7 @@ class RoutingDecisionRepository(SetBasedRepository[RoutingDecision]):
             base=decisions_on(base_partition),
             moves=sql.SQL(" WHERE b.moved") if fresh else sql.SQL(""),
         )
-        write_day(
+        written = write_day(
             session,
             DECISION_VERSIONS,
             day=partition_key,
@@ -358,7 +373,7 @@ class RoutingDecisionRepository(SetBasedRepository[RoutingDecision]):
             complete=False,
             finishes_day=False,
         )
-        return carried
+        return carried, written
 
     def carried_select(
         self,

@@ -22,7 +22,7 @@ from morpheus_pipelines.platform.store.day_versions import (
     write_day,
 )
 from morpheus_pipelines.platform.store.keyset import keyset_after
-from morpheus_pipelines.platform.store.planner import analyze
+from morpheus_pipelines.platform.store.planner import analyze, worth_analyzing
 from morpheus_pipelines.platform.store.set_based import (
     SetBasedRepository,
     transaction_start,
@@ -198,7 +198,8 @@ class TenantScoreSnapshotRepository(SetBasedRepository[TenantScoreVersion]):
         partition_key: str,
         live_since: datetime | None = None,
         live_run_id: str | None = None,
-        wrote: bool = True,
+        wrote: int | None = None,
+        scores: int = 0,
         held_before: bool = True,
     ) -> int:
         """Remove from the partition the tenants that are no longer its scoring input (they
@@ -206,10 +207,12 @@ class TenantScoreSnapshotRepository(SetBasedRepository[TenantScoreVersion]):
         what was written its scores, in the caller's transaction (with
         :meth:`update_moved_buckets` for a live partition, whose run ``live_run_id`` began at
         ``live_since``: the day answers its scores with the bucket rows brought to them).
-        ``wrote``: the run wrote versions (else the statistics are left as they are, unless
-        tenants were removed). ``held_before`` False: no version was valid on the day when
-        the run began, so it holds only what the run wrote, and nothing is removed. Returns
-        the tenants removed."""
+        ``wrote``: the versions the run wrote (None: unknown) of the day's ``scores``; the
+        statistics are refreshed when they and the tenants removed are more than
+        ``planner.ANALYZE_SHARE`` of the day's scores, else those of the last bulk write
+        stay. ``held_before`` False: no version was valid on the day when the run began, so
+        it holds only what the run wrote, and nothing is removed. Returns the tenants
+        removed."""
         day = sql.Literal(partition_key)
         unscored = sql.SQL(
             "SELECT v.tenant_id FROM apac_tenant_score_versions v WHERE {valid} "
@@ -231,8 +234,8 @@ class TenantScoreSnapshotRepository(SetBasedRepository[TenantScoreVersion]):
                     "WHERE partition_key = %s",
                     (live_since, live_run_id, partition_key),
                 )
-        if wrote or removed:
-            # The day's statistics: the bucket update and the next day's reads plan on them.
+        # The day's statistics: the bucket update and the next day's reads plan on them.
+        if wrote is None or worth_analyzing(wrote + removed, scores):
             analyze(session, "apac_tenant_score_versions")
         return removed
 
