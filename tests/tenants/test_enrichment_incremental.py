@@ -333,3 +333,33 @@ def test_a_day_is_enriched_with_the_process_heap_frozen_and_given_back(
     assert any(frozen)
     assert not all(frozen)
     assert gc.get_freeze_count() == 0
+
+
+def _statistics_and_versions(warehouse: _Warehouse) -> tuple[float, int]:
+    """The rows the planner's statistics count in the answers' versions, and the rows."""
+    with get_session(warehouse.url) as session:
+        return tuple(
+            session.connection()
+            .exec_driver_sql(
+                "SELECT reltuples, (SELECT count(*) FROM apac_enriched_tenant_versions) "
+                "FROM pg_class WHERE relname = 'apac_enriched_tenant_versions'"
+            )
+            .one()
+        )
+
+
+def test_answers_the_service_gave_are_analysed_once_the_day_is_written(
+    warehouses, emulator: DomainIntelEmulator
+) -> None:
+    """The statistics follow the answers a run's chunks wrote: the first day's (its carry
+    found nothing to keep), and a day whose every answer grew old and was asked again; a
+    day that changed nothing keeps them."""
+    incremental, _ = warehouses()
+    incremental.live_through(_day(DAYS[0]))
+    counted, versions = _statistics_and_versions(incremental)
+    assert counted == versions == len(TENANT_IDS)
+    incremental.live_through(_day(DAYS[1]))
+    assert _statistics_and_versions(incremental) == (counted, versions)
+    incremental.live_through(_day(DAYS[2], days_later=3))
+    counted, versions = _statistics_and_versions(incremental)
+    assert counted == versions > len(TENANT_IDS)

@@ -169,7 +169,8 @@ def enrich_partitions(
     totals = PartitionEnrichment()
     answered_after = reuse_cutoff(now, max_age_days, configured=client is not None)
     for partition_key in partition_keys:
-        tenant_ids = _carry_forward(
+        written_before = totals.rows_written
+        tenant_ids, kept = _carry_forward(
             session_factory,
             totals,
             partition_key,
@@ -195,7 +196,13 @@ def enrich_partitions(
         # Every chunk is written: only now does the day answer what was written for it
         # (until then it answers nothing, docs/pipeline.md, "Enrichment reuse").
         with session_factory() as session:
-            TenantStore(session).enriched.finish_day(session, partition_key=partition_key)
+            TenantStore(session).enriched.finish_day(
+                session,
+                partition_key=partition_key,
+                # Every tenant asked about: the whole day written.
+                changed=None if tenant_ids is None else totals.rows_written - written_before,
+                answers=kept + len(tenant_ids or ()),
+            )
     return totals
 
 
@@ -208,12 +215,13 @@ def _carry_forward(
     log: logging.Logger | None,
     *,
     incremental: bool,
-) -> list[str] | None:
+) -> tuple[list[str] | None, int]:
     """In one transaction: find the tenants whose answer may have changed since the
     partition before (docs/pipeline.md, "Enrichment reuse"), carry the answers of those
     asked about with the same name and email, and remove the answers of tenants that are no
     longer enrichable candidates. Returns the tenants still to enrich, or None (every one)
-    when there is nothing to carry from."""
+    when there is nothing to carry from, and the answers the day keeps (unchanged or
+    carried)."""
     with session_factory() as session:
         enriched = TenantStore(session).enriched
         enriched.start_day(session, partition_key=partition_key)
@@ -226,7 +234,7 @@ def _carry_forward(
             totals.rows_written += enriched.remove_orphans(
                 session, partition_key=partition_key, among_suspects=False
             )
-            return None
+            return None, 0
         carried = enriched.carry_forward(
             session,
             partition_key=partition_key,
@@ -253,7 +261,7 @@ def _carry_forward(
             f"since {base}, {carried.carried:,} carried ({carried.written:,} of them "
             f"written); {len(tenant_ids):,} tenants left"
         )
-    return tenant_ids
+    return tenant_ids, unchanged + carried.carried
 
 
 def _answer_chunks(

@@ -405,7 +405,8 @@ def finish_scoring(run: ScoringRun) -> None:
                 partition_key=partition_key,
                 live_since=run.started_at if live else None,
                 live_run_id=run.run_id if live else None,
-                wrote=totals.rows_written.get("snapshots", 0),
+                wrote=totals.rows_written.get("snapshots", 0)
+                + totals.rows_written.get("rejected_removed", 0),
                 scores=totals.scored + totals.carried,
                 held_before=run.held_before,
             )

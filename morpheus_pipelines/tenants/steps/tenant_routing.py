@@ -321,12 +321,12 @@ def finish_routing(
             orphans = removed if run.rerun else 0
             # Every decision written or removed by the run, at most: a day routed in full
             # wrote them all.
-            changed = totals.tenants + forced + retired + removed + run.carry_changed
+            changed = totals.tenants + retired + removed + run.carry_changed
             store.decisions.finish_day(
                 session,
                 partition_key=partition_key,
                 changed=changed if run.plan.incremental else None,
-                decisions=totals.tenants + forced + carried,
+                decisions=totals.tenants + carried,
             )
         with phase(phases, "summarise"):
             summary = store.decisions.summary(session, partition_key=partition_key)

@@ -298,9 +298,15 @@ class EnrichedTenantRepository(SetBasedRepository[EnrichedTenant]):
         (the next day would take it for the day's and not ask)."""
         start_day(session, ANSWER_VERSIONS, day=partition_key)
 
-    def finish_day(self, session: Session, *, partition_key: str) -> None:
-        """Make the answers written since :meth:`start_day` the partition's."""
+    def finish_day(
+        self, session: Session, *, partition_key: str, changed: int | None = None, answers: int = 0
+    ) -> None:
+        """Make the answers written since :meth:`start_day` the partition's. ``changed``: the
+        answers the run wrote or removed of the day's ``answers`` (None: unknown); the
+        statistics are refreshed when that is more than ``planner.ANALYZE_SHARE`` of them."""
         finish_day(session, ANSWER_VERSIONS, day=partition_key)
+        if changed is None or worth_analyzing(changed, answers):
+            analyze(session, ANSWER_VERSIONS.versions)
 
 
 @dataclass(frozen=True)
