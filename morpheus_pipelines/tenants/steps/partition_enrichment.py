@@ -249,11 +249,7 @@ def _carry_forward(
         totals.add_carried(carried.carried, carried.written, carried.statuses)
         tenant_ids = enriched.unanswered_candidates(session)
         totals.rows_written += enriched.remove_orphans(
-            session,
-            partition_key=partition_key,
-            among_suspects=True,
-            written=carried.written,
-            answers=unchanged + carried.carried,
+            session, partition_key=partition_key, among_suspects=True
         )
     if log is not None:
         log.info(

@@ -261,16 +261,13 @@ class EnrichedTenantRepository(SetBasedRepository[EnrichedTenant]):
         *,
         partition_key: str,
         among_suspects: bool,
-        written: int | None = None,
-        answers: int = 0,
     ) -> int:
         """Remove from the partition the answers of tenants that are not its enrichable
         candidates: tenants that left since the day its answers carry forward from, or a
         re-run's after the source changed. ``among_suspects``: only :meth:`carry_forward`'s
         suspects can be any (in this transaction); otherwise every answer of the day is
-        looked at. ``written``: the answers of the day's ``answers`` the transaction wrote
-        before (None: unknown); the statistics are refreshed when they and those removed are
-        more than ``planner.ANALYZE_SHARE`` of them. Returns the answers removed."""
+        looked at. Counted in the run's changes, which :meth:`finish_day` analyses after.
+        Returns the answers removed."""
         if among_suspects:
             keys = sql.SQL("SELECT tenant_id FROM {} WHERE NOT enrichable").format(
                 sql.Identifier(SUSPECTS)
@@ -284,12 +281,9 @@ class EnrichedTenantRepository(SetBasedRepository[EnrichedTenant]):
                 candidates=candidates_on(partition_key),
                 enrichable=sql.SQL(ENRICHABLE),
             )
-        removed = remove_from_day(
+        return remove_from_day(
             session, ANSWER_VERSIONS, day=partition_key, keys=keys, finishes_day=False
         )
-        if written is None or worth_analyzing(written + removed, answers):
-            analyze(session, ANSWER_VERSIONS.versions)
-        return removed
 
     def start_day(self, session: Session, *, partition_key: str) -> None:
         """Begin the partition's answers: until :meth:`finish_day` the day answers nothing
