@@ -73,3 +73,9 @@ class WarehouseResource(dg.ConfigurableResource):
         """A read transaction on the DevOps tenant source database."""
         with get_session(source_url(self.settings())) as session:
             yield session
+
+    def source_in_warehouse(self) -> bool:
+        """Whether the DevOps tenant source is the warehouse database itself (the default),
+        so its table can be read in place by the warehouse's own statements."""
+        settings = self.settings()
+        return source_url(settings) == warehouse_url(settings)

@@ -1,17 +1,25 @@
 """Selecting a partition's candidates: the first day copies the source rows straight into
-the candidate versions; every later day or re-run stages them and writes only what changed.
-Both must give the same rows."""
+the candidate versions; every later day or re-run compares them and writes only what changed.
+Both must give the same rows, whether the source table is in the warehouse database (read in
+place) or in another one (streamed into a staging table)."""
 
 from __future__ import annotations
 
+from contextlib import nullcontext
+from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
 
-from morpheus_pipelines.db.session import get_session
+import dagster as dg
+import pytest
+
+from morpheus_pipelines.db.session import SessionFactory, get_session
 from morpheus_pipelines.platform.store.day_versions import copy_day_if_empty
 from morpheus_pipelines.tenants.steps.tenant_selection import candidate_query, select_partition
-from morpheus_pipelines.tenants.store.day_tables import CANDIDATE_VERSIONS
+from morpheus_pipelines.tenants.store.day_tables import CANDIDATE_SOURCE_COLUMNS, CANDIDATE_VERSIONS
+from morpheus_pipelines.tenants.store.store import TenantStore
 from morpheus_pipelines.tenants.store.tenant_candidate import candidate_rows
+from tests.support.databases import DatabaseFactory
 from tests.support.pipeline import SCHEMA, load_source, tenant
 
 FIRST, SECOND = "2026-11-27", "2026-11-28"
@@ -35,11 +43,28 @@ def _rows(database_url: str, partition_key: str) -> list[tuple]:
         ]
 
 
-def _select(database_url: str, partition_key: str, run_id: str) -> dict[str, int]:
-    factory = partial(get_session, database_url)
+@dataclass(frozen=True)
+class Source:
+    """Where the source table is: ``url`` None, in the warehouse database itself."""
+
+    url: str | None
+
+    def load(self, warehouse_url: str, rows: list[dict]) -> None:
+        load_source(self.url or warehouse_url, rows)
+
+    def factory(self) -> SessionFactory | None:
+        return None if self.url is None else partial(get_session, self.url)
+
+
+@pytest.fixture(params=["in the warehouse", "in another database"])
+def source(request: pytest.FixtureRequest, database_factory: DatabaseFactory) -> Source:
+    return Source(None if request.param == "in the warehouse" else database_factory())
+
+
+def _select(database_url: str, partition_key: str, run_id: str, source: Source) -> dict[str, int]:
     return select_partition(
-        factory,
-        factory,
+        source.factory(),
+        partial(get_session, database_url),
         schema=SCHEMA,
         partition_key=partition_key,
         run_id=run_id,
@@ -47,23 +72,27 @@ def _select(database_url: str, partition_key: str, run_id: str) -> dict[str, int
     )
 
 
-def _load_new(database_url: str, partition_key: str, run_id: str) -> int | None:
-    with get_session(database_url) as session, get_session(database_url) as source:
-        return copy_day_if_empty(
-            session,
-            CANDIDATE_VERSIONS,
-            day=partition_key,
-            rows=candidate_rows(
-                candidate_query(SCHEMA, partition_key, forced_ids=FORCED),
-                run_id=run_id,
-                forced_ids=FORCED,
-            ),
-            source=source,
-        )
+def _load_new(database_url: str, partition_key: str, run_id: str, source: Source) -> int | None:
+    query = candidate_query(SCHEMA, partition_key, forced_ids=FORCED)
+    with get_session(database_url) as session:
+        reading = get_session(source.url) if source.url else nullcontext()
+        with reading as source_session:
+            if source_session is None:
+                # In place: the rows cast to the staging table's types, as the step reads them.
+                query = TenantStore(session).candidates.typed_rows(
+                    session, query, columns=CANDIDATE_SOURCE_COLUMNS
+                )
+            return copy_day_if_empty(
+                session,
+                CANDIDATE_VERSIONS,
+                day=partition_key,
+                rows=candidate_rows(query, run_id=run_id, forced_ids=FORCED),
+                source=source_session,
+            )
 
 
-def test_a_first_run_copies_what_a_rerun_would_upsert(database_url: str) -> None:
-    load_source(
+def test_a_first_run_copies_what_a_rerun_would_upsert(database_url: str, source: Source) -> None:
+    source.load(
         database_url,
         [
             tenant("t-active"),
@@ -78,7 +107,7 @@ def test_a_first_run_copies_what_a_rerun_would_upsert(database_url: str) -> None
         ],
     )
     # No version valid on the day: the rows are copied straight in.
-    assert _load_new(database_url, FIRST, "run-1") == 4
+    assert _load_new(database_url, FIRST, "run-1", source) == 4
     copied = _rows(database_url, FIRST)
     assert [(r[0], r[1], r[-2], r[-1]) for r in copied] == [
         ("   ", "active", False, "blank tenant id"),
@@ -89,14 +118,14 @@ def test_a_first_run_copies_what_a_rerun_would_upsert(database_url: str) -> None
     # Not empty any more: the copy declines and writes nothing, and a re-run over the
     # unchanged source writes nothing (any column the copy computed differently would be
     # rewritten and counted).
-    assert _load_new(database_url, FIRST, "run-2") is None
-    assert _select(database_url, FIRST, "run-2")["rows_written"] == 0
+    assert _load_new(database_url, FIRST, "run-2", source) is None
+    assert _select(database_url, FIRST, "run-2", source)["rows_written"] == 0
     assert _rows(database_url, FIRST) == copied
 
     # The comparing path writes what the copy wrote: the next day removes only the signup
     # of the day before; the versions it carries are spoiled, and a re-run of that day
     # writes them back.
-    assert _select(database_url, SECOND, "run-3")["rows_written"] == 1
+    assert _select(database_url, SECOND, "run-3", source)["rows_written"] == 1
     with get_session(database_url) as session:
         session.connection().exec_driver_sql(
             "UPDATE apac_tenant_candidate_versions SET name = 'stale', forced_sales_owned = NOT "
@@ -104,5 +133,41 @@ def test_a_first_run_copies_what_a_rerun_would_upsert(database_url: str) -> None
         )
     # The signup of the 27th is not a candidate of the 28th (status new_user).
     expected = [r for r in copied if r[0] != "t-signup"]
-    assert _select(database_url, SECOND, "run-4")["rows_written"] == len(expected) == 3
+    assert _select(database_url, SECOND, "run-4", source)["rows_written"] == len(expected) == 3
     assert _rows(database_url, SECOND) == expected
+
+
+def test_the_asset_reads_a_source_in_the_warehouse_in_place_and_streams_another(
+    database_url: str, source: Source
+) -> None:
+    from morpheus_pipelines.assets.tenants.selection import tenant_candidates
+    from morpheus_pipelines.resources.routing import TenantRoutingResource
+    from morpheus_pipelines.resources.warehouse import WarehouseResource
+
+    warehouse = WarehouseResource(database_url=database_url, source_database_url=source.url or "")
+    assert warehouse.source_in_warehouse() is (source.url is None)
+    source.load(database_url, [tenant("t-active"), tenant("t-forced", status="closing")])
+    result = dg.materialize(
+        [tenant_candidates],
+        partition_key=FIRST,
+        resources={
+            "warehouse": warehouse,
+            "routing": TenantRoutingResource(forced_sales_owned_tenant_ids="t-forced"),
+        },
+    )
+    assert result.success
+    assert [(r[0], r[-2]) for r in _rows(database_url, FIRST)] == [
+        ("t-active", False),
+        ("t-forced", True),
+    ]
+
+
+def test_a_source_url_equal_to_the_warehouse_s_is_the_warehouse(database_url: str) -> None:
+    from morpheus_pipelines.resources.warehouse import WarehouseResource
+
+    same = WarehouseResource(database_url=database_url, source_database_url=database_url)
+    other = WarehouseResource(
+        database_url=database_url, source_database_url=database_url + "_elsewhere"
+    )
+    assert same.source_in_warehouse()
+    assert not other.source_in_warehouse()

@@ -47,10 +47,12 @@ def tenant_candidates(
     # The step brings pandas: imported by the run that executes it, not by the code location.
     from morpheus_pipelines.tenants.steps.tenant_selection import select_partition
 
+    # A source in the warehouse database is read in place, not streamed through this process.
+    source = None if warehouse.source_in_warehouse() else warehouse.source_session
     per_partition = {}
     for partition_key in context.partition_keys:
         counts = select_partition(
-            warehouse.source_session,
+            source,
             warehouse.session,
             schema=warehouse.source_schema,
             partition_key=partition_key,

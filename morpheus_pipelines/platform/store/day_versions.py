@@ -154,12 +154,18 @@ def finish_day(session: Session, table: DayVersions, *, day: str) -> None:
 
 
 def copy_day_if_empty(
-    session: Session, table: DayVersions, *, day: str, rows: sql.Composable, source: Session
+    session: Session,
+    table: DayVersions,
+    *,
+    day: str,
+    rows: sql.Composable,
+    source: Session | None,
 ) -> int | None:
-    """When no version is valid on ``day`` (the table's first day, every key new), stream the
-    rows of ``rows`` — run on ``source``, in ``table.columns`` order — straight into the
-    versions as bytes, never parsed, and return rows written; otherwise None and nothing
-    written (:func:`write_day` then compares them). ``source`` may be another database."""
+    """When no version is valid on ``day`` (the table's first day, every key new), write the
+    rows of ``rows`` (in ``table.columns`` order) straight into the versions and return rows
+    written; otherwise None and nothing written (:func:`write_day` then compares them).
+    ``rows`` run on ``source``, which may be another database, and are streamed as bytes,
+    never parsed; with ``source`` None they run on ``session`` and are inserted in place."""
     following = open_day(session, table, day=day)
     with driver_cursor(session) as cursor:
         cursor.execute(
@@ -172,13 +178,20 @@ def copy_day_if_empty(
     bounded = sql.SQL("SELECT r.*, {day}::text, {following}::text FROM ({rows}) AS r").format(
         day=sql.Literal(day), following=sql.Literal(following), rows=rows
     )
-    return stream_copy(
-        session,
-        table=table.versions,
-        columns=[*table.columns, "valid_from", "valid_to"],
-        select=bounded,
-        source=source,
-    )
+    columns = [*table.columns, "valid_from", "valid_to"]
+    if source is not None:
+        return stream_copy(
+            session, table=table.versions, columns=columns, select=bounded, source=source
+        )
+    with driver_cursor(session) as cursor:
+        cursor.execute(
+            sql.SQL("INSERT INTO {versions} ({columns}) {bounded}").format(
+                versions=sql.Identifier(table.versions),
+                columns=_identifiers(columns),
+                bounded=bounded,
+            )
+        )
+        return max(cursor.rowcount, 0)
 
 
 def write_day(

@@ -57,6 +57,32 @@ class StagingRepository(BaseRepository[ModelT]):
             )
         return staging
 
+    def typed_rows(
+        self, session: Session, query: sql.Composable, *, columns: Sequence[str]
+    ) -> sql.Composed:
+        """The rows of ``query`` (in ``columns`` order) with each column cast to this table's
+        type, as a staging table of ``columns`` would hold them: for a statement that reads
+        rows of the same database in place, instead of staging them."""
+        self._check_columns(columns, "typed columns")
+        with driver_cursor(session) as cursor:
+            cursor.execute(
+                "SELECT attname, format_type(atttypid, atttypmod) FROM pg_attribute "
+                "WHERE attrelid = %s::regclass AND attname = ANY(%s) AND NOT attisdropped",
+                (self.table.name, list(columns)),
+            )
+            types = dict(cursor.fetchall())
+        # The type names come from the catalog, never from input.
+        return sql.SQL("SELECT {typed} FROM ({query}) AS q ({names})").format(
+            typed=sql.SQL(", ").join(
+                sql.SQL("CAST(q.{c} AS {t}) AS {c}").format(
+                    c=sql.Identifier(name), t=sql.SQL(types[name])
+                )
+                for name in columns
+            ),
+            query=query,
+            names=sql.SQL(", ").join(map(sql.Identifier, columns)),
+        )
+
     def copy_into_staging(
         self, session: Session, rows: Iterable[Sequence[Any]], *, columns: Sequence[str]
     ) -> tuple[str, int]:

@@ -14,15 +14,18 @@ selected whatever their status or region (they are written to Sales-owned direct
 ``active`` unless they signed up that day. A ``limit`` keeps the first tenants by id (the
 rollout's small first invocation, docs/partitions.md).
 
-The rows are streamed with ``COPY … TO STDOUT`` from the source database, without being parsed
-in Python: on the table's first day straight into the candidate versions, on every other day
-and re-run into a warehouse staging table compared with the versions valid on the day, only
-the changed tenants written (docs/data-layer.md, "Day-versioned tables").
+On the table's first day the rows go straight into the candidate versions; on every other
+day and re-run they are compared with the versions valid on the day, and only the changed
+tenants written (docs/data-layer.md, "Day-versioned tables"). A source table in the warehouse
+database (``MORPHEUS_SOURCE_DATABASE_URL`` unset, or the warehouse's own URL) is read in place
+by those statements; one in another database is streamed with ``COPY … TO STDOUT`` into a
+warehouse staging table, without being parsed in Python.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
+from contextlib import nullcontext
 from datetime import datetime
 
 import pandas as pd
@@ -77,7 +80,7 @@ def candidate_query(
 
 
 def select_partition(
-    source_factory: SessionFactory,
+    source_factory: SessionFactory | None,
     session_factory: SessionFactory,
     *,
     schema: str,
@@ -87,10 +90,13 @@ def select_partition(
     limit: int | None = None,
 ) -> dict[str, int]:
     """Make the partition's candidates exactly what the source selects now, record the
-    selection (when, with which ``limit``), and return the counts for metadata."""
+    selection (when, with which ``limit``), and return the counts for metadata.
+    ``source_factory`` None: the source table is in the warehouse database, and is read in
+    the writing transaction."""
     if limit is not None and limit < 1:
         raise ValueError(f"limit must be a positive number of tenants, got {limit}")
-    with source_factory() as source, session_factory() as session:
+    reading = source_factory() if source_factory is not None else nullcontext()
+    with reading as source, session_factory() as session:
         candidates = TenantStore(session).candidates
         # The table's first day copies the rows straight in; every other day stages them and
         # writes only the changed tenants (docs/pipeline.md).

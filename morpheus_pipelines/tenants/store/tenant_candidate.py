@@ -74,36 +74,46 @@ class TenantCandidateRepository(SetBasedRepository[TenantCandidate]):
         self,
         session: Session,
         *,
-        source: Session,
+        source: Session | None,
         query: sql.Composable,
         partition_key: str,
         run_id: str,
         forced_ids: Iterable[str],
     ) -> int:
-        """Make the partition's candidates exactly the rows of ``query`` (run on ``source``,
-        columns in ``CANDIDATE_SOURCE_COLUMNS`` order); returns the tenants whose row of the
-        day changed. Only those are written: an unchanged candidate keeps the version it
-        has, its ``run_id`` included, so a quiet day or a re-run over unchanged source data
-        writes nothing. With no version valid on the day yet (the first day) the rows are
-        streamed straight in; otherwise they are staged and compared. When any changed, the
-        day's enrichment answers are hidden until enrichment runs for the day again."""
+        """Make the partition's candidates exactly the rows of ``query`` (columns in
+        ``CANDIDATE_SOURCE_COLUMNS`` order); returns the tenants whose row of the day changed.
+        Only those are written: an unchanged candidate keeps the version it has, its
+        ``run_id`` included, so a quiet day or a re-run over unchanged source data writes
+        nothing. With no version valid on the day yet (the first day) the rows go straight
+        in; otherwise they are compared with the day's versions. When any changed, the day's
+        enrichment answers are hidden until enrichment runs for the day again.
+
+        ``query`` runs on ``source`` (another database, or another connection), whose rows
+        are streamed into a staging table; with ``source`` None it runs on ``session`` (the
+        source table is in the warehouse database) and its rows are read in place, cast to
+        the staging table's types, without passing through this process."""
+        if source is None:
+            selected = self.typed_rows(session, query, columns=CANDIDATE_SOURCE_COLUMNS)
+        else:
+            selected = query
         written = copy_day_if_empty(
             session,
             CANDIDATE_VERSIONS,
             day=partition_key,
-            rows=candidate_rows(query, run_id=run_id, forced_ids=forced_ids),
+            rows=candidate_rows(selected, run_id=run_id, forced_ids=forced_ids),
             source=source,
         )
         if written is None:
-            staging = self.stream_into_staging(
-                session, copy_out(source, query), columns=CANDIDATE_SOURCE_COLUMNS
-            )
-            staged = sql.SQL("SELECT * FROM {}").format(sql.Identifier(staging))
+            if source is not None:
+                staging = self.stream_into_staging(
+                    session, copy_out(source, query), columns=CANDIDATE_SOURCE_COLUMNS
+                )
+                selected = sql.SQL("SELECT * FROM {}").format(sql.Identifier(staging))
             written = write_day(
                 session,
                 CANDIDATE_VERSIONS,
                 day=partition_key,
-                rows=candidate_rows(staged, run_id=run_id, forced_ids=forced_ids),
+                rows=candidate_rows(selected, run_id=run_id, forced_ids=forced_ids),
                 complete=True,
             )
         if written:
