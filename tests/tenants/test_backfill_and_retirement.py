@@ -185,6 +185,34 @@ def test_a_tenant_that_stops_being_selected_is_retired_and_comes_back(
     ) == [(None, "called")]
 
 
+def test_one_day_retires_what_leaves_either_bucket(pipeline: Pipeline) -> None:
+    """Both buckets' rows are looked up in one pass: a tenant leaving each is retired in its
+    own table, with a retirement decision naming that bucket; the others are untouched."""
+    rows = [*busy_tenants(), tenant("t-owned", sales_owner_email="bob@morpheus.example")]
+    load_source(pipeline.database_url, rows)
+    process(pipeline, D)
+    assert pipeline.query(
+        "SELECT count(*) FROM apac_sales_owned_tenants WHERE tenant_id = 't-owned'"
+    ) == [(1,)]
+    leaving = {"t-busy-0", "t-owned"}
+    for row in rows:
+        if row["id"] in leaving:
+            row["status"] = "closing"
+    load_source(pipeline.database_url, rows)
+    process(pipeline, D1)
+    retired = pipeline.query(
+        "SELECT tenant_id, 'active' FROM apac_active_tenants WHERE retired_at IS NOT NULL "
+        "UNION ALL SELECT tenant_id, 'sales_owned' FROM apac_sales_owned_tenants "
+        "WHERE retired_at IS NOT NULL ORDER BY 1"
+    )
+    assert retired == [("t-busy-0", "active"), ("t-owned", "sales_owned")]
+    assert pipeline.query(
+        "SELECT tenant_id, tenant_bucket FROM apac_routing_decisions "
+        "WHERE partition_key = :p AND routing_rule = 'retired' ORDER BY 1",
+        p=D1,
+    ) == retired
+
+
 def test_a_retirement_is_a_decision_of_its_day_only(pipeline: Pipeline) -> None:
     """The day after a retirement holds the day before's decisions until routing writes what
     changed; the retired tenant, no longer a candidate, is not one of them."""

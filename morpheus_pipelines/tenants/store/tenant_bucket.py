@@ -270,27 +270,53 @@ class TenantBucketRepository:
         tenants (``tenant_id``, ``source_type``, ``tenant_bucket``). Nothing is deleted: the
         row keeps its score and tracking fields, and routing it again clears ``retired_at``.
         A row this run wrote for this partition is one of its routable candidates (rejected
-        ones get no bucket row), so only the others are looked up: on a first day, none."""
+        ones get no bucket row), so only the others are looked up: on a first day, none.
+        Both buckets' rows are looked up in one pass, so the day's candidates are read (and
+        hashed) once."""
         self.lock_routing(session)
+        unselected = sql.Identifier("_unselected_bucket_rows")
+        live_rows = sql.SQL(" UNION ALL ").join(
+            sql.SQL(
+                "SELECT tenant_id, {bucket} AS tenant_bucket, partition_key, run_id "
+                "FROM {table} WHERE retired_at IS NULL"
+            ).format(bucket=sql.Literal(bucket), table=sql.Identifier(table))
+            for bucket, table in BUCKET_TABLES.items()
+        )
         retired = []
-        for bucket, table in BUCKET_TABLES.items():
-            with driver_cursor(session) as cursor:
-                cursor.execute(
-                    sql.SQL(
-                        "UPDATE {table} t SET retired_at = now(), updated_at = now(), "
-                        "partition_key = {p}, run_id = {run} WHERE t.retired_at IS NULL "
-                        "AND (t.partition_key, t.run_id) IS DISTINCT FROM ({p}, {run}) "
-                        "AND NOT EXISTS (SELECT FROM {candidates} c "
-                        "WHERE c.tenant_id = t.tenant_id "
-                        "AND c.rejection_reason IS NULL) RETURNING t.tenant_id, t.source_type"
-                    ).format(
-                        table=sql.Identifier(table),
-                        candidates=candidates_on(partition_key),
-                        p=sql.Literal(partition_key),
-                        run=sql.Literal(run_id),
-                    )
+        with driver_cursor(session) as cursor:
+            cursor.execute(
+                sql.SQL(
+                    "CREATE TEMP TABLE {unselected} ON COMMIT DROP AS "
+                    "SELECT b.tenant_id, b.tenant_bucket FROM ({live_rows}) b "
+                    "WHERE (b.partition_key, b.run_id) IS DISTINCT FROM ({p}, {run}) "
+                    "AND NOT EXISTS (SELECT FROM {candidates} c WHERE c.tenant_id = b.tenant_id "
+                    "AND c.rejection_reason IS NULL)"
+                ).format(
+                    unselected=unselected,
+                    live_rows=live_rows,
+                    candidates=candidates_on(partition_key),
+                    p=sql.Literal(partition_key),
+                    run=sql.Literal(run_id),
                 )
-                retired += [(tenant_id, source, bucket) for tenant_id, source in cursor]
+            )
+            if cursor.rowcount:
+                for bucket, table in BUCKET_TABLES.items():
+                    cursor.execute(
+                        sql.SQL(
+                            "UPDATE {table} t SET retired_at = now(), updated_at = now(), "
+                            "partition_key = {p}, run_id = {run} FROM {unselected} u "
+                            "WHERE u.tenant_id = t.tenant_id AND u.tenant_bucket = {bucket} "
+                            "RETURNING t.tenant_id, t.source_type"
+                        ).format(
+                            table=sql.Identifier(table),
+                            unselected=unselected,
+                            bucket=sql.Literal(bucket),
+                            p=sql.Literal(partition_key),
+                            run=sql.Literal(run_id),
+                        )
+                    )
+                    retired += [(tenant_id, source, bucket) for tenant_id, source in cursor]
+            cursor.execute(sql.SQL("DROP TABLE {}").format(unselected))
         return pd.DataFrame(retired, columns=["tenant_id", "source_type", "tenant_bucket"])
 
     def overlap_count(self, session: Session) -> int:
