@@ -206,11 +206,14 @@ def test_one_day_retires_what_leaves_either_bucket(pipeline: Pipeline) -> None:
         "WHERE retired_at IS NOT NULL ORDER BY 1"
     )
     assert retired == [("t-busy-0", "active"), ("t-owned", "sales_owned")]
-    assert pipeline.query(
-        "SELECT tenant_id, tenant_bucket FROM apac_routing_decisions "
-        "WHERE partition_key = :p AND routing_rule = 'retired' ORDER BY 1",
-        p=D1,
-    ) == retired
+    assert (
+        pipeline.query(
+            "SELECT tenant_id, tenant_bucket FROM apac_routing_decisions "
+            "WHERE partition_key = :p AND routing_rule = 'retired' ORDER BY 1",
+            p=D1,
+        )
+        == retired
+    )
 
 
 def test_a_retirement_is_a_decision_of_its_day_only(pipeline: Pipeline) -> None:
