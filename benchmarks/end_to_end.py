@@ -373,6 +373,13 @@ def print_quiet_day(runs: dict, days: list[str], assets: list[str]) -> None:
             )
             if phases:
                 print(f"{'':<20}phases: {phases}")
+    first = sum(runs[days[0]][k]["seconds"] for k in TENANT_ASSETS if k in assets)
+    for partition in days[1:]:
+        later = sum(runs[partition][k]["seconds"] for k in TENANT_ASSETS if k in assets)
+        print(
+            f"{partition} ÷ {days[0]}, the tenant assets: {later:.2f} s ÷ {first:.2f} s = "
+            f"{later / first:.3f}"
+        )
 
 
 if __name__ == "__main__":
