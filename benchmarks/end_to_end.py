@@ -373,11 +373,14 @@ def print_quiet_day(runs: dict, days: list[str], assets: list[str]) -> None:
             )
             if phases:
                 print(f"{'':<20}phases: {phases}")
-    first = sum(runs[days[0]][k]["seconds"] for k in TENANT_ASSETS if k in assets)
+    summed = [key for key in TENANT_ASSETS if key in assets]
+    first = sum(runs[days[0]][key]["seconds"] for key in summed)
+    if not first:
+        return
     for partition in days[1:]:
-        later = sum(runs[partition][k]["seconds"] for k in TENANT_ASSETS if k in assets)
+        later = sum(runs[partition][key]["seconds"] for key in summed)
         print(
-            f"{partition} ÷ {days[0]}, the tenant assets: {later:.2f} s ÷ {first:.2f} s = "
+            f"{partition} ÷ {days[0]}, {', '.join(summed)}: {later:.2f} s ÷ {first:.2f} s = "
             f"{later / first:.3f}"
         )
 

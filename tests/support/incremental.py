@@ -89,6 +89,8 @@ class Warehouse:
             partition_key=partition_key,
             run_id=run_id,
             forced_ids=frozenset(day["forced"]),
+            # The default deployment: the source table in the warehouse, read in place.
+            source_in_warehouse=True,
         )
         self.enrich(partition_key, day)
         return run_id

@@ -5,7 +5,6 @@ place) or in another one (streamed into a staging table)."""
 
 from __future__ import annotations
 
-from contextlib import nullcontext
 from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
@@ -13,11 +12,10 @@ from functools import partial
 import dagster as dg
 import pytest
 
-from morpheus_pipelines.db.session import SessionFactory, get_session
+from morpheus_pipelines.db.session import get_session
 from morpheus_pipelines.platform.store.day_versions import copy_day_if_empty
 from morpheus_pipelines.tenants.steps.tenant_selection import candidate_query, select_partition
-from morpheus_pipelines.tenants.store.day_tables import CANDIDATE_SOURCE_COLUMNS, CANDIDATE_VERSIONS
-from morpheus_pipelines.tenants.store.store import TenantStore
+from morpheus_pipelines.tenants.store.day_tables import CANDIDATE_VERSIONS
 from morpheus_pipelines.tenants.store.tenant_candidate import candidate_rows
 from tests.support.databases import DatabaseFactory
 from tests.support.pipeline import SCHEMA, load_source, tenant
@@ -45,50 +43,68 @@ def _rows(database_url: str, partition_key: str) -> list[tuple]:
 
 @dataclass(frozen=True)
 class Source:
-    """Where the source table is: ``url`` None, in the warehouse database itself."""
+    """Where the source table is: ``url`` None, in the warehouse database itself; ``types``,
+    the columns whose type differs from the candidates' (read as they are, they would not be
+    what a staging table holds)."""
 
     url: str | None
+    types: tuple[tuple[str, str], ...] = ()
 
     def load(self, warehouse_url: str, rows: list[dict]) -> None:
-        load_source(self.url or warehouse_url, rows)
+        url = self.url or warehouse_url
+        load_source(url, rows)
+        with get_session(url) as session:
+            for column, kind in self.types:
+                session.connection().exec_driver_sql(
+                    f"ALTER TABLE {SCHEMA}.tenants ALTER COLUMN {column} TYPE {kind}"
+                )
 
-    def factory(self) -> SessionFactory | None:
-        return None if self.url is None else partial(get_session, self.url)
+    def select(self, warehouse_url: str, partition_key: str, run_id: str) -> dict[str, int]:
+        return select_partition(
+            partial(get_session, self.url or warehouse_url),
+            partial(get_session, warehouse_url),
+            schema=SCHEMA,
+            partition_key=partition_key,
+            run_id=run_id,
+            forced_ids=FORCED,
+            source_in_warehouse=self.url is None,
+        )
+
+    @property
+    def read_in_place(self) -> bool:
+        return self.url is None and not self.types
 
 
-@pytest.fixture(params=["in the warehouse", "in another database"])
+SOURCES = {
+    "in the warehouse": None,
+    "in another database": "another",
+    "in the warehouse, other types": None,
+}
+
+
+@pytest.fixture(params=list(SOURCES))
 def source(request: pytest.FixtureRequest, database_factory: DatabaseFactory) -> Source:
-    return Source(None if request.param == "in the warehouse" else database_factory())
+    url = database_factory() if SOURCES[request.param] else None
+    # Other spellings of the same values: compared as they are they would differ (an id of
+    # another type, a wider integer), so these are streamed and converted as text.
+    types = (("id", "varchar(64)"), ("seats", "bigint")) if "other types" in request.param else ()
+    return Source(url, types)
 
 
-def _select(database_url: str, partition_key: str, run_id: str, source: Source) -> dict[str, int]:
-    return select_partition(
-        source.factory(),
-        partial(get_session, database_url),
-        schema=SCHEMA,
-        partition_key=partition_key,
-        run_id=run_id,
-        forced_ids=FORCED,
-    )
-
-
-def _load_new(database_url: str, partition_key: str, run_id: str, source: Source) -> int | None:
+def _declines(database_url: str, partition_key: str, source: Source) -> bool:
+    """Whether the straight copy of the first day declines (a version is valid on the day)."""
     query = candidate_query(SCHEMA, partition_key, forced_ids=FORCED)
     with get_session(database_url) as session:
-        reading = get_session(source.url) if source.url else nullcontext()
-        with reading as source_session:
-            if source_session is None:
-                # In place: the rows cast to the staging table's types, as the step reads them.
-                query = TenantStore(session).candidates.typed_rows(
-                    session, query, columns=CANDIDATE_SOURCE_COLUMNS
-                )
-            return copy_day_if_empty(
+        return (
+            copy_day_if_empty(
                 session,
                 CANDIDATE_VERSIONS,
                 day=partition_key,
-                rows=candidate_rows(query, run_id=run_id, forced_ids=FORCED),
-                source=source_session,
+                rows=candidate_rows(query, run_id="never", forced_ids=FORCED),
+                source=None,
             )
+            is None
+        )
 
 
 def test_a_first_run_copies_what_a_rerun_would_upsert(database_url: str, source: Source) -> None:
@@ -107,7 +123,8 @@ def test_a_first_run_copies_what_a_rerun_would_upsert(database_url: str, source:
         ],
     )
     # No version valid on the day: the rows are copied straight in.
-    assert _load_new(database_url, FIRST, "run-1", source) == 4
+    first = source.select(database_url, FIRST, "run-1")
+    assert (first["rows_written"], first["source_read_in_place"]) == (4, source.read_in_place)
     copied = _rows(database_url, FIRST)
     assert [(r[0], r[1], r[-2], r[-1]) for r in copied] == [
         ("   ", "active", False, "blank tenant id"),
@@ -118,14 +135,14 @@ def test_a_first_run_copies_what_a_rerun_would_upsert(database_url: str, source:
     # Not empty any more: the copy declines and writes nothing, and a re-run over the
     # unchanged source writes nothing (any column the copy computed differently would be
     # rewritten and counted).
-    assert _load_new(database_url, FIRST, "run-2", source) is None
-    assert _select(database_url, FIRST, "run-2", source)["rows_written"] == 0
+    assert _declines(database_url, FIRST, source)
+    assert source.select(database_url, FIRST, "run-2")["rows_written"] == 0
     assert _rows(database_url, FIRST) == copied
 
     # The comparing path writes what the copy wrote: the next day removes only the signup
     # of the day before; the versions it carries are spoiled, and a re-run of that day
     # writes them back.
-    assert _select(database_url, SECOND, "run-3", source)["rows_written"] == 1
+    assert source.select(database_url, SECOND, "run-3")["rows_written"] == 1
     with get_session(database_url) as session:
         session.connection().exec_driver_sql(
             "UPDATE apac_tenant_candidate_versions SET name = 'stale', forced_sales_owned = NOT "
@@ -133,11 +150,11 @@ def test_a_first_run_copies_what_a_rerun_would_upsert(database_url: str, source:
         )
     # The signup of the 27th is not a candidate of the 28th (status new_user).
     expected = [r for r in copied if r[0] != "t-signup"]
-    assert _select(database_url, SECOND, "run-4", source)["rows_written"] == len(expected) == 3
+    assert source.select(database_url, SECOND, "run-4")["rows_written"] == len(expected) == 3
     assert _rows(database_url, SECOND) == expected
 
 
-def test_the_asset_reads_a_source_in_the_warehouse_in_place_and_streams_another(
+def test_the_asset_reads_a_source_in_the_warehouse_in_place_and_streams_any_other(
     database_url: str, source: Source
 ) -> None:
     from morpheus_pipelines.assets.tenants.selection import tenant_candidates
@@ -156,6 +173,8 @@ def test_the_asset_reads_a_source_in_the_warehouse_in_place_and_streams_another(
         },
     )
     assert result.success
+    read = result.asset_materializations_for_node("tenant_candidates")[0].metadata
+    assert read["source_read"].value == ("in place" if source.read_in_place else "streamed")
     assert [(r[0], r[-2]) for r in _rows(database_url, FIRST)] == [
         ("t-active", False),
         ("t-forced", True),

@@ -48,12 +48,13 @@ def tenant_candidates(
     from morpheus_pipelines.tenants.steps.tenant_selection import select_partition
 
     # A source in the warehouse database is read in place, not streamed through this process.
-    source = None if warehouse.source_in_warehouse() else warehouse.source_session
+    source_in_warehouse = warehouse.source_in_warehouse()
     per_partition = {}
     for partition_key in context.partition_keys:
         counts = select_partition(
-            source,
+            warehouse.source_session,
             warehouse.session,
+            source_in_warehouse=source_in_warehouse,
             schema=warehouse.source_schema,
             partition_key=partition_key,
             run_id=context.run.run_id,
@@ -72,6 +73,7 @@ def tenant_candidates(
                 "forced_sales_owned": last["forced_sales_owned"],
                 "rejected": last["rejected"],
                 "limit": config.limit,
+                "source_read": "in place" if last["source_read_in_place"] else "streamed",
                 "rows_written": sum(c["rows_written"] for c in per_partition.values()),
                 "partitions": per_partition if len(per_partition) > 1 else None,
             }

@@ -57,31 +57,23 @@ class StagingRepository(BaseRepository[ModelT]):
             )
         return staging
 
-    def typed_rows(
+    def has_column_types(
         self, session: Session, query: sql.Composable, *, columns: Sequence[str]
-    ) -> sql.Composed:
-        """The rows of ``query`` (in ``columns`` order) with each column cast to this table's
-        type, as a staging table of ``columns`` would hold them: for a statement that reads
-        rows of the same database in place, instead of staging them."""
-        self._check_columns(columns, "typed columns")
+    ) -> bool:
+        """Whether the columns of ``query`` (in ``columns`` order) have this table's types
+        (compared by type, not by modifier): then its rows, read in place by a statement of
+        the same database, are exactly what a staging table of ``columns`` would hold."""
+        self._check_columns(columns, "compared columns")
         with driver_cursor(session) as cursor:
+            cursor.execute(sql.SQL("SELECT * FROM ({}) AS q LIMIT 0").format(query))
+            found = [column.type_code for column in cursor.description]
             cursor.execute(
-                "SELECT attname, format_type(atttypid, atttypmod) FROM pg_attribute "
+                "SELECT attname, atttypid FROM pg_attribute "
                 "WHERE attrelid = %s::regclass AND attname = ANY(%s) AND NOT attisdropped",
                 (self.table.name, list(columns)),
             )
             types = dict(cursor.fetchall())
-        # The type names come from the catalog, never from input.
-        return sql.SQL("SELECT {typed} FROM ({query}) AS q ({names})").format(
-            typed=sql.SQL(", ").join(
-                sql.SQL("CAST(q.{c} AS {t}) AS {c}").format(
-                    c=sql.Identifier(name), t=sql.SQL(types[name])
-                )
-                for name in columns
-            ),
-            query=query,
-            names=sql.SQL(", ").join(map(sql.Identifier, columns)),
-        )
+        return found == [types[name] for name in columns]
 
     def copy_into_staging(
         self, session: Session, rows: Iterable[Sequence[Any]], *, columns: Sequence[str]

@@ -17,9 +17,10 @@ rollout's small first invocation, docs/partitions.md).
 On the table's first day the rows go straight into the candidate versions; on every other
 day and re-run they are compared with the versions valid on the day, and only the changed
 tenants written (docs/data-layer.md, "Day-versioned tables"). A source table in the warehouse
-database (``MORPHEUS_SOURCE_DATABASE_URL`` unset, or the warehouse's own URL) is read in place
-by those statements; one in another database is streamed with ``COPY … TO STDOUT`` into a
-warehouse staging table, without being parsed in Python.
+database (``MORPHEUS_SOURCE_DATABASE_URL`` unset, or spelled as the warehouse's URL) whose
+columns have the candidates' types is read in place by those statements; any other is
+streamed with ``COPY … TO STDOUT`` into a warehouse staging table, without being parsed in
+Python, the text conversion giving the candidates' types.
 """
 
 from __future__ import annotations
@@ -80,7 +81,7 @@ def candidate_query(
 
 
 def select_partition(
-    source_factory: SessionFactory | None,
+    source_factory: SessionFactory,
     session_factory: SessionFactory,
     *,
     schema: str,
@@ -88,26 +89,32 @@ def select_partition(
     run_id: str,
     forced_ids: frozenset[str],
     limit: int | None = None,
+    source_in_warehouse: bool = False,
 ) -> dict[str, int]:
     """Make the partition's candidates exactly what the source selects now, record the
-    selection (when, with which ``limit``), and return the counts for metadata.
-    ``source_factory`` None: the source table is in the warehouse database, and is read in
-    the writing transaction."""
+    selection (when, with which ``limit``), and return the counts for metadata, with
+    ``source_read_in_place`` 1 when the source's rows were read in place.
+
+    ``source_in_warehouse``: the source table is in the warehouse database; when its
+    columns also have the candidates' types, it is read in the writing transaction and
+    ``source_factory`` is not used."""
     if limit is not None and limit < 1:
         raise ValueError(f"limit must be a positive number of tenants, got {limit}")
-    reading = source_factory() if source_factory is not None else nullcontext()
-    with reading as source, session_factory() as session:
+    query = candidate_query(schema, partition_key, forced_ids=forced_ids, limit=limit)
+    with session_factory() as session:
         candidates = TenantStore(session).candidates
-        # The table's first day copies the rows straight in; every other day stages them and
-        # writes only the changed tenants (docs/pipeline.md).
-        written = candidates.write_partition(
-            session,
-            source=source,
-            query=candidate_query(schema, partition_key, forced_ids=forced_ids, limit=limit),
-            partition_key=partition_key,
-            run_id=run_id,
-            forced_ids=forced_ids,
-        )
+        in_place = source_in_warehouse and candidates.reads_in_place(session, query)
+        with nullcontext() if in_place else source_factory() as source:
+            # The table's first day writes the rows straight in; every other day compares
+            # them with the day's versions and writes only the changed tenants.
+            written = candidates.write_partition(
+                session,
+                source=source,
+                query=query,
+                partition_key=partition_key,
+                run_id=run_id,
+                forced_ids=forced_ids,
+            )
         counts = candidates.partition_counts(session, partition_key=partition_key)
         candidates.record_selection(
             session,
@@ -126,8 +133,9 @@ def select_partition(
         rejected=counts["rejected"],
         total=counts["total"],
         limit=limit,
+        source_read="in place" if in_place else "streamed",
     )
-    return {**counts, "rows_written": written}
+    return {**counts, "rows_written": written, "source_read_in_place": int(in_place)}
 
 
 def candidate_chunks(

@@ -90,12 +90,10 @@ class TenantCandidateRepository(SetBasedRepository[TenantCandidate]):
 
         ``query`` runs on ``source`` (another database, or another connection), whose rows
         are streamed into a staging table; with ``source`` None it runs on ``session`` (the
-        source table is in the warehouse database) and its rows are read in place, cast to
-        the staging table's types, without passing through this process."""
-        if source is None:
-            selected = self.typed_rows(session, query, columns=CANDIDATE_SOURCE_COLUMNS)
-        else:
-            selected = query
+        source table is in the warehouse database, with the candidates' column types: see
+        :meth:`reads_in_place`) and its rows are read in place, without passing through this
+        process."""
+        selected = query
         written = copy_day_if_empty(
             session,
             CANDIDATE_VERSIONS,
@@ -124,6 +122,12 @@ class TenantCandidateRepository(SetBasedRepository[TenantCandidate]):
             # versions, and so the statistics of the last write, as they were.
             analyze(session, CANDIDATE_VERSIONS.versions)
         return written
+
+    def reads_in_place(self, session: Session, query: sql.Composable) -> bool:
+        """Whether ``query``, run on ``session``, gives the candidates' column types, so
+        :meth:`write_partition` may read its rows in place (``source`` None) and compare
+        exactly what a staging table would have held."""
+        return self.has_column_types(session, query, columns=CANDIDATE_SOURCE_COLUMNS)
 
     def record_selection(
         self,
