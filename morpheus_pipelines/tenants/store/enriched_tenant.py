@@ -255,13 +255,7 @@ class EnrichedTenantRepository(SetBasedRepository[EnrichedTenant]):
             )
             return [tenant_id for (tenant_id,) in cursor]
 
-    def remove_orphans(
-        self,
-        session: Session,
-        *,
-        partition_key: str,
-        among_suspects: bool,
-    ) -> int:
+    def remove_orphans(self, session: Session, *, partition_key: str, among_suspects: bool) -> int:
         """Remove from the partition the answers of tenants that are not its enrichable
         candidates: tenants that left since the day its answers carry forward from, or a
         re-run's after the source changed. ``among_suspects``: only :meth:`carry_forward`'s

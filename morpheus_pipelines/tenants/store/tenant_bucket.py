@@ -322,7 +322,6 @@ class TenantBucketRepository:
                         )
                     )
                     retired += [(tenant_id, source, bucket) for tenant_id, source in cursor]
-            cursor.execute(sql.SQL("DROP TABLE {}").format(unselected))
         return pd.DataFrame(retired, columns=["tenant_id", "source_type", "tenant_bucket"])
 
     def overlap_count(self, session: Session) -> int:

@@ -93,20 +93,15 @@ class TenantCandidateRepository(SetBasedRepository[TenantCandidate]):
         source table is in the warehouse database, with the candidates' column types: see
         :meth:`reads_in_place`) and its rows are read in place, without passing through this
         process."""
-        selected = query
         written = copy_day_if_empty(
             session,
             CANDIDATE_VERSIONS,
             day=partition_key,
-            rows=candidate_rows(selected, run_id=run_id, forced_ids=forced_ids),
+            rows=candidate_rows(query, run_id=run_id, forced_ids=forced_ids),
             source=source,
         )
         if written is None:
-            if source is not None:
-                staging = self.stream_into_staging(
-                    session, copy_out(source, query), columns=CANDIDATE_SOURCE_COLUMNS
-                )
-                selected = sql.SQL("SELECT * FROM {}").format(sql.Identifier(staging))
+            selected = query if source is None else self._staged(session, source, query)
             written = write_day(
                 session,
                 CANDIDATE_VERSIONS,
@@ -122,6 +117,13 @@ class TenantCandidateRepository(SetBasedRepository[TenantCandidate]):
             # versions, and so the statistics of the last write, as they were.
             analyze(session, CANDIDATE_VERSIONS.versions)
         return written
+
+    def _staged(self, session: Session, source: Session, query: sql.Composable) -> sql.Composed:
+        """The rows of ``query`` on ``source``, streamed into a staging table of ``session``."""
+        staging = self.stream_into_staging(
+            session, copy_out(source, query), columns=CANDIDATE_SOURCE_COLUMNS
+        )
+        return sql.SQL("SELECT * FROM {}").format(sql.Identifier(staging))
 
     def reads_in_place(self, session: Session, query: sql.Composable) -> bool:
         """Whether ``query``, run on ``session``, gives the candidates' column types, so
