@@ -18,6 +18,7 @@ from sqlalchemy import text
 from morpheus_pipelines.db.session import get_session
 from morpheus_pipelines.platform.store.copy_csv import frame_csv
 from morpheus_pipelines.platform.store.copying import read_frame
+from morpheus_pipelines.platform.store.planner import index_probes
 from morpheus_pipelines.platform.store.set_based import merge_joins, write_frame
 
 AWKWARD = ["plain", "", None, "\\N", 'q"uo,te\nnew\tline\\back', "例え.jp ünïcode", "=SUM(A1)"]
@@ -180,6 +181,35 @@ def test_merge_joins_plans_the_block_with_merge_joins_and_restores_the_planner(
         assert session.scalar(text("SHOW enable_hashjoin")) == "on"
         assert session.scalar(text("SHOW enable_nestloop")) == "on"
         assert session.scalar(text("SHOW max_parallel_workers_per_gather")) == workers
+
+
+def test_index_probes_plans_the_block_with_index_probes_and_restores_the_planner(
+    database_url: str,
+) -> None:
+    update = "EXPLAIN UPDATE probed_table t SET v = s.v FROM probing_rows s WHERE s.k = t.k"
+    with get_session(database_url) as session:
+        session.execute(text("CREATE TABLE probed_table (k int PRIMARY KEY, v int)"))
+        session.execute(text("CREATE TABLE probing_rows (k int, v int)"))
+        session.execute(
+            text("INSERT INTO probed_table SELECT n, 0 FROM generate_series(1, 60000) n")
+        )
+        session.execute(
+            text("INSERT INTO probing_rows SELECT n * 3, 1 FROM generate_series(1, 20000) n")
+        )
+        session.execute(text("ANALYZE probed_table; ANALYZE probing_rows"))
+
+        def plan() -> str:
+            return "\n".join(row[0] for row in session.execute(text(update)))
+
+        before = plan()
+        assert "Hash Join" in before  # the planner's own choice: the whole table hashed
+        with index_probes(session):
+            inside = plan()
+            assert "Nested Loop" in inside
+            assert "Index Scan using probed_table_pkey" in inside
+        assert plan() == before
+        assert session.scalar(text("SHOW enable_hashjoin")) == "on"
+        assert session.scalar(text("SHOW enable_mergejoin")) == "on"
 
 
 def test_read_frame_reads_values_with_newlines_across_arrow_blocks(database_url: str) -> None:

@@ -1,6 +1,6 @@
 """What the planner is told around a bulk statement: server settings for one block of a
-transaction, merge joins for the selects that join partitions on their keys, and ``ANALYZE``
-after a bulk write."""
+transaction, merge joins for the selects that join partitions on their keys, index probes for
+an update of a minority of a table's rows, and ``ANALYZE`` after a bulk write."""
 
 from __future__ import annotations
 
@@ -93,3 +93,13 @@ def no_nested_loops(session: Session) -> AbstractContextManager[None]:
     probes an index once per tenant above the parallel workers, where hash joins read each
     input once (docs/performance.md, "A quiet day")."""
     return local_settings(session, {"enable_nestloop": "off"})
+
+
+def index_probes(session: Session) -> AbstractContextManager[None]:
+    """Plan the session's statements inside the block with nested loops (an index probe per
+    outer row) instead of hash or merge joins, then restore the planner's settings. For an
+    update of a table's rows from a staged set of a minority of its keys: the planner hashes
+    every row of the table to probe it with the staged ones; probing the table's primary key
+    once per staged row builds no hash and reads no row that is not staged
+    (docs/decisions/0069)."""
+    return local_settings(session, {"enable_hashjoin": "off", "enable_mergejoin": "off"})

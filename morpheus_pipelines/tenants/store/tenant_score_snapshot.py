@@ -22,7 +22,7 @@ from morpheus_pipelines.platform.store.day_versions import (
     write_day,
 )
 from morpheus_pipelines.platform.store.keyset import keyset_after
-from morpheus_pipelines.platform.store.planner import analyze, worth_analyzing
+from morpheus_pipelines.platform.store.planner import analyze, index_probes, worth_analyzing
 from morpheus_pipelines.platform.store.set_based import (
     SetBasedRepository,
     transaction_start,
@@ -290,10 +290,12 @@ class TenantScoreSnapshotRepository(SetBasedRepository[TenantScoreVersion]):
                 )
             )
         analyze(session, "_moved_scores")
-        return {
-            bucket: self._update_bucket(session, moved, bucket, table, partition_key)
-            for bucket, table in BUCKET_TABLES.items()
-        }
+        # A day's movers are a minority of the bucket rows.
+        with index_probes(session):
+            return {
+                bucket: self._update_bucket(session, moved, bucket, table, partition_key)
+                for bucket, table in BUCKET_TABLES.items()
+            }
 
     def bucket_priorities(self, session: Session, *, partition_key: str) -> dict[str, int]:
         """Snapshots of the partition per ``bucket:priority``."""
