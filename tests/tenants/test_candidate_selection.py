@@ -190,3 +190,34 @@ def test_a_source_url_equal_to_the_warehouse_s_is_the_warehouse(database_url: st
     )
     assert same.source_in_warehouse()
     assert not other.source_in_warehouse()
+
+
+def _estimated_versions(database_url: str) -> float:
+    with get_session(database_url) as session:
+        return (
+            session.connection()
+            .exec_driver_sql(
+                "SELECT reltuples FROM pg_class WHERE relname = 'apac_tenant_candidate_versions'"
+            )
+            .scalar_one()
+        )
+
+
+def test_a_day_that_changed_few_candidates_keeps_the_statistics_it_had(database_url: str) -> None:
+    """The candidates are analysed when a selection changed more than a tenth of them (a
+    first day): a day with a few changes leaves the statistics of the last bulk write."""
+    source = Source(None)
+    source.load(database_url, [tenant(f"t-{n:02d}") for n in range(20)])
+    source.select(database_url, FIRST, "run-1")
+    assert _estimated_versions(database_url) == 20
+    # One tenant more and one seat changed: 2 of 21 candidates, each a new version.
+    source.load(
+        database_url,
+        [tenant(f"t-{n:02d}", seats=9 if n == 0 else 10) for n in range(21)],
+    )
+    assert source.select(database_url, SECOND, "run-2")["rows_written"] == 2
+    assert _estimated_versions(database_url) == 20
+    # Every seat changed: 21 of 21.
+    source.load(database_url, [tenant(f"t-{n:02d}", seats=7) for n in range(21)])
+    source.select(database_url, SECOND, "run-3")
+    assert _estimated_versions(database_url) > 20

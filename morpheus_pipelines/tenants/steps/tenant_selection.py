@@ -122,6 +122,7 @@ def select_partition(
             run_id=run_id,
             tenant_limit=limit,
             candidates=counts["total"],
+            changed=written,
         )
     log_event(
         "tenant_selection_completed",

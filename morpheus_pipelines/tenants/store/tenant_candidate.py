@@ -14,7 +14,7 @@ from morpheus_pipelines.platform.store.base import BaseRepository
 from morpheus_pipelines.platform.store.copying import copy_out, read_frame
 from morpheus_pipelines.platform.store.day_versions import copy_day_if_empty, start_day, write_day
 from morpheus_pipelines.platform.store.keyset import keyset_after
-from morpheus_pipelines.platform.store.planner import analyze
+from morpheus_pipelines.platform.store.planner import analyze, worth_analyzing
 from morpheus_pipelines.platform.store.set_based import SetBasedRepository
 from morpheus_pipelines.tenants.store.day_tables import (
     ANSWER_VERSIONS,
@@ -113,9 +113,6 @@ class TenantCandidateRepository(SetBasedRepository[TenantCandidate]):
             # The day's answers were given for the candidates it had: until enrichment runs
             # again for it, the day answers none, and the next day does not carry them.
             start_day(session, ANSWER_VERSIONS, day=partition_key)
-            # Statistics for the next assets' plans; a day that changed nothing leaves the
-            # versions, and so the statistics of the last write, as they were.
-            analyze(session, CANDIDATE_VERSIONS.versions)
         return written
 
     def _staged(self, session: Session, source: Session, query: sql.Composable) -> sql.Composed:
@@ -139,8 +136,15 @@ class TenantCandidateRepository(SetBasedRepository[TenantCandidate]):
         run_id: str,
         tenant_limit: int | None,
         candidates: int,
+        changed: int,
     ) -> None:
-        """Record when (and with which ``limit``) the partition's candidates were read."""
+        """Record when (and with which ``limit``) the partition's ``candidates`` were read.
+        ``changed``: the tenants whose row of the day :meth:`write_partition` changed (new,
+        changed and removed); the statistics are refreshed for the next assets' plans when
+        they are more than ``planner.ANALYZE_SHARE`` of the candidates (a first day), else
+        those of the last bulk write stay."""
+        if changed and worth_analyzing(changed, candidates):
+            analyze(session, CANDIDATE_VERSIONS.versions)
         self.selections.upsert(
             session,
             {
