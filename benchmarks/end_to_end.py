@@ -394,7 +394,7 @@ def print_quiet_day(runs: dict, days: list[str], assets: list[str]) -> None:
     for timed, what in (("seconds", "each in a run of its own"), ("step", "their steps")):
         first = sum(runs[days[0]][key][timed] for key in summed)
         if not first:
-            return
+            continue
         for partition in days[1:]:
             later = sum(runs[partition][key][timed] for key in summed)
             print(

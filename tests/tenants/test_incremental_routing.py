@@ -231,6 +231,37 @@ def test_a_target_account_on_the_slope_keeps_p0_when_its_points_move(warehouses)
     assert rows[1].total_score < rows[0].total_score
 
 
+def test_the_movers_bucket_rows_are_updated_by_index_probes(warehouses) -> None:
+    """The day's movers are a minority of the bucket rows: their update probes the table's key
+    once per mover instead of hashing every row (docs/decisions/0069). A statement trigger
+    records the planner's settings under which each update of the Active table ran."""
+    day = quiet_day()
+    day["tenants"][0] = quiet_tenant(email="ops@t0.example.com", inactive_days=20)
+    incremental, _ = warehouses()
+    incremental.live_through(DAY_1, day)
+    with incremental.session() as session:
+        session.execute(text("CREATE TABLE update_plans (query text, joins text)"))
+        session.execute(
+            text(
+                "CREATE FUNCTION record_update_plan() RETURNS trigger LANGUAGE plpgsql AS $$ "
+                "BEGIN INSERT INTO update_plans VALUES (current_query(), "
+                "current_setting('enable_hashjoin') || ' ' "
+                "|| current_setting('enable_mergejoin')); "
+                "RETURN NULL; END $$"
+            )
+        )
+        session.execute(
+            text(
+                "CREATE TRIGGER record_update_plan AFTER UPDATE ON apac_active_tenants "
+                "FOR EACH STATEMENT EXECUTE FUNCTION record_update_plan()"
+            )
+        )
+    incremental.live_through(DAY_2, day)
+    with incremental.session() as session:
+        plans = session.execute(text("SELECT query, joins FROM update_plans")).all()
+    assert [joins for query, joins in plans if "_moved_scores" in query] == ["off off"]
+
+
 def test_a_capped_model_scores_recency_moves_in_python(warehouses) -> None:
     """Weights adding up to 100.01 (within the loader's tolerance) can reach the cap, where
     moving one signal's points is not exact: every tenant is scored in Python every day."""

@@ -122,8 +122,8 @@ def select_partition(
             run_id=run_id,
             tenant_limit=limit,
             candidates=counts["total"],
-            changed=written,
         )
+        candidates.refresh_statistics(session, changed=written, candidates=counts["total"])
     log_event(
         "tenant_selection_completed",
         run_id=run_id,

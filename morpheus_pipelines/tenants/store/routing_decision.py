@@ -20,6 +20,7 @@ from morpheus_pipelines.platform.store.day_versions import (
     write_day,
 )
 from morpheus_pipelines.platform.store.planner import (
+    STAGING_STATISTICS_TARGET,
     analyze,
     no_nested_loops,
     worth_analyzing,
@@ -348,7 +349,7 @@ class RoutingDecisionRepository(SetBasedRepository[RoutingDecision]):
             with no_nested_loops(session):
                 cursor.execute(self.carried_select(partition_key, base_partition, changed_keys))
             carried = max(cursor.rowcount, 0)
-            cursor.execute(sql.SQL("ANALYZE {}").format(sql.Identifier(CARRIED)))
+        analyze(session, CARRIED, statistics_target=STAGING_STATISTICS_TARGET)
         # The base day's decision, not a move, written by this run.
         not_moved = {"moved": sql.SQL("false"), "moved_from": sql.SQL("NULL")}
         values = [sql.SQL("b.tenant_id")]

@@ -136,15 +136,8 @@ class TenantCandidateRepository(SetBasedRepository[TenantCandidate]):
         run_id: str,
         tenant_limit: int | None,
         candidates: int,
-        changed: int,
     ) -> None:
-        """Record when (and with which ``limit``) the partition's ``candidates`` were read.
-        ``changed``: the tenants whose row of the day :meth:`write_partition` changed (new,
-        changed and removed); the statistics are refreshed for the next assets' plans when
-        they are more than ``planner.ANALYZE_SHARE`` of the candidates (a first day), else
-        those of the last bulk write stay."""
-        if changed and worth_analyzing(changed, candidates):
-            analyze(session, CANDIDATE_VERSIONS.versions)
+        """Record when (and with which ``limit``) the partition's candidates were read."""
         self.selections.upsert(
             session,
             {
@@ -156,6 +149,14 @@ class TenantCandidateRepository(SetBasedRepository[TenantCandidate]):
             },
             conflict_columns=["partition_key"],
         )
+
+    def refresh_statistics(self, session: Session, *, changed: int, candidates: int) -> None:
+        """Analyse the versions for the next assets' plans when ``changed`` (the tenants whose
+        row of the day :meth:`write_partition` changed: new, changed and removed) is more
+        than ``planner.ANALYZE_SHARE`` of the day's ``candidates`` (a first day); otherwise
+        the statistics of the last bulk write stay."""
+        if worth_analyzing(changed, candidates):
+            analyze(session, CANDIDATE_VERSIONS.versions)
 
     def selection(self, session: Session, *, partition_key: str) -> CandidateSelection | None:
         """The partition's last candidate selection (None before the first)."""

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -22,7 +23,12 @@ from morpheus_pipelines.platform.store.day_versions import (
     write_day,
 )
 from morpheus_pipelines.platform.store.keyset import keyset_after
-from morpheus_pipelines.platform.store.planner import analyze, index_probes, worth_analyzing
+from morpheus_pipelines.platform.store.planner import (
+    STAGING_STATISTICS_TARGET,
+    analyze,
+    index_probes,
+    worth_analyzing,
+)
 from morpheus_pipelines.platform.store.set_based import (
     SetBasedRepository,
     transaction_start,
@@ -289,9 +295,10 @@ class TenantScoreSnapshotRepository(SetBasedRepository[TenantScoreVersion]):
                     only=only,
                 )
             )
-        analyze(session, "_moved_scores")
-        # A day's movers are a minority of the bucket rows.
-        with index_probes(session):
+        analyze(session, "_moved_scores", statistics_target=STAGING_STATISTICS_TARGET)
+        # A day's movers are a minority of the bucket rows: a probe of the key per mover
+        # costs less than a hash of every row. Every score compared, the planner chooses.
+        with index_probes(session) if since is not None else nullcontext():
             return {
                 bucket: self._update_bucket(session, moved, bucket, table, partition_key)
                 for bucket, table in BUCKET_TABLES.items()
