@@ -59,26 +59,21 @@ ORDER BY priority, total_score DESC NULLS LAST, tenant_id
 """
 
 # Every count of the Daily Summary in one scan of the table (one statement per figure took
-# seven scans; docs/decisions/0034). Each grouping set counts one figure, labelled with its
-# field of ActiveTenantFigures; a row outside that figure's condition is NULL there and falls
-# into the set's NULL group, which is dropped:
+# seven scans; docs/decisions/0034), grouped by the six dimensions at once: a plain GROUP BY
+# is aggregated by the parallel workers, where GROUPING SETS per figure ran in one process at
+# twice the time (docs/decisions/0069). Each figure sums the groups by its own dimension; a
+# row outside that figure's condition is NULL there and is not counted in it:
 #   priority         Active tenants per final priority now ('unscored' for no priority yet)
 #   reason           per priority reason (hubspot_target_account, score)
 #   match_method     how the HubSpot target accounts were matched ('none' for the rest)
 #   entered          tenants that entered the table on the day: 'new' or 'sales_owned'
 #   priority_change  priority changes of the day, 'P2->P1' (new priorities excluded)
 #   retired          tenants retired on the day (no longer selected): they leave the others
-# The empty set gives the latest partition that changed the table: when it is later than the
+# ``latest`` gives the latest partition that changed the table: when it is later than the
 # partition reported, the table no longer shows that day's state (a late re-run).
 ACTIVE_FIGURES_SQL = """
-SELECT CASE GROUPING(priority, reason, match_method, entered, priority_change, retired)
-         WHEN 31 THEN 'priority_counts' WHEN 47 THEN 'reason_counts'
-         WHEN 55 THEN 'match_method_counts' WHEN 59 THEN 'entered_counts'
-         WHEN 61 THEN 'transitions' WHEN 62 THEN 'retired'
-         ELSE 'state_partition' END AS figure,
-       COALESCE(priority, reason, match_method, entered, priority_change, retired) AS dimension,
-       count(*) AS n,
-       GREATEST(max(partition_key), max(priority_changed_partition)) AS state_partition
+SELECT priority, reason, match_method, entered, priority_change, retired, count(*) AS n,
+       GREATEST(max(partition_key), max(priority_changed_partition)) AS latest
 FROM (
   SELECT partition_key, priority_changed_partition,
     CASE WHEN retired_at IS NULL THEN COALESCE(priority, 'unscored') END AS priority,
@@ -94,12 +89,10 @@ FROM (
          THEN 'all' END AS retired
   FROM apac_active_tenants
 ) AS active
-GROUP BY GROUPING SETS (
-  (priority), (reason), (match_method), (entered), (priority_change), (retired), ()
-)
+GROUP BY priority, reason, match_method, entered, priority_change, retired
 """
 
-# The count figures ACTIVE_FIGURES_SQL labels its rows with (fields of ActiveTenantFigures).
+# The count figures of ActiveTenantFigures, in the order of ACTIVE_FIGURES_SQL's dimensions.
 ACTIVE_FIGURE_COUNTS = (
     "priority_counts",
     "reason_counts",
@@ -196,14 +189,16 @@ class DailySummaryRepository(SetBasedRepository[DailySummaryTenant]):
         entered, changed priority and retired on the day; and the latest partition that
         changed the table (None when it is empty)."""
         counts: dict[str, dict[str, int]] = {figure: {} for figure in ACTIVE_FIGURE_COUNTS}
-        state_partition = None
+        latest_partitions = []
         rows = session.execute(text(ACTIVE_FIGURES_SQL), {"partition_key": partition_key})
-        for figure, dimension, n, latest in rows:
-            if figure == "state_partition":
-                state_partition = latest
-            elif dimension is not None:  # the rows outside the figure's condition
-                counts[figure][str(dimension)] = int(n)
-        return ActiveTenantFigures(**counts, state_partition=state_partition)
+        for *dimensions, n, latest in rows:
+            for figure, dimension in zip(ACTIVE_FIGURE_COUNTS, dimensions, strict=True):
+                if dimension is not None:  # None: outside the figure's condition
+                    figure_counts = counts[figure]
+                    figure_counts[dimension] = figure_counts.get(dimension, 0) + int(n)
+            if latest is not None:
+                latest_partitions.append(latest)
+        return ActiveTenantFigures(**counts, state_partition=max(latest_partitions, default=None))
 
     def has_partition(self, session: Session, *, partition_key: str) -> bool:
         """Whether a Daily Summary of the partition is stored."""

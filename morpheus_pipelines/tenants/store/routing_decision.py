@@ -286,7 +286,9 @@ class RoutingDecisionRepository(SetBasedRepository[RoutingDecision]):
 
     def summary(self, session: Session, *, partition_key: str) -> dict[str, dict[str, int]]:
         """Counts per bucket, rule and match method, moves, ambiguity and free mail: one scan
-        of the partition (``GROUPING SETS``)."""
+        of the partition, grouped by every dimension at once (aggregated by the parallel
+        workers, where ``GROUPING SETS`` per dimension ran in one process at twice the time;
+        docs/decisions/0069), each dimension's counts summed from the groups."""
         names = (
             ("by_bucket", "tenant_bucket"),
             ("by_source_type", "source_type"),
@@ -296,32 +298,26 @@ class RoutingDecisionRepository(SetBasedRepository[RoutingDecision]):
             ("by_email_domain_class", "email_domain_class"),
         )
         columns = ", ".join(column for _, column in names)
-        sets = ", ".join(f"({column})" for _, column in names)
         rows = session.execute(
             text(
-                f"SELECT {columns}, {', '.join(f'GROUPING({c})' for _, c in names)}, count(*), "
+                f"SELECT {columns}, count(*), "
                 "count(*) FILTER (WHERE ambiguous_match), count(*) FILTER (WHERE moved), "
                 "count(*) FILTER (WHERE rejection_reason IS NOT NULL) "
-                f"FROM {DECISIONS_ON_P} d "
-                f"GROUP BY GROUPING SETS ({sets}, ())"
+                f"FROM {DECISIONS_ON_P} d GROUP BY {columns}"
             ),
             {"p": partition_key},
         ).all()
         summary: dict[str, dict[str, int]] = {name: {} for name, _ in names}
-        summary["totals"] = {"decisions": 0, "ambiguous": 0, "moved": 0, "rejected": 0}
-        width = len(names)
+        totals = dict.fromkeys(("decisions", "ambiguous", "moved", "rejected"), 0)
         for row in rows:
-            grouped = [i for i in range(width) if row[width + i] == 0]
-            count = row[2 * width]
-            if not grouped:
-                summary["totals"] = {
-                    "decisions": count,
-                    "ambiguous": row[2 * width + 1],
-                    "moved": row[2 * width + 2],
-                    "rejected": row[2 * width + 3],
-                }
-            elif row[grouped[0]] is not None:
-                summary[names[grouped[0]][0]][str(row[grouped[0]])] = count
+            *dimensions, decisions, ambiguous, moved, rejected = row
+            for (name, _), value in zip(names, dimensions, strict=True):
+                if value is not None:
+                    counts = summary[name]
+                    counts[str(value)] = counts.get(str(value), 0) + decisions
+            for key, n in zip(totals, (decisions, ambiguous, moved, rejected), strict=True):
+                totals[key] += n
+        summary["totals"] = totals
         return summary
 
     def carry_forward(
