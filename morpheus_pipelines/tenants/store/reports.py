@@ -60,8 +60,8 @@ ORDER BY priority, total_score DESC NULLS LAST, tenant_id
 
 # Every count of the Daily Summary in one scan of the table (one statement per figure took
 # seven scans; docs/decisions/0034), grouped by the six dimensions at once: a plain GROUP BY
-# is aggregated by the parallel workers, where GROUPING SETS per figure ran in one process at
-# twice the time (docs/decisions/0069). Each figure sums the groups by its own dimension; a
+# is aggregated by the parallel workers, where GROUPING SETS (a set per figure) are aggregated
+# in one process (docs/decisions/0069). Each figure sums the groups by its own dimension; a
 # row outside that figure's condition is NULL there and is not counted in it:
 #   priority         Active tenants per final priority now ('unscored' for no priority yet)
 #   reason           per priority reason (hubspot_target_account, score)

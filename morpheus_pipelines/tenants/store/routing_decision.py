@@ -287,8 +287,8 @@ class RoutingDecisionRepository(SetBasedRepository[RoutingDecision]):
     def summary(self, session: Session, *, partition_key: str) -> dict[str, dict[str, int]]:
         """Counts per bucket, rule and match method, moves, ambiguity and free mail: one scan
         of the partition, grouped by every dimension at once (aggregated by the parallel
-        workers, where ``GROUPING SETS`` per dimension ran in one process at twice the time;
-        docs/decisions/0069), each dimension's counts summed from the groups."""
+        workers, where ``GROUPING SETS`` are aggregated in one process; docs/decisions/0069),
+        each dimension's counts summed from the groups."""
         names = (
             ("by_bucket", "tenant_bucket"),
             ("by_source_type", "source_type"),
