@@ -187,11 +187,17 @@ def test_a_database_restart_mid_run_leaves_the_partition_whole(hosts, clean_run)
 
 
 def _the_retry(top: Topology, run_id: str) -> dict:
-    return runs.wait_until(
-        lambda: (runs.retries_of(top, run_id) or [None])[0],
-        timeout=RUN_TIMEOUT_S,
-        what=f"no retry of {run_id}",
-    )
+    try:
+        return runs.wait_until(
+            lambda: (runs.retries_of(top, run_id) or [None])[0],
+            timeout=RUN_TIMEOUT_S,
+            what=f"no retry of {run_id}",
+        )
+    except TimeoutError as error:
+        # What the daemon decided from: the failed run's tags, and the hosts' log tails.
+        raise AssertionError(
+            f"{error}; the run's tags: {runs.run(top, run_id).get('tags')}\n{top.logs()}"
+        ) from error
 
 
 def test_teardown_leaves_no_namespace_link_or_process(tmp_path) -> None:
