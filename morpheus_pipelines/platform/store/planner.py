@@ -42,6 +42,14 @@ def analyze(session: Session, table: str, *, statistics_target: int | None = Non
         cursor.execute(sql.SQL("ANALYZE {}").format(sql.Identifier(table)))
 
 
+def analyze_transient(session: Session, table: str) -> None:
+    """:func:`analyze` a table that lives for one transaction and is joined on its key (a
+    staging table, a temporary list of tenants) from the ``STAGING_STATISTICS_TARGET``
+    sample: its row count, null fractions and the key's distinctness are what its plans
+    need."""
+    analyze(session, table, statistics_target=STAGING_STATISTICS_TARGET)
+
+
 @contextmanager
 def local_settings(session: Session, settings: Mapping[str, str]) -> Iterator[None]:
     """Run the block with the server ``settings`` set for the session's transaction, then put

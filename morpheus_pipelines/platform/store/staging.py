@@ -17,7 +17,7 @@ from sqlalchemy.orm import Session
 from morpheus_pipelines.db.session import driver_cursor
 from morpheus_pipelines.platform.store.base import BaseRepository, ModelT
 from morpheus_pipelines.platform.store.copying import write_frame
-from morpheus_pipelines.platform.store.planner import STAGING_STATISTICS_TARGET, analyze
+from morpheus_pipelines.platform.store.planner import analyze_transient
 
 _staging_counter = itertools.count()
 
@@ -103,7 +103,7 @@ class StagingRepository(BaseRepository[ModelT]):
                     copy.write_row(row)
                     copied += 1
         # Temporary tables are never analysed by autovacuum; joins on them need estimates.
-        analyze(session, staging, statistics_target=STAGING_STATISTICS_TARGET)
+        analyze_transient(session, staging)
         return staging, copied
 
     def copy_frame_into_staging(
@@ -119,7 +119,7 @@ class StagingRepository(BaseRepository[ModelT]):
         staging table's name."""
         staging = self.create_staging(session, columns=columns, extra_columns=extra_columns)
         write_frame(session, staging, frame, [*columns, *(extra_columns or {})])
-        analyze(session, staging, statistics_target=STAGING_STATISTICS_TARGET)
+        analyze_transient(session, staging)
         return staging
 
     def stream_into_staging(
@@ -138,5 +138,5 @@ class StagingRepository(BaseRepository[ModelT]):
         ):
             for chunk in chunks:
                 copy.write(chunk)
-        analyze(session, staging, statistics_target=STAGING_STATISTICS_TARGET)
+        analyze_transient(session, staging)
         return staging

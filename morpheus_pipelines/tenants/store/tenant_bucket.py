@@ -25,7 +25,7 @@ from sqlalchemy import func, select, text
 from sqlalchemy.orm import Session
 
 from morpheus_pipelines.db.session import driver_cursor
-from morpheus_pipelines.platform.store.planner import STAGING_STATISTICS_TARGET, analyze
+from morpheus_pipelines.platform.store.planner import analyze_transient
 from morpheus_pipelines.platform.store.set_based import (
     SetBasedRepository,
     transaction_start,
@@ -303,9 +303,7 @@ class TenantBucketRepository:
             if cursor.rowcount:
                 # Temporary tables are never analysed by autovacuum; a day that retires many
                 # joins them by estimate.
-                analyze(
-                    session, "_unselected_bucket_rows", statistics_target=STAGING_STATISTICS_TARGET
-                )
+                analyze_transient(session, "_unselected_bucket_rows")
                 for bucket, table in BUCKET_TABLES.items():
                     cursor.execute(
                         sql.SQL(

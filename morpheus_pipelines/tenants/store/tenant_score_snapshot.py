@@ -24,8 +24,8 @@ from morpheus_pipelines.platform.store.day_versions import (
 )
 from morpheus_pipelines.platform.store.keyset import keyset_after
 from morpheus_pipelines.platform.store.planner import (
-    STAGING_STATISTICS_TARGET,
     analyze,
+    analyze_transient,
     index_probes,
     worth_analyzing,
 )
@@ -295,7 +295,7 @@ class TenantScoreSnapshotRepository(SetBasedRepository[TenantScoreVersion]):
                     only=only,
                 )
             )
-        analyze(session, "_moved_scores", statistics_target=STAGING_STATISTICS_TARGET)
+        analyze_transient(session, "_moved_scores")
         # A day's movers are a minority of the bucket rows: a probe of the key per mover
         # costs less than a hash of every row. Every score compared, the planner chooses.
         with index_probes(session) if since is not None else nullcontext():
