@@ -45,7 +45,7 @@ def tenant_candidates(
     snapshot refresh (docs/pipeline.md). Re-running replaces the partition's rows.
     """
     # The step brings pandas: imported by the run that executes it, not by the code location.
-    from morpheus_pipelines.tenants.steps.tenant_selection import select_partition
+    from morpheus_pipelines.tenants.steps.tenant_selection import select_partition, source_read
 
     # A source in the warehouse database is read in place, not streamed through this process.
     source_in_warehouse = warehouse.source_in_warehouse()
@@ -73,7 +73,7 @@ def tenant_candidates(
                 "forced_sales_owned": last["forced_sales_owned"],
                 "rejected": last["rejected"],
                 "limit": config.limit,
-                "source_read": "in place" if last["source_read_in_place"] else "streamed",
+                "source_read": source_read(last["source_read_in_place"]),
                 "rows_written": sum(c["rows_written"] for c in per_partition.values()),
                 "partitions": per_partition if len(per_partition) > 1 else None,
             }

@@ -80,6 +80,11 @@ def candidate_query(
     )
 
 
+def source_read(in_place: bool | int) -> str:
+    """How a selection read its source, as its metadata and event name it."""
+    return "in place" if in_place else "streamed"
+
+
 def select_partition(
     source_factory: SessionFactory,
     session_factory: SessionFactory,
@@ -134,7 +139,7 @@ def select_partition(
         rejected=counts["rejected"],
         total=counts["total"],
         limit=limit,
-        source_read="in place" if in_place else "streamed",
+        source_read=source_read(in_place),
     )
     return {**counts, "rows_written": written, "source_read_in_place": int(in_place)}
 

@@ -24,6 +24,7 @@ from sqlalchemy.orm import Session
 
 from morpheus_pipelines.db.session import driver_cursor
 from morpheus_pipelines.platform.store.copying import frame_records
+from morpheus_pipelines.platform.store.grouping import counts_by_dimension
 from morpheus_pipelines.platform.store.set_based import SetBasedRepository
 from morpheus_pipelines.tenants.reports.figures import SUMMARY_TENANT_COLUMNS, ActiveTenantFigures
 from morpheus_pipelines.tenants.store.models import (
@@ -188,17 +189,12 @@ class DailySummaryRepository(SetBasedRepository[DailySummaryTenant]):
         one scan (``ACTIVE_FIGURES_SQL``): per priority, reason and match method; what
         entered, changed priority and retired on the day; and the latest partition that
         changed the table (None when it is empty)."""
-        counts: dict[str, dict[str, int]] = {figure: {} for figure in ACTIVE_FIGURE_COUNTS}
-        latest_partitions = []
-        rows = session.execute(text(ACTIVE_FIGURES_SQL), {"partition_key": partition_key})
-        for *dimensions, n, latest in rows:
-            for figure, dimension in zip(ACTIVE_FIGURE_COUNTS, dimensions, strict=True):
-                if dimension is not None:  # None: outside the figure's condition
-                    figure_counts = counts[figure]
-                    figure_counts[dimension] = figure_counts.get(dimension, 0) + int(n)
-            if latest is not None:
-                latest_partitions.append(latest)
-        return ActiveTenantFigures(**counts, state_partition=max(latest_partitions, default=None))
+        rows = session.execute(text(ACTIVE_FIGURES_SQL), {"partition_key": partition_key}).all()
+        counts = counts_by_dimension(
+            ((dimensions, n) for *dimensions, n, _ in rows), ACTIVE_FIGURE_COUNTS
+        )
+        latest = max((row[-1] for row in rows if row[-1] is not None), default=None)
+        return ActiveTenantFigures(**counts, state_partition=latest)
 
     def has_partition(self, session: Session, *, partition_key: str) -> bool:
         """Whether a Daily Summary of the partition is stored."""

@@ -19,9 +19,10 @@ from morpheus_pipelines.platform.store.day_versions import (
     valid_on,
     write_day,
 )
+from morpheus_pipelines.platform.store.grouping import counts_by_dimension
 from morpheus_pipelines.platform.store.planner import (
-    STAGING_STATISTICS_TARGET,
     analyze,
+    analyze_transient,
     no_nested_loops,
     worth_analyzing,
 )
@@ -307,17 +308,14 @@ class RoutingDecisionRepository(SetBasedRepository[RoutingDecision]):
             ),
             {"p": partition_key},
         ).all()
-        summary: dict[str, dict[str, int]] = {name: {} for name, _ in names}
-        totals = dict.fromkeys(("decisions", "ambiguous", "moved", "rejected"), 0)
-        for row in rows:
-            *dimensions, decisions, ambiguous, moved, rejected = row
-            for (name, _), value in zip(names, dimensions, strict=True):
-                if value is not None:
-                    counts = summary[name]
-                    counts[str(value)] = counts.get(str(value), 0) + decisions
-            for key, n in zip(totals, (decisions, ambiguous, moved, rejected), strict=True):
-                totals[key] += n
-        summary["totals"] = totals
+        width = len(names)
+        summary = counts_by_dimension(
+            ((row[:width], row[width]) for row in rows), [name for name, _ in names]
+        )
+        totals = ("decisions", "ambiguous", "moved", "rejected")
+        summary["totals"] = {
+            key: sum(row[width + i] for row in rows) for i, key in enumerate(totals)
+        }
         return summary
 
     def carry_forward(
@@ -345,7 +343,7 @@ class RoutingDecisionRepository(SetBasedRepository[RoutingDecision]):
             with no_nested_loops(session):
                 cursor.execute(self.carried_select(partition_key, base_partition, changed_keys))
             carried = max(cursor.rowcount, 0)
-        analyze(session, CARRIED, statistics_target=STAGING_STATISTICS_TARGET)
+        analyze_transient(session, CARRIED)
         # The base day's decision, not a move, written by this run.
         not_moved = {"moved": sql.SQL("false"), "moved_from": sql.SQL("NULL")}
         values = [sql.SQL("b.tenant_id")]
