@@ -18,6 +18,7 @@ from morpheus_pipelines.devtools.demo.dataset import DemoDataset, generate_datas
 from morpheus_pipelines.devtools.hosts import HostsError, wait_until
 from morpheus_pipelines.devtools.source import SOURCE_COLUMNS, replace_source_tenants
 from morpheus_pipelines.devtools.topology import LOCATION, Topology, topology
+from morpheus_pipelines.sensors.run_retries import RETRY_OF_TAG
 
 JOB = "apac_daily_job"
 REPOSITORY = {"repositoryLocationName": LOCATION, "repositoryName": "__repository__"}
@@ -182,9 +183,13 @@ def wait_for_step(top: Topology, run_id: str, step: str, timeout: float) -> None
 
 
 def retries_of(top: Topology, run_id: str) -> list[dict[str, Any]]:
-    """The runs made by run retries from ``run_id`` (tagged ``dagster/parent_run_id``)."""
-    found = top.graphql(RUNS_TAGGED, {"key": "dagster/parent_run_id", "value": run_id})
-    runs = found["runsOrError"]["results"]
+    """The runs made to retry ``run_id``: by run retries (tagged ``dagster/parent_run_id``)
+    or, when the daemon abandoned that retry, by the ``abandoned_run_retries`` sensor."""
+    runs = [
+        r
+        for key in ("dagster/parent_run_id", RETRY_OF_TAG)
+        for r in top.graphql(RUNS_TAGGED, {"key": key, "value": run_id})["runsOrError"]["results"]
+    ]
     for r in runs:
         r["tags"] = run_tags(top, r["id"])
     return runs

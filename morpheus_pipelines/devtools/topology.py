@@ -55,6 +55,8 @@ HOSTS = ("db", "emulators", "code", "dagster", "intake")
 PORTS = {"postgres": 5432, "grpc": 4000, "webserver": 3000, "intake": 8080}
 PORTS |= {"hubspot": 8081, "domain_intel": 8082}
 START_TIMEOUT_S = 120.0
+LOCATION_ENTRIES = """{ workspaceOrError { ... on Workspace { locationEntries { name loadStatus
+    locationOrLoadError { __typename ... on PythonError { message } } } } } }"""
 # Variables of the operator's environment that must not reach a host: each host's
 # environment is written out here (docs/multi-host.md lists them).
 _SCRUBBED = ("MORPHEUS_", "HUBSPOT_", "DOMAIN_INTELLIGENCE_", "DAGSTER_", "APAC_SALES_EMAILS")
@@ -286,13 +288,16 @@ class Topology:
             raise HostsError(f"GraphQL {response.status_code}: {body.get('errors')}")
         return body["data"]
 
-    def wait_location_loaded(self) -> None:
-        query = """{ workspaceOrError { ... on Workspace { locationEntries { name loadStatus
-            locationOrLoadError { __typename ... on PythonError { message } } } } } }"""
+    def location_error(self) -> str | None:
+        """The webserver's error for the code location, or ``None`` while it serves it."""
+        entries = self.graphql(LOCATION_ENTRIES)["workspaceOrError"]["locationEntries"]
+        errors = [e["locationOrLoadError"] or {} for e in entries]
+        return next((e["message"] for e in errors if e.get("__typename") == "PythonError"), None)
 
+    def wait_location_loaded(self) -> None:
         def loaded() -> bool:
             self._alive("webserver")
-            entries = self.graphql(query)["workspaceOrError"]["locationEntries"]
+            entries = self.graphql(LOCATION_ENTRIES)["workspaceOrError"]["locationEntries"]
             for entry in entries:
                 error = entry["locationOrLoadError"] or {}
                 if error.get("__typename") == "PythonError":
