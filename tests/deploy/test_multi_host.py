@@ -16,6 +16,8 @@ operator would, with a few hundred tenants.
   code server restarted once Dagster has given the location up: run monitoring fails the run,
   and its retry completes it (run retries', or the ``abandoned_run_retries`` sensor's when
   the daemon abandoned its own);
+* the same loss with the run failed while the daemon cannot reach the location: the daemon
+  abandons its retry, and the ``abandoned_run_retries`` sensor's run completes the partition;
 * PostgreSQL restarted while routing is inside a transaction: the run fails, the partition
   is visibly unfinished, and the run's retry (a lost worker) or a re-execution from failure
   (a failed asset, which run retries leave alone) completes it with exactly the clean run's
@@ -30,7 +32,9 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 
+import dagster as dg
 import psycopg
 import pytest
 
@@ -127,11 +131,7 @@ def test_a_lost_code_server_fails_the_run_and_its_retry_completes_it(hosts, clea
     runs.wait_for_step(hosts, run_id, "enriched_tenants", timeout=RUN_TIMEOUT_S)
     assert runs.run(hosts, run_id)["status"] == "STARTED"
 
-    # The code host goes down: its server and the run worker it started.
-    code = hosts.host("code")
-    hosts.processes["grpc"].kill(signal.SIGKILL)
-    for pid in namespace_pids(code.namespace):
-        os.kill(pid, signal.SIGKILL)
+    _kill_code_host(hosts)
     assert runs.run(hosts, run_id)["status"] == "STARTED"
     # Down for as long as a redeploy takes: until Dagster has given the location up.
     runs.wait_until(
@@ -157,6 +157,36 @@ def test_a_lost_code_server_fails_the_run_and_its_retry_completes_it(hosts, clea
     ), retry["tags"]
     assert runs.wait_for_run(hosts, retry["id"], RUN_TIMEOUT_S)["status"] == "SUCCESS"
     assert partition_rows(hosts) == expected
+
+
+def test_a_retry_the_daemon_abandoned_is_made_by_the_sensor(hosts, clean_run) -> None:
+    _, expected = clean_run
+    run_id = runs.queue_run(hosts, PARTITION.isoformat())
+    runs.wait_for_step(hosts, run_id, "enriched_tenants", timeout=RUN_TIMEOUT_S)
+    _kill_code_host(hosts)
+    runs.wait_until(
+        lambda: hosts.location_error() is not None,
+        timeout=RUN_TIMEOUT_S,
+        what="the webserver still serving the lost code location",
+    )
+    # The run fails while the daemon cannot reach the location, as when run monitoring's poll
+    # comes before the daemon has reconnected: the daemon's retry fails, and it gives up.
+    with _instance(hosts) as instance:
+        instance.report_run_failed(instance.get_run_by_id(run_id), "its code server restarted")
+    runs.wait_until(
+        lambda: "Failed to retry run" in runs.engine_messages(hosts, run_id),
+        timeout=MONITORING_TIMEOUT_S,
+        what=f"the daemon did not try to retry {run_id}",
+    )
+    assert runs.run(hosts, run_id)["tags"]["dagster/will_retry"] == "false"
+    hosts.start_code_server()
+
+    retry = _the_retry(hosts, run_id)
+    assert retry["tags"][RETRY_OF_TAG] == run_id
+    assert retry["tags"]["dagster/sensor_name"] == "abandoned_run_retries"
+    assert runs.wait_for_run(hosts, retry["id"], RUN_TIMEOUT_S)["status"] == "SUCCESS"
+    assert partition_rows(hosts) == expected
+    assert [r["id"] for r in runs.retries_of(hosts, run_id)] == [retry["id"]]
 
 
 def test_a_database_restart_mid_run_leaves_the_partition_whole(hosts, clean_run) -> None:
@@ -199,6 +229,22 @@ def test_a_database_restart_mid_run_leaves_the_partition_whole(hosts, clean_run)
         final = runs.wait_for_run(hosts, runs.reexecute(hosts, run_id), RUN_TIMEOUT_S)
     assert final["status"] == "SUCCESS", hosts.logs()
     assert partition_rows(hosts) == expected
+
+
+def _kill_code_host(top: Topology) -> None:
+    """The code host goes down: its server and the run workers it started."""
+    top.processes["grpc"].kill(signal.SIGKILL)
+    for pid in namespace_pids(top.host("code").namespace):
+        os.kill(pid, signal.SIGKILL)
+
+
+@contextmanager
+def _instance(top: Topology) -> Iterator[dg.DagsterInstance]:
+    """The topology's Dagster instance, as the dagster host's processes open it."""
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("MORPHEUS_DAGSTER_DATABASE_URL", top.instance_url)
+        with dg.DagsterInstance.from_config(str(top.work / "dagster" / "dagster_home")) as inst:
+            yield inst
 
 
 def _the_retry(top: Topology, run_id: str) -> dict:
