@@ -9,12 +9,14 @@ no retry) is what the sensor then finds.
 from __future__ import annotations
 
 import logging
+import time
 from pathlib import Path
 
 import dagster as dg
 import pytest
 import yaml
 from dagster._core.events import JobFailureData, RunFailureReason
+from dagster._core.execution.backfill import BulkActionStatus, PartitionBackfill
 from dagster._core.remote_origin import (
     GrpcServerCodeLocationOrigin,
     RemoteJobOrigin,
@@ -175,10 +177,22 @@ def test_a_run_whose_retry_the_daemon_abandoned_runs_again_once(
         lost_again = _lost_run(instance, {RETRY_OF_TAG: "r0"}, lost_reason)
         other_job = _lost_run(instance, {}, lost_reason, job="hubspot_outbox_job")
         re_executed = _lost_run(instance, {}, lost_reason)
+        # Runs of a backfill the daemon still retries; the backfill is cancelled after.
+        backfill = PartitionBackfill(
+            backfill_id="b1",
+            status=BulkActionStatus.REQUESTED,
+            from_failure=False,
+            tags={},
+            backfill_timestamp=time.time(),
+            partition_names=[PARTITION],
+        )
+        instance.add_backfill(backfill)
+        of_cancelled_backfill = _lost_run(instance, {"dagster/backfill": "b1"}, lost_reason)
         assert lost.tags["dagster/will_retry"] == "true"
         assert asset_failed.tags["dagster/will_retry"] == "false"
 
         _the_daemon_retries(instance)
+        instance.update_backfill(backfill.with_status(BulkActionStatus.CANCELED))
         # An operator re-executed this one from the UI meanwhile (tagged as Dagster tags it).
         family = {"dagster/parent_run_id": re_executed.run_id}
         family["dagster/root_run_id"] = re_executed.run_id
@@ -193,7 +207,8 @@ def test_a_run_whose_retry_the_daemon_abandoned_runs_again_once(
         )
 
         # Without the sensor this is the end: each lost run is marked never to be retried.
-        assert all(_abandoned(instance, r) for r in (lost, lost_again, other_job, re_executed))
+        abandoned = (lost, lost_again, other_job, re_executed, of_cancelled_backfill)
+        assert all(_abandoned(instance, r) for r in abandoned)
         assert not _abandoned(instance, asset_failed)
         assert not instance.get_runs(dg.RunsFilter(tags={"dagster/parent_run_id": lost.run_id}))
         with dg.build_sensor_context(instance=instance) as context:
