@@ -14,8 +14,9 @@ partition's run is idempotent (docs/partitions.md, "Re-running a failed partitio
 whole new run gives what a retry from the failure gives. The new run starts a run group of
 its own: run retries retry it when it is lost too, and a retry the daemon abandons for it is
 left to the operator and ``run_failure_alert``. A run someone re-executed already, or whose
-backfill was cancelled or has finished, is left alone. The sensor-driven jobs need no such
-help: their sensors ask again for whatever is still due.
+backfill was cancelled or deleted, is left alone. The sensor-driven jobs need no such help:
+their sensors ask again for whatever is still due; an asset backfill's runs (``__ASSET_JOB``,
+from Assets → Materialize) are not these jobs' and are not covered.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 
 import dagster as dg
-from dagster._core.execution.backfill import BULK_ACTION_TERMINAL_STATUSES
+from dagster._core.execution.backfill import BulkActionStatus
 from dagster._core.storage.tags import USER_EDITABLE_SYSTEM_TAGS
 from dagster._utils.error import SerializableErrorInfo
 
@@ -44,6 +45,9 @@ BACKFILL_TAG = "dagster/backfill"
 PARENT_RUN_TAG = "dagster/parent_run_id"
 # A single-run backfill's run names its days by a range instead of a partition.
 PARTITION_RANGE_TAGS = ("dagster/asset_partition_range_start", "dagster/asset_partition_range_end")
+# A backfill someone cancelled: its lost runs stay lost. One that has finished is not, since a
+# job backfill finishes as soon as none of its runs is running, lost ones included.
+CANCELLED = frozenset({BulkActionStatus.CANCELING, BulkActionStatus.CANCELED})
 # Failures older than this are an operator's to judge, not a retry's.
 LOOK_BACK = timedelta(hours=24)
 JOBS = (apac_daily_job, apac_weekly_job)
@@ -97,7 +101,8 @@ def _abandoned_for_the_location(instance: dg.DagsterInstance, run_id: str) -> bo
 
 
 def _handled_already(instance: dg.DagsterInstance, run: dg.DagsterRun) -> bool:
-    """A retry of ours exists, someone re-executed the run, or its backfill is over."""
+    """A retry of ours exists, someone re-executed the run, or its backfill was cancelled
+    or deleted."""
     for tag in (RETRY_OF_TAG, PARENT_RUN_TAG):
         if instance.get_runs(dg.RunsFilter(tags={tag: run.run_id}), limit=1):
             return True
@@ -105,7 +110,7 @@ def _handled_already(instance: dg.DagsterInstance, run: dg.DagsterRun) -> bool:
     if backfill_id is None:
         return False
     backfill = instance.get_backfill(backfill_id)
-    return backfill is None or backfill.status in BULK_ACTION_TERMINAL_STATUSES
+    return backfill is None or backfill.status in CANCELLED
 
 
 def retry_request(run: dg.DagsterRun) -> dg.RunRequest:

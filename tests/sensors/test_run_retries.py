@@ -15,7 +15,7 @@ from pathlib import Path
 import dagster as dg
 import pytest
 import yaml
-from dagster._core.events import JobFailureData, RunFailureReason
+from dagster._core.events import EngineEventData, JobFailureData, RunFailureReason
 from dagster._core.execution.backfill import BulkActionStatus, PartitionBackfill
 from dagster._core.remote_origin import (
     GrpcServerCodeLocationOrigin,
@@ -92,6 +92,10 @@ def _error(cls_name: str, cause: SerializableErrorInfo | None = None) -> Seriali
 def test_only_an_unreachable_code_location_counts() -> None:
     assert unreachable_location(_error("DagsterCodeLocationLoadError"))
     assert unreachable_location(_error("Exception", _error("DagsterUserCodeUnreachableError")))
+    context = SerializableErrorInfo(
+        "", [], "KeyError", context=_error("DagsterUserCodeUnreachableError")
+    )
+    assert unreachable_location(context)
     assert not unreachable_location(_error("DagsterInvalidSubsetError"))
     assert not unreachable_location(None)
 
@@ -177,22 +181,39 @@ def test_a_run_whose_retry_the_daemon_abandoned_runs_again_once(
         lost_again = _lost_run(instance, {RETRY_OF_TAG: "r0"}, lost_reason)
         other_job = _lost_run(instance, {}, lost_reason, job="hubspot_outbox_job")
         re_executed = _lost_run(instance, {}, lost_reason)
-        # Runs of a backfill the daemon still retries; the backfill is cancelled after.
-        backfill = PartitionBackfill(
-            backfill_id="b1",
-            status=BulkActionStatus.REQUESTED,
-            from_failure=False,
-            tags={},
-            backfill_timestamp=time.time(),
-            partition_names=[PARTITION],
-        )
-        instance.add_backfill(backfill)
-        of_cancelled_backfill = _lost_run(instance, {"dagster/backfill": "b1"}, lost_reason)
+        # Runs of two backfills the daemon still retries: after, one is cancelled, and the
+        # other has finished (a job backfill does once none of its runs is running).
+        backfills = {
+            name: PartitionBackfill(
+                backfill_id=name,
+                status=BulkActionStatus.REQUESTED,
+                from_failure=False,
+                tags={},
+                backfill_timestamp=time.time(),
+                partition_names=[PARTITION],
+            )
+            for name in ("cancelled", "finished")
+        }
+        for backfill in backfills.values():
+            instance.add_backfill(backfill)
+        of_cancelled_backfill = _lost_run(instance, {"dagster/backfill": "cancelled"}, lost_reason)
+        of_finished_backfill = _lost_run(instance, {"dagster/backfill": "finished"}, lost_reason)
+        # The daemon gave up for another reason than the location (no step left to run).
+        not_for_the_location = _lost_run(instance, {}, RunFailureReason.STEP_FAILURE)
         assert lost.tags["dagster/will_retry"] == "true"
         assert asset_failed.tags["dagster/will_retry"] == "false"
 
         _the_daemon_retries(instance)
-        instance.update_backfill(backfill.with_status(BulkActionStatus.CANCELED))
+        for name, status in (
+            ("cancelled", BulkActionStatus.CANCELED),
+            ("finished", BulkActionStatus.COMPLETED_FAILED),
+        ):
+            instance.update_backfill(backfills[name].with_status(status))
+        instance.report_engine_event(
+            "Failed to retry run",
+            not_for_the_location,
+            EngineEventData(error=_error("DagsterInvalidSubsetError")),
+        )
         # An operator re-executed this one from the UI meanwhile (tagged as Dagster tags it).
         family = {"dagster/parent_run_id": re_executed.run_id}
         family["dagster/root_run_id"] = re_executed.run_id
@@ -207,12 +228,18 @@ def test_a_run_whose_retry_the_daemon_abandoned_runs_again_once(
         )
 
         # Without the sensor this is the end: each lost run is marked never to be retried.
-        abandoned = (lost, lost_again, other_job, re_executed, of_cancelled_backfill)
+        abandoned = (lost, lost_again, other_job, re_executed)
+        abandoned += (of_cancelled_backfill, of_finished_backfill, not_for_the_location)
         assert all(_abandoned(instance, r) for r in abandoned)
         assert not _abandoned(instance, asset_failed)
         assert not instance.get_runs(dg.RunsFilter(tags={"dagster/parent_run_id": lost.run_id}))
         with dg.build_sensor_context(instance=instance) as context:
-            (request,) = abandoned_run_retries(context).run_requests
+            requests = {r.run_key: r for r in abandoned_run_retries(context).run_requests}
+        assert set(requests) == {
+            f"retry-of-{lost.run_id}",
+            f"retry-of-{of_finished_backfill.run_id}",
+        }
+        request = requests[f"retry-of-{lost.run_id}"]
         assert request.run_key == f"retry-of-{lost.run_id}"
         assert (request.job_name, request.partition_key) == ("apac_daily_job", PARTITION)
         assert request.tags == {"team": "apac", RETRY_OF_TAG: lost.run_id}
@@ -220,13 +247,14 @@ def test_a_run_whose_retry_the_daemon_abandoned_runs_again_once(
         assert set(request.asset_selection) == selection
         assert set(request.asset_check_keys) == checks
 
-        # Once the retry exists, the sensor asks for nothing more (and says nothing).
-        instance.add_run(
-            DagsterRun(
-                job_name="apac_daily_job",
-                run_id=make_new_run_id(),
-                tags={RETRY_OF_TAG: lost.run_id},
+        # Once the retries exist, the sensor asks for nothing more (and says nothing).
+        for retried in (lost, of_finished_backfill):
+            instance.add_run(
+                DagsterRun(
+                    job_name="apac_daily_job",
+                    run_id=make_new_run_id(),
+                    tags={RETRY_OF_TAG: retried.run_id},
+                )
             )
-        )
         with dg.build_sensor_context(instance=instance) as context:
             assert abandoned_run_retries(context).run_requests == []
