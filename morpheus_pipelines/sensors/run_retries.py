@@ -26,7 +26,16 @@ from datetime import UTC, datetime, timedelta
 
 import dagster as dg
 from dagster._core.execution.backfill import BulkActionStatus
-from dagster._core.storage.tags import USER_EDITABLE_SYSTEM_TAGS
+from dagster._core.storage.tags import (
+    ASSET_PARTITION_RANGE_END_TAG,
+    ASSET_PARTITION_RANGE_START_TAG,
+    AUTO_RETRY_RUN_ID_TAG,
+    BACKFILL_ID_TAG,
+    PARENT_RUN_ID_TAG,
+    PARTITION_NAME_TAG,
+    USER_EDITABLE_SYSTEM_TAGS,
+    WILL_RETRY_TAG,
+)
 from dagster._utils.error import SerializableErrorInfo
 
 from morpheus_pipelines.assets.reports.schedules import apac_weekly_job
@@ -37,14 +46,8 @@ DAEMON_GAVE_UP = "Failed to retry run"
 # with no step left to run, was the daemon's own judgement).
 UNREACHABLE = frozenset({"DagsterCodeLocationLoadError", "DagsterUserCodeUnreachableError"})
 RETRY_OF_TAG = "morpheus/retry_of"
-WILL_RETRY_TAG = "dagster/will_retry"
-AUTO_RETRY_RUN_ID_TAG = "dagster/auto_retry_run_id"
-PARTITION_TAG = "dagster/partition"
-BACKFILL_TAG = "dagster/backfill"
-# What a re-execution of a run (from the UI, or run retries) is tagged with.
-PARENT_RUN_TAG = "dagster/parent_run_id"
 # A single-run backfill's run names its days by a range instead of a partition.
-PARTITION_RANGE_TAGS = ("dagster/asset_partition_range_start", "dagster/asset_partition_range_end")
+PARTITION_RANGE_TAGS = (ASSET_PARTITION_RANGE_START_TAG, ASSET_PARTITION_RANGE_END_TAG)
 # A backfill someone cancelled: its lost runs stay lost. One that has finished is not, since a
 # job backfill finishes as soon as none of its runs is running, lost ones included.
 CANCELLED = frozenset({BulkActionStatus.CANCELING, BulkActionStatus.CANCELED})
@@ -72,7 +75,7 @@ def carried_tags(tags: Mapping[str, str], failed_run_id: str) -> dict[str, str]:
         for k, v in tags.items()
         if not k.startswith(("dagster/", ".dagster/"))
         or k in USER_EDITABLE_SYSTEM_TAGS
-        or (k in PARTITION_RANGE_TAGS and PARTITION_TAG not in tags)
+        or (k in PARTITION_RANGE_TAGS and PARTITION_NAME_TAG not in tags)
     }
     return {**kept, RETRY_OF_TAG: failed_run_id}
 
@@ -103,10 +106,10 @@ def _abandoned_for_the_location(instance: dg.DagsterInstance, run_id: str) -> bo
 def _handled_already(instance: dg.DagsterInstance, run: dg.DagsterRun) -> bool:
     """A retry of ours exists, someone re-executed the run, or its backfill was cancelled
     or deleted."""
-    for tag in (RETRY_OF_TAG, PARENT_RUN_TAG):
+    for tag in (RETRY_OF_TAG, PARENT_RUN_ID_TAG):
         if instance.get_runs(dg.RunsFilter(tags={tag: run.run_id}), limit=1):
             return True
-    backfill_id = run.tags.get(BACKFILL_TAG)
+    backfill_id = run.tags.get(BACKFILL_ID_TAG)
     if backfill_id is None:
         return False
     backfill = instance.get_backfill(backfill_id)
@@ -119,7 +122,7 @@ def retry_request(run: dg.DagsterRun) -> dg.RunRequest:
         run_key=f"retry-of-{run.run_id}",
         job_name=run.job_name,
         run_config=run.run_config,
-        partition_key=run.tags.get(PARTITION_TAG),
+        partition_key=run.tags.get(PARTITION_NAME_TAG),
         asset_selection=None if run.asset_selection is None else list(run.asset_selection),
         asset_check_keys=None
         if run.asset_check_selection is None
