@@ -1,11 +1,12 @@
-"""The code location: every slice, the policy they share, the resources (docs/pipeline.md)."""
+"""The code location: every slice, the policy they share, the resources (docs/pipeline.md).
 
-import dagster as dg
+Imported and built with the collector paused, since all of it lives as long as the process
+(platform/heap.py).
+"""
 
-from morpheus_pipelines import sensors
-from morpheus_pipelines.assets import hubspot, leads, ownership, reports, tenants
-from morpheus_pipelines.assets.policies import freshness_policy
-from morpheus_pipelines.resources import build_resources
+from __future__ import annotations
+
+from morpheus_pipelines.platform.heap import built_for_the_process
 
 OWNERS = ["team:sales-ops-data"]
 
@@ -38,4 +39,12 @@ def _code_location() -> dg.Definitions:
     )
 
 
-defs = _code_location()
+with built_for_the_process():
+    import dagster as dg
+
+    from morpheus_pipelines import sensors
+    from morpheus_pipelines.assets import hubspot, leads, ownership, reports, tenants
+    from morpheus_pipelines.assets.policies import freshness_policy
+    from morpheus_pipelines.resources import build_resources
+
+    defs = _code_location()

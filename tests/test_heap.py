@@ -1,5 +1,5 @@
-"""The heap taken out of the cyclic collector's sight around heavy work, and given back
-(platform/heap.py)."""
+"""The heap taken out of the cyclic collector's sight around heavy work, and given back; the
+collector paused while the code location is built (platform/heap.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import weakref
 
 import pytest
 
-from morpheus_pipelines.platform.heap import frozen_heap
+from morpheus_pipelines.platform.heap import built_for_the_process, frozen_heap
 
 
 def test_a_frozen_block_hides_the_heap_and_gives_it_back() -> None:
@@ -55,3 +55,25 @@ def test_a_heap_frozen_before_the_block_stays_frozen_after_it() -> None:
         assert gc.get_freeze_count() > 0
     finally:
         gc.unfreeze()
+
+
+def test_the_collector_is_paused_while_the_process_s_heap_is_built_and_given_back() -> None:
+    with built_for_the_process():
+        assert not gc.isenabled()
+    assert gc.isenabled()
+
+
+def test_the_collector_is_given_back_when_the_build_fails() -> None:
+    with pytest.raises(ImportError, match="no such slice"), built_for_the_process():
+        raise ImportError("no such slice")
+    assert gc.isenabled()
+
+
+def test_a_collector_the_caller_paused_stays_paused() -> None:
+    gc.disable()
+    try:
+        with built_for_the_process():
+            pass
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

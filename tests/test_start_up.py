@@ -73,3 +73,29 @@ def test_the_code_location_defines_its_assets_without_the_steps_dependencies() -
         imported_after("import morpheus_pipelines.definitions") & set(NOT_FOR_THE_DEFINITIONS)
         == set()
     )
+
+
+def test_the_code_location_is_built_without_collections_and_left_out_of_those_at_exit() -> None:
+    """No collection walks the code location while it is built (from Dagster's import until
+    its ``defs`` exist), the collector is given back once it is, and the heap is frozen before
+    the interpreter's collections at exit (an exit handler registered first runs last, and
+    sees it frozen)."""
+    script = (
+        "import atexit, gc, json, sys\n"
+        "atexit.register(lambda: print(json.dumps({'frozen at exit': gc.get_freeze_count()})))\n"
+        "during_the_build = []\n"
+        "def collection(phase, info):\n"
+        "    location = sys.modules.get('morpheus_pipelines.definitions')\n"
+        "    building = 'dagster' in sys.modules and not hasattr(location, 'defs')\n"
+        "    if phase == 'start' and building:\n"
+        "        during_the_build.append(info['generation'])\n"
+        "gc.callbacks.append(collection)\n"
+        "import morpheus_pipelines.definitions\n"
+        "print(json.dumps({'collections': during_the_build, 'enabled': gc.isenabled()}))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=120
+    )
+    built, at_exit = (json.loads(line) for line in result.stdout.splitlines()[-2:])
+    assert built == {"collections": [], "enabled": True}
+    assert at_exit["frozen at exit"] > 100_000
