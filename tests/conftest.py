@@ -23,6 +23,7 @@ from morpheus_pipelines.db.migrate import upgrade
 from morpheus_pipelines.db.session import dispose_engines
 from morpheus_pipelines.db.urls import with_driver
 from morpheus_pipelines.platform.observability.events import LOGGER_NAME
+from tests.support.bytecode import share_bytecode, use_shared_bytecode
 from tests.support.databases import (
     TEMPLATE,
     TEST_SERVER_OPTIONS,
@@ -32,6 +33,16 @@ from tests.support.databases import (
 )
 from tests.support.events import EventLines
 from tests.support.hubspot import RecordingSleep
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Before the xdist workers start (they inherit the environment): one bytecode cache for
+    the session's processes where the environment turns Python's off (tests/support/bytecode.py)."""
+    prefix = ROOT / ".morpheus" / "pycache"
+    if share_bytecode(os.environ, prefix):
+        use_shared_bytecode(prefix)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -94,7 +105,7 @@ def instance_database(pg_server: EmbeddedPostgres) -> Iterator[str]:
 
 @pytest.fixture
 def project_root() -> Path:
-    return Path(__file__).resolve().parent.parent
+    return ROOT
 
 
 @pytest.fixture
