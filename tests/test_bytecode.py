@@ -53,7 +53,7 @@ def test_a_session_started_without_bytecode_writes_it_to_the_project_s_cache() -
         "import wave\n"
         "print(json.dumps({\n"
         "    'prefix': prefix,\n"
-        "    'inherited': 'PYTHONDONTWRITEBYTECODE' in os.environ,\n"
+        "    'still turned off': 'PYTHONDONTWRITEBYTECODE' in os.environ,\n"
         "    'writes': not sys.dont_write_bytecode,\n"
         "    'under the prefix': bool(prefix) and cached.startswith(prefix),\n"
         "    'written': os.path.exists(cached),\n"
@@ -70,8 +70,15 @@ def test_a_session_started_without_bytecode_writes_it_to_the_project_s_cache() -
     )
     assert json.loads(result.stdout.splitlines()[-1]) == {
         "prefix": str(ROOT / ".morpheus" / "pycache"),
-        "inherited": False,
+        "still turned off": False,
         "writes": True,
         "under the prefix": True,
         "written": True,
     }
+
+
+def test_this_worker_writes_bytecode_or_names_where() -> None:
+    """This very process, started by the session after tests/conftest.py's hook: either the
+    environment never turned bytecode off, or it names the cache the session writes to."""
+    assert "PYTHONDONTWRITEBYTECODE" not in os.environ or os.environ.get("PYTHONPYCACHEPREFIX")
+    assert not sys.dont_write_bytecode or sys.pycache_prefix is None

@@ -3,11 +3,14 @@ collector paused while the code location is built (platform/heap.py)."""
 
 from __future__ import annotations
 
+import atexit
 import gc
 import weakref
+from collections.abc import Callable
 
 import pytest
 
+from morpheus_pipelines.platform import heap
 from morpheus_pipelines.platform.heap import built_for_the_process, frozen_heap
 
 
@@ -77,3 +80,18 @@ def test_a_collector_the_caller_paused_stays_paused() -> None:
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_the_heap_is_frozen_at_exit_once_after_a_build_and_not_after_a_failed_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    registered: list[Callable[[], object]] = []
+    monkeypatch.setattr(atexit, "register", registered.append)
+    monkeypatch.setattr(heap, "_frozen_at_exit", False)
+    with pytest.raises(ImportError), built_for_the_process():
+        raise ImportError("no such slice")
+    assert registered == []
+    for _ in range(3):  # the code location built again (a test reloading it)
+        with built_for_the_process():
+            pass
+    assert registered == [gc.freeze]

@@ -46,21 +46,26 @@ def frozen_heap() -> Iterator[None]:
         gc.unfreeze()
 
 
+_frozen_at_exit = False
+
+
 @contextmanager
 def built_for_the_process() -> Iterator[None]:
     """Build what lives as long as the process (the code location: Dagster, the ORM, every
-    asset and job) with the cyclic collector paused, and keep the interpreter's collections at
-    exit away from it.
+    asset and job) with the cyclic collector paused, and, once it is built, freeze the heap
+    at exit before the interpreter's own collections run.
 
     None of it is ever garbage, so collections while it is built walk a growing heap for
     nothing; and when the process exits, the collections that run while its modules are torn
     down walk it all again. Every process that loads the code location pays both: a command,
-    the code server, each run worker. Freezing the heap at exit skips the second
-    (docs/decisions/0071). Objects are still freed by reference counting; only objects in
-    reference cycles at exit go without their finalizers, which Python never promised at exit,
-    and the resources this code opens are closed by their own ``with`` blocks. A collector the
-    caller has paused stays paused.
+    the code server, each run worker. The exit handler freezes every object alive at exit,
+    the code location's and the run's alike (docs/decisions/0071). Objects are still freed by
+    reference counting; only objects in reference cycles at exit go without their
+    finalizers, which Python never promised at exit, and the resources this code opens are
+    closed by their own ``with`` blocks. A collector the caller has paused stays paused; the
+    handler is registered once per process, however often the code location is rebuilt.
     """
+    global _frozen_at_exit
     was_enabled = gc.isenabled()
     gc.disable()
     try:
@@ -68,4 +73,6 @@ def built_for_the_process() -> Iterator[None]:
     finally:
         if was_enabled:
             gc.enable()
-    atexit.register(gc.freeze)
+    if not _frozen_at_exit:
+        atexit.register(gc.freeze)
+        _frozen_at_exit = True

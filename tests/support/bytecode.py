@@ -1,13 +1,13 @@
 """One bytecode cache for every process of a test session, where the environment turns
 Python's own off.
 
-With ``PYTHONDONTWRITEBYTECODE`` set (as on this project's CI machine), every process compiles
-every module it imports from source again: each xdist worker collecting the suite, and each
-code server, run worker, daemon and ``morpheus serve`` a test starts, Dagster alone about a
-second of CPU each time. The session instead writes bytecode to a cache outside the source
-tree (``PYTHONPYCACHEPREFIX``, under ``.morpheus/``, which git ignores), so nothing appears
-beside the sources, which is what the variable is set to prevent. A prefix the environment
-already names, or an environment that writes bytecode, is left as it is.
+With ``PYTHONDONTWRITEBYTECODE`` set (as on this project's development machine), every
+process compiles every module it imports from source again: each xdist worker collecting the
+suite, and each code server, run worker, daemon and ``morpheus serve`` a test starts, Dagster
+alone about a second of CPU each time. The session instead writes bytecode to a cache
+outside the source tree (``PYTHONPYCACHEPREFIX``, under ``.morpheus/``, which git ignores), so
+nothing appears beside the sources, which is what the variable is set to prevent. A prefix
+the environment already names, or an environment that writes bytecode, is left as it is.
 """
 
 from __future__ import annotations
