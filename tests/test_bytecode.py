@@ -11,8 +11,6 @@ from pathlib import Path
 
 from tests.support.bytecode import share_bytecode
 
-ROOT = Path(__file__).resolve().parent.parent
-
 PREFIX = Path("/repo/.morpheus/pycache")
 
 
@@ -35,7 +33,9 @@ def test_a_prefix_the_environment_names_is_kept() -> None:
     assert environ == {"PYTHONDONTWRITEBYTECODE": "1", "PYTHONPYCACHEPREFIX": "/elsewhere"}
 
 
-def test_a_session_started_without_bytecode_writes_it_to_the_project_s_cache() -> None:
+def test_a_session_started_without_bytecode_writes_it_to_the_project_s_cache(
+    project_root: Path,
+) -> None:
     """What tests/conftest.py does before the workers start, in a fresh interpreter that
     writes no bytecode: its environment (which the workers inherit) and its own later imports
     now use the cache under the project, and a module imported afterwards lands there."""
@@ -66,10 +66,10 @@ def test_a_session_started_without_bytecode_writes_it_to_the_project_s_cache() -
         check=True,
         timeout=120,
         env=environ,
-        cwd=ROOT,
+        cwd=project_root,
     )
     assert json.loads(result.stdout.splitlines()[-1]) == {
-        "prefix": str(ROOT / ".morpheus" / "pycache"),
+        "prefix": str(project_root / ".morpheus" / "pycache"),
         "still turned off": False,
         "writes": True,
         "under the prefix": True,
@@ -81,4 +81,6 @@ def test_this_worker_writes_bytecode_or_names_where() -> None:
     """This very process, started by the session after tests/conftest.py's hook: either the
     environment never turned bytecode off, or it names the cache the session writes to."""
     assert "PYTHONDONTWRITEBYTECODE" not in os.environ or os.environ.get("PYTHONPYCACHEPREFIX")
-    assert not sys.dont_write_bytecode or sys.pycache_prefix is None
+    # And the process does what its environment says (the hook sets both in the session's own).
+    assert sys.pycache_prefix == os.environ.get("PYTHONPYCACHEPREFIX")
+    assert sys.dont_write_bytecode == bool(os.environ.get("PYTHONDONTWRITEBYTECODE"))
