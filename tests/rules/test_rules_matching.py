@@ -3,6 +3,9 @@ official website, in that order."""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
+
 import pandas as pd
 import pytest
 
@@ -15,6 +18,7 @@ from morpheus_pipelines.tenants.rules.matching import (
     normalise_company_name,
     prepare_snapshot,
 )
+from tests.support.tenants import lookups
 
 COMPANIES = [
     # id, portal_id, account_id, domain_root, website_domain_root, additional roots, name, alias
@@ -99,6 +103,41 @@ def test_prepare_snapshot_renormalises_roots() -> None:
     index = prepare_snapshot(frame)
     assert index.domain_roots.owners == {"acme.com": "c-1"}
     assert not index.ambiguous_domain_roots
+
+
+def test_a_prepared_snapshot_reads_back_from_its_json(index: SnapshotIndex) -> None:
+    again = SnapshotIndex.from_json(index.to_json())
+    assert lookups(again) == lookups(index)
+    assert len(lookups(index)) == 4 and index.domain_roots.ambiguous_keys
+    assert again.company_count == index.company_count
+
+
+@pytest.mark.parametrize(
+    ("change", "error"),
+    [
+        (lambda d: d.update(format=0), "format"),
+        (lambda d: d.pop("domain_roots"), "no domain_roots"),
+        (lambda d: d["portal_ids"]["companies"].append(7), "portal_ids"),
+        (lambda d: d["account_ids"]["keys"].append("A-9"), "keys without companies"),
+        (lambda d: d["company_names"].update(ambiguous="acme"), "company_names"),
+        (lambda d: d.update(company_count=-1), "company_count"),
+        (lambda d: d.update(company_count=True), "company_count"),
+    ],
+)
+def test_a_prepared_snapshot_of_another_shape_is_refused(
+    index: SnapshotIndex, change: Callable[[dict], object], error: str
+) -> None:
+    document = json.loads(index.to_json())
+    change(document)
+    with pytest.raises(ValueError, match=error):
+        SnapshotIndex.from_json(json.dumps(document))
+
+
+def test_a_prepared_snapshot_that_is_not_json_is_refused() -> None:
+    with pytest.raises(ValueError):
+        SnapshotIndex.from_json('{"format": 1, "company_count"')
+    with pytest.raises(ValueError, match="format"):
+        SnapshotIndex.from_json("[]")
 
 
 def test_key_lookup_find() -> None:

@@ -1,6 +1,9 @@
-"""Data for the tenant pipeline tests: the partition they run and the target companies."""
+"""Data for the tenant pipeline tests: the partition they run and the target companies; what
+a prepared snapshot answers, to compare two."""
 
 from __future__ import annotations
+
+from morpheus_pipelines.tenants.rules.matching import KeyLookup, SnapshotIndex
 
 PARTITION = "2026-11-29"
 
@@ -20,3 +23,12 @@ COMPANIES = [
     {"id": "507", "name": "Free Mail Co", "domain": "gmail.com"},
     {"id": "508", "name": "IDN Co", "domain": "例え.jp"},
 ]
+
+
+def lookups(index: SnapshotIndex) -> dict[str, tuple[dict[str, str], frozenset[str]]]:
+    """Each look-up of a prepared snapshot: its owned keys and its ambiguous ones."""
+    return {
+        name: (dict(lookup.owners), lookup.ambiguous_keys)
+        for name, lookup in vars(index).items()
+        if isinstance(lookup, KeyLookup)
+    }

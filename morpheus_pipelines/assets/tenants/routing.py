@@ -40,6 +40,7 @@ FORCED_IDS_CHECK = "forced_ids_in_source"
         "apac_routing_decisions",
         "apac_routing_inputs",
         "apac_routing_states",
+        "apac_hubspot_prepared_snapshots",
     ),
     partitions_def=daily_partitions,
     deps=[enriched_tenants, HUBSPOT_TARGET_ACCOUNTS],
@@ -82,10 +83,17 @@ def routed_tenants(
     from morpheus_pipelines.tenants.steps.tenant_routing import route_partition
 
     with warehouse.session() as session:
-        snapshot = load_snapshot(session, list_id=target_list.list_id, run_ids=_lineage(context))
+        snapshot = load_snapshot(
+            session, list_id=target_list.list_id, run_ids=_lineage(context), log=context.log
+        )
     context.log.info(
         f"snapshot {snapshot.state.status}"
         + (f", sync {snapshot.state.sync_id}" if snapshot.state.sync_id else "")
+        + (
+            f", prepared for matching {'as kept' if snapshot.index_kept else 'and kept'}"
+            if snapshot.index is not None
+            else ""
+        )
     )
     days: dict[str, PartitionRouting] = {}
     with PartitionEventLogs(warehouse.outputs()) as logs:

@@ -37,7 +37,7 @@ import pandas as pd
 from morpheus_pipelines.platform.text.columns import normalise_emails, normalise_identifiers
 from morpheus_pipelines.platform.text.email_domain_class import CORPORATE, classifier_version
 from morpheus_pipelines.platform.text.normalise import normalise_email, normalise_identifier
-from morpheus_pipelines.tenants.rules.matching import SnapshotIndex
+from morpheus_pipelines.tenants.rules.matching import PREPARED_FORMAT, SnapshotIndex
 
 # Bump when a change to rules.matching or rules.routing can change a decision for the same
 # inputs: the next run then routes every tenant once.
@@ -137,6 +137,21 @@ def rule_inputs(
         sort_keys=True,
     )
     return RuleInputs(regime=regime, answers=answers)
+
+
+def snapshot_preparation() -> str:
+    """What else than the snapshot's content a prepared snapshot depends on: the rules' code
+    (normalising ids, roots and names is part of it), the public-suffix list that gives a
+    domain its root, and the prepared document's format. A prepared snapshot kept under
+    another preparation is prepared again."""
+    return json.dumps(
+        {
+            "rules": ROUTING_RULES_VERSION,
+            "public_suffix_list": _package_version("tldextract"),
+            "format": PREPARED_FORMAT,
+        },
+        sort_keys=True,
+    )
 
 
 def _package_version(name: str) -> str:

@@ -19,7 +19,7 @@ from morpheus_pipelines.db.session import SessionFactory
 from morpheus_pipelines.platform.store.write_behind import write_behind
 from morpheus_pipelines.tenants.rules.matching import SnapshotIndex, match_tenants, prepare_snapshot
 from morpheus_pipelines.tenants.rules.routing import route_tenants
-from morpheus_pipelines.tenants.rules.routing_inputs import tenant_keys
+from morpheus_pipelines.tenants.rules.routing_inputs import snapshot_preparation, tenant_keys
 from morpheus_pipelines.tenants.rules.vocabulary import RoutingRule
 from morpheus_pipelines.tenants.steps.hubspot_snapshot import SnapshotState, read_snapshot_state
 from morpheus_pipelines.tenants.steps.tenant_events import TenantEventLog
@@ -29,6 +29,8 @@ from morpheus_pipelines.tenants.store.store import TenantStore
 
 FORCED_PRIORITY = "P0"
 
+logger = logging.getLogger(__name__)
+
 
 @dataclass(frozen=True)
 class SnapshotView:
@@ -36,6 +38,8 @@ class SnapshotView:
 
     state: SnapshotState
     index: SnapshotIndex | None
+    # Whether the index was read as kept from an earlier run (False: prepared by this one).
+    index_kept: bool = False
 
 
 @dataclass(frozen=True)
@@ -80,13 +84,28 @@ def load_snapshot(
     list_id: str,
     run_ids: Iterable[str] | None,
     now: datetime | None = None,
+    log: logging.Logger | None = None,
 ) -> SnapshotView:
     """Read the snapshot state (``fresh`` only when a sync of ``run_ids`` — the run and the
-    runs it re-executes — succeeded) and, when it is usable, the snapshot itself (small)."""
+    runs it re-executes — succeeded) and, when it is usable, the snapshot prepared for
+    matching: as kept by an earlier run when its content and the rules are the same, else
+    prepared from the table and kept (docs/pipeline.md, "The prepared snapshot")."""
     state = read_snapshot_state(session, list_id, now=now or datetime.now(UTC), run_ids=run_ids)
-    index = None
-    if state.status != "unavailable":
-        index = prepare_snapshot(TenantStore(session).accounts.load_frame(session))
+    if state.status == "unavailable":
+        return SnapshotView(state, None)
+    store = TenantStore(session)
+    key = {
+        "content_digest": store.accounts.matching_digest(session),
+        "preparation": snapshot_preparation(),
+    }
+    kept = store.prepared_snapshots.document(session, **key)
+    if kept is not None:
+        try:
+            return SnapshotView(state, SnapshotIndex.from_json(kept), index_kept=True)
+        except ValueError as exc:
+            (log or logger).warning(f"the kept prepared snapshot is unreadable ({exc})")
+    index = prepare_snapshot(store.accounts.load_frame(session))
+    store.prepared_snapshots.keep(session, **key, document=index.to_json())
     return SnapshotView(state, index)
 
 

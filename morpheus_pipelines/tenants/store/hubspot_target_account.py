@@ -10,6 +10,7 @@ from psycopg import sql
 from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
+from morpheus_pipelines.db.session import driver_cursor
 from morpheus_pipelines.platform.store.copying import read_frame
 from morpheus_pipelines.platform.store.set_based import SetBasedRepository
 from morpheus_pipelines.tenants.rules.matching import SNAPSHOT_COLUMNS as MATCHED_COLUMNS
@@ -42,6 +43,21 @@ class HubSpotTargetAccountRepository(SetBasedRepository[HubSpotTargetAccount]):
 
     def count_rows(self, session: Session) -> int:
         return session.scalar(select(func.count()).select_from(HubSpotTargetAccount)) or 0
+
+    def matching_digest(self, session: Session) -> str:
+        """An md5 of every company's matching columns (what :meth:`load_frame` reads), in
+        company order: equal digests, equal snapshots as matching prepares them, however the
+        rows were written (a sync or a hand edit)."""
+        columns = sql.SQL(", ").join(map(sql.Identifier, MATCHING_COLUMNS))
+        with driver_cursor(session) as cursor:
+            cursor.execute(
+                sql.SQL(
+                    "SELECT md5(coalesce(string_agg(ROW({})::text, E'\\n' "
+                    "ORDER BY hubspot_company_id), '')) FROM apac_hubspot_target_accounts"
+                ).format(columns)
+            )
+            (digest,) = cursor.fetchone()
+        return digest
 
     def load_frame(self, session: Session) -> pd.DataFrame:
         """The snapshot's matching columns (``rules.matching.SNAPSHOT_COLUMNS`` and the names)

@@ -13,6 +13,9 @@ from typing import ClassVar
 from sqlalchemy.orm import Session
 
 from morpheus_pipelines.tenants.store.enriched_tenant import EnrichedTenantRepository
+from morpheus_pipelines.tenants.store.hubspot_prepared_snapshot import (
+    HubSpotPreparedSnapshotRepository,
+)
 from morpheus_pipelines.tenants.store.hubspot_target_account import (
     HubSpotTargetAccountRepository,
 )
@@ -45,6 +48,9 @@ class TenantStore:
 
     accounts: ClassVar[HubSpotTargetAccountRepository] = HubSpotTargetAccountRepository()
     sync_state: ClassVar[HubSpotTargetSyncStateRepository] = HubSpotTargetSyncStateRepository()
+    prepared_snapshots: ClassVar[HubSpotPreparedSnapshotRepository] = (
+        HubSpotPreparedSnapshotRepository()
+    )
     candidates: ClassVar[TenantCandidateRepository] = TenantCandidateRepository()
     enriched: ClassVar[EnrichedTenantRepository] = EnrichedTenantRepository()
     buckets: ClassVar[TenantBucketRepository] = TenantBucketRepository()

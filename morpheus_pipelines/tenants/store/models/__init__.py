@@ -2,6 +2,7 @@
 
 from morpheus_pipelines.platform.store.model_base import Base
 from morpheus_pipelines.tenants.store.models.hubspot import (
+    HubSpotPreparedSnapshot,
     HubSpotTargetAccount,
     HubSpotTargetSyncState,
 )
@@ -43,6 +44,7 @@ __all__ = [
     "EnrichedTenant",
     "EnrichedTenantDay",
     "EnrichedTenantVersion",
+    "HubSpotPreparedSnapshot",
     "HubSpotTargetAccount",
     "HubSpotTargetSyncState",
     "ReportDelivery",

@@ -1,10 +1,11 @@
-"""The local HubSpot target-account snapshot (docs/pipeline.md): exactly the specified columns."""
+"""The local HubSpot target-account snapshot (docs/pipeline.md): exactly the specified columns,
+and the snapshot as routing prepared it for matching."""
 
 from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import CheckConstraint, DateTime, Index, Integer, Text
+from sqlalchemy import CheckConstraint, DateTime, Index, Integer, Text, func
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Mapped, mapped_column
 
@@ -55,4 +56,21 @@ class HubSpotTargetSyncState(Base):
 
     __table_args__ = (
         CheckConstraint("last_attempt_status IN ('success', 'failed')", name="last_attempt_status"),
+    )
+
+
+class HubSpotPreparedSnapshot(Base):
+    """The snapshot's matching columns prepared for matching, as a JSON document
+    (``rules.matching.SnapshotIndex.to_json``), kept for the content it was prepared from
+    (``content_digest``: an md5 of those columns) and the rules that prepared it
+    (``preparation``). Routing reads it instead of preparing the snapshot again while both are
+    the same (docs/pipeline.md, "The prepared snapshot")."""
+
+    __tablename__ = "apac_hubspot_prepared_snapshots"
+
+    content_digest: Mapped[str] = mapped_column(Text, primary_key=True)
+    preparation: Mapped[str] = mapped_column(Text, primary_key=True)
+    document: Mapped[str] = mapped_column(Text, nullable=False)
+    prepared_at: Mapped[datetime] = mapped_column(
+        DateTime(timezone=True), nullable=False, server_default=func.now()
     )
