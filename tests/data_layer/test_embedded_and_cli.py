@@ -82,6 +82,7 @@ def test_migrate_creates_every_warehouse_table(home: Path) -> None:
     assert {
         "apac_hubspot_target_accounts",
         "apac_hubspot_target_sync_state",
+        "apac_hubspot_prepared_snapshots",
         "apac_active_tenants",
         "apac_sales_owned_tenants",
         "apac_tenant_score_versions",

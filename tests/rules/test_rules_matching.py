@@ -117,11 +117,12 @@ def test_a_prepared_snapshot_reads_back_from_its_json(index: SnapshotIndex) -> N
     [
         (lambda d: d.update(format=0), "format"),
         (lambda d: d.pop("domain_roots"), "no domain_roots"),
-        (lambda d: d["portal_ids"]["companies"].append(7), "portal_ids"),
+        (lambda d: d["portal_ids"]["companies"].__setitem__(0, 7), "not lists of text"),
         (lambda d: d["account_ids"]["keys"].append("A-9"), "keys without companies"),
         (lambda d: d["company_names"].update(ambiguous="acme"), "company_names"),
         (lambda d: d.update(company_count=-1), "company_count"),
         (lambda d: d.update(company_count=True), "company_count"),
+        (lambda d: d.update(company_count="12"), "company_count"),
     ],
 )
 def test_a_prepared_snapshot_of_another_shape_is_refused(

@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 
 import pandas as pd
+import pytest
 
 from morpheus_pipelines.tenants.rules import routing_inputs
 from morpheus_pipelines.tenants.rules.matching import AMBIGUOUS, match_tenants, prepare_snapshot
@@ -13,6 +14,7 @@ from morpheus_pipelines.tenants.rules.routing_inputs import (
     RuleInputs,
     changed_keys,
     rule_inputs,
+    snapshot_preparation,
     tenant_keys,
 )
 from tests.support.incremental import snapshot_frame
@@ -89,6 +91,28 @@ def test_a_new_regime_routes_everyone(monkeypatch) -> None:
     before = inputs(snapshot(ACME))
     monkeypatch.setattr(routing_inputs, "ROUTING_RULES_VERSION", "next")
     assert changed_keys(before, inputs(snapshot(ACME))) is None
+
+
+@pytest.mark.parametrize("package", ["tldextract", "idna"])
+def test_a_prepared_snapshot_is_of_the_rules_and_the_libraries_that_prepared_it(
+    monkeypatch: pytest.MonkeyPatch, package: str
+) -> None:
+    keys = {snapshot_preparation()}
+    assert snapshot_preparation() in keys
+    monkeypatch.setattr(routing_inputs, "ROUTING_RULES_VERSION", "next")
+    keys.add(snapshot_preparation())
+    monkeypatch.setattr(routing_inputs, "PREPARED_FORMAT", 2)
+    keys.add(snapshot_preparation())
+    monkeypatch.setattr(routing_inputs.unicodedata, "unidata_version", "99.0.0")
+    keys.add(snapshot_preparation())
+    version = routing_inputs._package_version
+    monkeypatch.setattr(
+        routing_inputs,
+        "_package_version",
+        lambda name: "next" if name == package else version(name),
+    )
+    keys.add(snapshot_preparation())
+    assert len(keys) == 5
 
 
 def test_tenant_keys_are_the_keys_matching_looks_up() -> None:

@@ -10,10 +10,12 @@ import pytest
 from morpheus_pipelines.db.session import get_session
 from morpheus_pipelines.resources.hubspot import TargetListResource
 from morpheus_pipelines.tenants.steps.routing_batches import SnapshotView, load_snapshot
+from morpheus_pipelines.tenants.store.store import TenantStore
 from tests.support.pipeline import Pipeline
 from tests.support.tenants import lookups
 
 KEPT = "SELECT content_digest, preparation FROM apac_hubspot_prepared_snapshots"
+COMPANIES = "SELECT count(*) FROM apac_hubspot_target_accounts"
 
 
 def load(pipeline: Pipeline, log: logging.Logger | None = None) -> SnapshotView:
@@ -41,6 +43,47 @@ def test_the_prepared_snapshot_is_kept_until_its_content_changes(pipeline: Pipel
     assert "portalco.com.au" not in edited.index.domain_roots.owners
     [now_kept] = pipeline.query(KEPT)
     assert now_kept[0] != kept[0] and now_kept[1] == kept[1]
+    assert load(pipeline).index_kept
+
+    # The names are matching input too (the hint).
+    pipeline.execute(
+        "UPDATE apac_hubspot_target_accounts SET account_alias = 'Portal Alias' "
+        "WHERE hubspot_company_id = '501'"
+    )
+    renamed = load(pipeline)
+    assert not renamed.index_kept and renamed.index is not None
+    assert renamed.index.company_names.owners["portalalias"] == "501"
+
+
+def test_the_digest_read_with_the_rows_is_the_tables(pipeline: Pipeline) -> None:
+    assert pipeline.snapshot().success
+    for _ in range(2):
+        with get_session(pipeline.database_url) as session:
+            accounts = TenantStore(session).accounts
+            frame, digest = accounts.load_frame(session)
+            assert digest == accounts.matching_digest(session)
+            assert len(frame) == pipeline.query(COMPANIES)[0][0]
+        pipeline.execute("DELETE FROM apac_hubspot_target_accounts")
+
+
+def test_a_snapshot_that_cannot_be_kept_is_still_used(
+    pipeline: Pipeline, caplog: pytest.LogCaptureFixture
+) -> None:
+    assert pipeline.snapshot().success
+    pipeline.execute(
+        "CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS "
+        "$$ BEGIN RAISE EXCEPTION 'disk full'; END $$; "
+        "CREATE TRIGGER refuse BEFORE INSERT ON apac_hubspot_prepared_snapshots "
+        "FOR EACH ROW EXECUTE FUNCTION refuse()"
+    )
+    with caplog.at_level(logging.WARNING, logger="prepared"):
+        refused = load(pipeline, logging.getLogger("prepared"))
+    assert not refused.index_kept and refused.index is not None
+    assert refused.index.domain_roots.owners["portalco.com.au"] == "501"
+    assert "could not keep the prepared snapshot" in caplog.text
+    assert pipeline.query(KEPT) == []
+    pipeline.execute("DROP TRIGGER refuse ON apac_hubspot_prepared_snapshots")
+    assert not load(pipeline).index_kept
     assert load(pipeline).index_kept
 
 

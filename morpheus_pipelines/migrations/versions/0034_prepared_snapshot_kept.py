@@ -9,7 +9,7 @@ over: the first run after this revision prepares the snapshot and keeps it.
 
 Revision ID: 0034
 Revises: 0033
-Create Date: 2026-12-07 22:00:00
+Create Date: 2026-12-07 21:50:00
 """
 
 from __future__ import annotations

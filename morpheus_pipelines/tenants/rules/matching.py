@@ -164,7 +164,8 @@ class KeyLookup:
 
 @dataclass(frozen=True)
 class SnapshotIndex:
-    """The current HubSpot snapshot prepared for matching (one per ``sync_id``).
+    """The current HubSpot snapshot prepared for matching (kept as :meth:`to_json` for as
+    long as the snapshot's matching columns and the rules do not change).
 
     ``domain_roots`` indexes the domain, website and additional-domain roots of all companies
     together, so a root shared by two companies through any of these columns is ambiguous.

@@ -28,6 +28,7 @@ import functools
 import hashlib
 import importlib.metadata
 import json
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -142,12 +143,15 @@ def rule_inputs(
 def snapshot_preparation() -> str:
     """What else than the snapshot's content a prepared snapshot depends on: the rules' code
     (normalising ids, roots and names is part of it), the public-suffix list that gives a
-    domain its root, and the prepared document's format. A prepared snapshot kept under
+    domain its root, the IDNA codec that spells an international root, the Unicode tables
+    that fold names, and the prepared document's format. A prepared snapshot kept under
     another preparation is prepared again."""
     return json.dumps(
         {
             "rules": ROUTING_RULES_VERSION,
             "public_suffix_list": _package_version("tldextract"),
+            "idna": _package_version("idna"),
+            "unicode": unicodedata.unidata_version,
             "format": PREPARED_FORMAT,
         },
         sort_keys=True,

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 import pandas as pd
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
 from morpheus_pipelines.db.session import SessionFactory
@@ -93,20 +94,33 @@ def load_snapshot(
     state = read_snapshot_state(session, list_id, now=now or datetime.now(UTC), run_ids=run_ids)
     if state.status == "unavailable":
         return SnapshotView(state, None)
+    index, kept = _prepared_snapshot(session, log or logger)
+    return SnapshotView(state, index, index_kept=kept)
+
+
+def _prepared_snapshot(session: Session, log: logging.Logger) -> tuple[SnapshotIndex, bool]:
+    """The snapshot prepared for matching, and whether an earlier run's was read."""
     store = TenantStore(session)
-    key = {
-        "content_digest": store.accounts.matching_digest(session),
-        "preparation": snapshot_preparation(),
-    }
-    kept = store.prepared_snapshots.document(session, **key)
+    digest, preparation = store.accounts.matching_digest(session), snapshot_preparation()
+    kept = store.prepared_snapshots.document(
+        session, content_digest=digest, preparation=preparation
+    )
     if kept is not None:
         try:
-            return SnapshotView(state, SnapshotIndex.from_json(kept), index_kept=True)
+            return SnapshotIndex.from_json(kept), True
         except ValueError as exc:
-            (log or logger).warning(f"the kept prepared snapshot is unreadable ({exc})")
-    index = prepare_snapshot(store.accounts.load_frame(session))
-    store.prepared_snapshots.keep(session, **key, document=index.to_json())
-    return SnapshotView(state, index)
+            log.warning(f"the kept prepared snapshot is unreadable ({exc})")
+    frame, digest = store.accounts.load_frame(session)
+    index = prepare_snapshot(frame)
+    try:
+        # Keeping it saves the next run's time; failing to must not fail this one.
+        with session.begin_nested():
+            store.prepared_snapshots.keep(
+                session, content_digest=digest, preparation=preparation, document=index.to_json()
+            )
+    except SQLAlchemyError as exc:
+        log.warning(f"could not keep the prepared snapshot: {type(exc).__name__}")
+    return index, False
 
 
 def load_context(

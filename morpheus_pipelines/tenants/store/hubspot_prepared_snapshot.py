@@ -28,8 +28,10 @@ class HubSpotPreparedSnapshotRepository(BaseRepository[HubSpotPreparedSnapshot])
     ) -> None:
         """Keep ``document`` for this content and preparation, in place of every other: only
         the snapshot in the table can be asked for. A document kept for the same key is
-        replaced: a caller keeps one when none was kept or the kept one could not be read
-        (two runs keeping one at once: the second writes the same document again)."""
+        replaced: a caller keeps one when none was kept or the kept one could not be read.
+        Two runs keeping the same key at once write the same document twice; two keeping
+        different keys at once (a sync between them) may leave both, and the next keep
+        removes the older."""
         key = (content_digest, preparation)
         columns = (HubSpotPreparedSnapshot.content_digest, HubSpotPreparedSnapshot.preparation)
         session.execute(delete(HubSpotPreparedSnapshot).where(tuple_(*columns) != key))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -48,34 +49,49 @@ class HubSpotTargetAccountRepository(SetBasedRepository[HubSpotTargetAccount]):
         """An md5 of every company's matching columns (what :meth:`load_frame` reads), in
         company order: equal digests, equal snapshots as matching prepares them, however the
         rows were written (a sync or a hand edit)."""
-        columns = sql.SQL(", ").join(map(sql.Identifier, MATCHING_COLUMNS))
         with driver_cursor(session) as cursor:
             cursor.execute(
-                sql.SQL(
-                    "SELECT md5(coalesce(string_agg(ROW({})::text, E'\\n' "
-                    "ORDER BY hubspot_company_id), '')) FROM apac_hubspot_target_accounts"
-                ).format(columns)
+                sql.SQL("SELECT {} FROM apac_hubspot_target_accounts").format(_digest_of_rows())
             )
             (digest,) = cursor.fetchone()
         return digest
 
-    def load_frame(self, session: Session) -> pd.DataFrame:
+    def load_frame(self, session: Session) -> tuple[pd.DataFrame, str]:
         """The snapshot's matching columns (``rules.matching.SNAPSHOT_COLUMNS`` and the names)
-        as a DataFrame. The JSON array of additional roots comes as its text, which matching
-        decodes, so every column is read with ``COPY`` and parsed by Arrow, several times faster
-        than fetching Python objects (docs/decisions/0028)."""
+        as a DataFrame, and their :meth:`matching_digest`, read by one statement so that both
+        are of the same rows whatever commits meanwhile. The JSON array of additional roots
+        comes as its text, which matching decodes, so every column is read with ``COPY`` and
+        parsed by Arrow, several times faster than fetching Python objects
+        (docs/decisions/0028)."""
         columns = sql.SQL(", ").join(
-            sql.SQL("{}::text AS {}").format(sql.Identifier(c), sql.Identifier(c))
+            sql.SQL("s.{}::text AS {}").format(sql.Identifier(c), sql.Identifier(c))
             if c == "additional_domain_roots"
-            else sql.Identifier(c)
+            else sql.SQL("s.{}").format(sql.Identifier(c))
             for c in MATCHING_COLUMNS
         )
-        return read_frame(
+        frame = read_frame(
             session,
             sql.SQL(
-                "SELECT {} FROM apac_hubspot_target_accounts ORDER BY hubspot_company_id"
-            ).format(columns),
+                "WITH s AS MATERIALIZED (SELECT {} FROM apac_hubspot_target_accounts) "
+                "SELECT {}, d.matching_digest FROM s, (SELECT {} AS matching_digest FROM s) d "
+                "ORDER BY s.hubspot_company_id"
+            ).format(
+                sql.SQL(", ").join(map(sql.Identifier, MATCHING_COLUMNS)),
+                columns,
+                _digest_of_rows(),
+            ),
         )
+        digests = frame.pop("matching_digest")
+        # No rows, no digest column to read it from: the md5 of no text, as the database gives.
+        return frame, str(digests.iloc[0]) if len(digests) else hashlib.md5(b"").hexdigest()
+
+
+def _digest_of_rows() -> sql.Composed:
+    """The md5 of a relation's rows of :data:`MATCHING_COLUMNS` (one text line each, in
+    company order); a row's text tells a NULL from an empty text and quotes any separator."""
+    return sql.SQL(
+        "md5(coalesce(string_agg(ROW({})::text, E'\\n' ORDER BY hubspot_company_id), ''))"
+    ).format(sql.SQL(", ").join(map(sql.Identifier, MATCHING_COLUMNS)))
 
 
 SNAPSHOT_COLUMNS = (
