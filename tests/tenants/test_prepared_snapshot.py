@@ -9,6 +9,7 @@ import pytest
 
 from morpheus_pipelines.db.session import get_session
 from morpheus_pipelines.resources.hubspot import TargetListResource
+from morpheus_pipelines.tenants.rules.matching import SnapshotIndex
 from morpheus_pipelines.tenants.steps.routing_batches import SnapshotView, load_snapshot
 from morpheus_pipelines.tenants.store.store import TenantStore
 from tests.support.pipeline import Pipeline
@@ -33,26 +34,26 @@ def test_the_prepared_snapshot_is_kept_until_its_content_changes(pipeline: Pipel
     [kept] = pipeline.query(KEPT)
 
     # A hand edit of a matching column is other content: prepared again, in place of the old.
-    pipeline.execute(
-        "UPDATE apac_hubspot_target_accounts SET domain_root = 'edited.com.au' "
-        "WHERE hubspot_company_id = '501'"
-    )
-    edited = load(pipeline)
-    assert not edited.index_kept and edited.index is not None
-    assert edited.index.domain_roots.owners["edited.com.au"] == "501"
-    assert "portalco.com.au" not in edited.index.domain_roots.owners
+    edited = edit_and_load(pipeline, "domain_root", "edited.com.au")
+    assert edited.domain_roots.owners["edited.com.au"] == "501"
+    assert "portalco.com.au" not in edited.domain_roots.owners
     [now_kept] = pipeline.query(KEPT)
     assert now_kept[0] != kept[0] and now_kept[1] == kept[1]
     assert load(pipeline).index_kept
-
     # The names are matching input too (the hint).
+    renamed = edit_and_load(pipeline, "account_alias", "Portal Alias")
+    assert renamed.company_names.owners["portalalias"] == "501"
+
+
+def edit_and_load(pipeline: Pipeline, column: str, value: str) -> SnapshotIndex:
+    """Set ``column`` of company 501 by hand; the snapshot must then be prepared again."""
     pipeline.execute(
-        "UPDATE apac_hubspot_target_accounts SET account_alias = 'Portal Alias' "
+        f"UPDATE apac_hubspot_target_accounts SET {column} = '{value}' "
         "WHERE hubspot_company_id = '501'"
     )
-    renamed = load(pipeline)
-    assert not renamed.index_kept and renamed.index is not None
-    assert renamed.index.company_names.owners["portalalias"] == "501"
+    view = load(pipeline)
+    assert not view.index_kept and view.index is not None
+    return view.index
 
 
 def test_the_digest_read_with_the_rows_is_the_tables(pipeline: Pipeline) -> None:
