@@ -110,6 +110,7 @@ def _prepared_snapshot(session: Session, log: logging.Logger) -> tuple[SnapshotI
             return SnapshotIndex.from_json(kept), True
         except ValueError as exc:
             log.warning(f"the kept prepared snapshot is unreadable ({exc})")
+    # Kept under the md5 of the rows read, which a sync committed since the one above changes.
     frame, digest = store.accounts.load_frame(session)
     index = prepare_snapshot(frame)
     try:
