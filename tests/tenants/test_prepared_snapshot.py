@@ -12,8 +12,8 @@ from morpheus_pipelines.resources.hubspot import TargetListResource
 from morpheus_pipelines.tenants.rules.matching import SnapshotIndex
 from morpheus_pipelines.tenants.steps.routing_batches import SnapshotView, load_snapshot
 from morpheus_pipelines.tenants.store.store import TenantStore
-from tests.support.pipeline import Pipeline
-from tests.support.tenants import lookups
+from tests.support.pipeline import Pipeline, load_source, tenant
+from tests.support.tenants import PARTITION, lookups
 
 KEPT = "SELECT content_digest, preparation FROM apac_hubspot_prepared_snapshots"
 COMPANIES = "SELECT count(*) FROM apac_hubspot_target_accounts"
@@ -61,7 +61,7 @@ def test_the_digest_read_with_the_rows_is_the_tables(pipeline: Pipeline) -> None
     for _ in range(2):
         with get_session(pipeline.database_url) as session:
             accounts = TenantStore(session).accounts
-            frame, digest = accounts.load_frame(session)
+            frame, digest = accounts.load_frame_with_digest(session)
             assert digest == accounts.matching_digest(session)
             assert len(frame) == pipeline.query(COMPANIES)[0][0]
         pipeline.execute("DELETE FROM apac_hubspot_target_accounts")
@@ -105,3 +105,17 @@ def test_other_rules_or_an_unreadable_document_prepare_it_again(
     assert "kept prepared snapshot is unreadable" in caplog.text
     assert lookups(again.index) == lookups(first.index)
     assert load(pipeline).index_kept
+
+
+def test_routing_says_whether_it_read_the_kept_snapshot(pipeline: Pipeline) -> None:
+    load_source(pipeline.database_url, [tenant("t-1")])
+    assert pipeline.snapshot().success
+
+    def prepared() -> object:
+        [materialisation] = pipeline.route(PARTITION).asset_materializations_for_node(
+            "routed_tenants"
+        )
+        return materialisation.metadata["snapshot_prepared"].value
+
+    assert prepared() == "prepared"
+    assert prepared() == "kept"

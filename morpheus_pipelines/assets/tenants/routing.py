@@ -17,7 +17,7 @@ from morpheus_pipelines.resources.routing import TenantRoutingResource
 from morpheus_pipelines.resources.warehouse import WarehouseResource
 
 if TYPE_CHECKING:
-    from morpheus_pipelines.tenants.steps.hubspot_snapshot import SnapshotState
+    from morpheus_pipelines.tenants.steps.routing_batches import SnapshotView
     from morpheus_pipelines.tenants.steps.tenant_routing import PartitionRouting
 
 ROUTING_CHECKS = {
@@ -89,11 +89,7 @@ def routed_tenants(
     context.log.info(
         f"snapshot {snapshot.state.status}"
         + (f", sync {snapshot.state.sync_id}" if snapshot.state.sync_id else "")
-        + (
-            f", prepared for matching {'as kept' if snapshot.index_kept else 'and kept'}"
-            if snapshot.index is not None
-            else ""
-        )
+        + (f", prepared for matching: {snapshot.prepared}" if snapshot.prepared else "")
     )
     days: dict[str, PartitionRouting] = {}
     with PartitionEventLogs(warehouse.outputs()) as logs:
@@ -111,7 +107,7 @@ def routed_tenants(
             )
     return dg.MaterializeResult(
         metadata={
-            **as_metadata(routing_metadata(days, snapshot.state)),
+            **as_metadata(routing_metadata(days, snapshot)),
             **event_file_links(logs.published),
         },
         check_results=routing_check_results(days),
@@ -157,14 +153,16 @@ def _day_metadata(day: "PartitionRouting") -> dict:
     }
 
 
-def routing_metadata(days: "dict[str, PartitionRouting]", snapshot: "SnapshotState") -> dict:
+def routing_metadata(days: "dict[str, PartitionRouting]", snapshot: "SnapshotView") -> dict:
     """The last day's figures at the top level (what the UI plots per partition), and every
     day's under ``partitions`` when the run covered several."""
     last = _day_metadata(days[list(days)[-1]])
     return {
         "dagster/row_count": sum(d.summary["totals"]["decisions"] for d in days.values()),
-        "snapshot_status": snapshot.status,
-        "snapshot_sync_id": snapshot.sync_id,
+        "snapshot_status": snapshot.state.status,
+        "snapshot_sync_id": snapshot.state.sync_id,
+        # docs/pipeline.md, "The prepared snapshot": read back, or prepared by this run.
+        "snapshot_prepared": snapshot.prepared,
         **{k: v for k, v in last.items() if k != "decisions"},
         "free_mail": last["by_email_domain_class"].get("free", 0),
         "partitions": {k: _day_metadata(d) for k, d in days.items()} if len(days) > 1 else None,

@@ -42,6 +42,14 @@ class SnapshotView:
     # Whether the index was read as kept from an earlier run (False: prepared by this one).
     index_kept: bool = False
 
+    @property
+    def prepared(self) -> str | None:
+        """How the run has the snapshot prepared for matching: ``kept`` (an earlier run's,
+        read back), ``prepared`` (by this run), None (the snapshot is not used)."""
+        if self.index is None:
+            return None
+        return "kept" if self.index_kept else "prepared"
+
 
 @dataclass(frozen=True)
 class RoutingContext:
@@ -111,7 +119,7 @@ def _prepared_snapshot(session: Session, log: logging.Logger) -> tuple[SnapshotI
         except ValueError as exc:
             log.warning(f"the kept prepared snapshot is unreadable ({exc})")
     # Kept under the md5 of the rows read, which a sync committed since the one above changes.
-    frame, digest = store.accounts.load_frame(session)
+    frame, digest = store.accounts.load_frame_with_digest(session)
     index = prepare_snapshot(frame)
     try:
         # Keeping it saves the next run's time; failing to must not fail this one.

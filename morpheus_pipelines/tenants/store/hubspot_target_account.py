@@ -46,9 +46,9 @@ class HubSpotTargetAccountRepository(SetBasedRepository[HubSpotTargetAccount]):
         return session.scalar(select(func.count()).select_from(HubSpotTargetAccount)) or 0
 
     def matching_digest(self, session: Session) -> str:
-        """An md5 of every company's matching columns (what :meth:`load_frame` reads), in
-        company order: equal digests, equal snapshots as matching prepares them, however the
-        rows were written (a sync or a hand edit)."""
+        """An md5 of every company's matching columns (what :meth:`load_frame_with_digest`
+        reads), in company order: equal digests, equal snapshots as matching prepares them,
+        however the rows were written (a sync or a hand edit)."""
         with driver_cursor(session) as cursor:
             cursor.execute(
                 sql.SQL("SELECT {} FROM apac_hubspot_target_accounts").format(_digest_of_rows())
@@ -56,7 +56,7 @@ class HubSpotTargetAccountRepository(SetBasedRepository[HubSpotTargetAccount]):
             (digest,) = cursor.fetchone()
         return digest
 
-    def load_frame(self, session: Session) -> tuple[pd.DataFrame, str]:
+    def load_frame_with_digest(self, session: Session) -> tuple[pd.DataFrame, str]:
         """The snapshot's matching columns (``rules.matching.SNAPSHOT_COLUMNS`` and the names)
         as a DataFrame, and their :meth:`matching_digest`, read by one statement so that both
         are of the same rows whatever commits meanwhile. The JSON array of additional roots
