@@ -35,6 +35,7 @@ def test_an_unavailable_snapshot_has_no_row_count_and_no_placeholder(
     assert "dagster/row_count" not in metadata
     assert TableMetadataSet.extract(metadata).row_count is None
     assert "snapshot_age_hours" not in metadata and "snapshot_sync_id" not in metadata
+    assert "domain_roots_computed" not in metadata and "domain_roots_reused" not in metadata
     assert isinstance(metadata["error"], dg.TextMetadataValue)
     assert isinstance(metadata["requests"], dg.IntMetadataValue)
     assert isinstance(metadata["duration_seconds"], dg.FloatMetadataValue)
@@ -49,6 +50,13 @@ def test_a_refreshed_snapshot_counts_its_rows_and_a_stale_one_gives_its_age(
     assert TableMetadataSet.extract(fresh).row_count == len(COMPANIES)
     assert isinstance(fresh["snapshot_age_hours"], dg.FloatMetadataValue)
     assert "error" not in fresh
+    # The first sync computes every root; the next takes them from the snapshot it left.
+    assert fresh["domain_roots_reused"] == dg.MetadataValue.int(0)
+    computed = fresh["domain_roots_computed"].value
+    assert computed > 0
+    again = _metadata(pipeline.snapshot())
+    assert again["domain_roots_computed"] == dg.MetadataValue.int(0)
+    assert again["domain_roots_reused"] == dg.MetadataValue.int(computed)
 
     hubspot_emulator.fail("500", endpoint="list", times=None)
     stale = _metadata(pipeline.snapshot())
@@ -57,4 +65,4 @@ def test_a_refreshed_snapshot_counts_its_rows_and_a_stale_one_gives_its_age(
     # The table is the previous snapshot: its own materialisation has the count.
     assert "dagster/row_count" not in stale
     assert isinstance(stale["snapshot_age_hours"], dg.FloatMetadataValue)
-    assert stale["snapshot_sync_id"] == fresh["snapshot_sync_id"]
+    assert stale["snapshot_sync_id"] == again["snapshot_sync_id"]

@@ -90,9 +90,16 @@ def hubspot_target_accounts(
 def _log_outcome(log: logging.Logger, outcome: "SyncOutcome") -> None:
     state = outcome.state
     if outcome.succeeded:
+        roots = outcome.roots
         log.info(
             f"snapshot refreshed: {outcome.rows_upserted} upserted, {outcome.rows_deleted} "
             f"deleted, sync {outcome.sync_id}"
+            + (
+                f"; domain roots: {roots.computed} computed, {roots.reused} as the last "
+                "sync stored them"
+                if roots is not None
+                else ""
+            )
         )
     else:
         log.warning(
@@ -133,6 +140,10 @@ def _sync_metadata(outcome: "SyncOutcome") -> dict[str, object]:
         "list_total": outcome.list_total,
         "rows_upserted": outcome.rows_upserted,
         "rows_deleted": outcome.rows_deleted,
+        # The domain values whose root the sync computed, and those it took from the
+        # snapshot as the last sync left it.
+        "domain_roots_computed": outcome.roots.computed if outcome.roots else None,
+        "domain_roots_reused": outcome.roots.reused if outcome.roots else None,
         "requests": outcome.requests,
         "retries": outcome.retries,
         "rate_limited_429s": outcome.rate_limited,

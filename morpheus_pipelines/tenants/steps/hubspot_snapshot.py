@@ -11,8 +11,6 @@ raises.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
 import time
 from collections.abc import Callable, Iterable
@@ -29,6 +27,7 @@ from morpheus_pipelines.platform.observability.events import log_event
 from morpheus_pipelines.platform.observability.redaction import redact
 from morpheus_pipelines.platform.text.normalise import (
     additional_domain_roots,
+    normalisation,
     normalise_identifier,
     registrable_root,
 )
@@ -37,7 +36,7 @@ from morpheus_pipelines.tenants.rules.snapshot_validation import (
     RuleResult,
     validate,
 )
-from morpheus_pipelines.tenants.store.hubspot_target_account import SNAPSHOT_COLUMNS
+from morpheus_pipelines.tenants.store.hubspot_target_account import KnownRoots
 from morpheus_pipelines.tenants.store.store import TenantStore
 
 
@@ -65,6 +64,7 @@ class SyncOutcome:
     list_total: int | None = None
     rows_upserted: int = 0
     rows_deleted: int = 0
+    roots: DomainRoots | None = None
     validation: list[RuleResult] = field(default_factory=list)
     error: str | None = None
     configuration_error: str | None = None  # see configuration_problem
@@ -191,11 +191,53 @@ def _read_companies(client: HubSpotClient, fetched: FetchedList, log: logging.Lo
             )
 
 
-def snapshot_rows(fetched: FetchedList, *, sync_id: str, synced_at: datetime) -> list[tuple]:
-    """Rows in ``SNAPSHOT_COLUMNS`` order, one per member, normalised (docs/pipeline.md)."""
+@dataclass
+class DomainRoots:
+    """The registrable roots of a sync's domains, websites and additional domains: the ones
+    the stored snapshot holds for the same raw value (``known``), else computed. Computing
+    them is most of a sync's own work (docs/decisions/0074), and a list's domains rarely
+    change from one day to the next. ``reused`` and ``computed`` count the values of each
+    kind."""
+
+    known: KnownRoots | None = None
+    reused: int = 0
+    computed: int = 0
+
+    def of(self, value: object) -> str | None:
+        """``registrable_root(value)``."""
+        if value is None:
+            return None
+        if self.known is not None and isinstance(value, str) and value in self.known.hosts:
+            self.reused += 1
+            return self.known.hosts[value]
+        self.computed += 1
+        return registrable_root(value)
+
+    def of_additional(self, value: object) -> list[str] | None:
+        """``additional_domain_roots(value)``, None for None."""
+        if value is None:
+            return None
+        if self.known is not None and isinstance(value, str) and value in self.known.additional:
+            self.reused += 1
+            return list(self.known.additional[value])
+        self.computed += 1
+        return additional_domain_roots(value)
+
+
+def snapshot_rows(
+    fetched: FetchedList,
+    *,
+    sync_id: str,
+    synced_at: datetime,
+    roots: DomainRoots | None = None,
+) -> list[tuple]:
+    """Rows in ``SNAPSHOT_COLUMNS`` order, one per member, normalised (docs/pipeline.md);
+    the roots from ``roots`` (default: each computed)."""
+    roots = roots or DomainRoots()
     rows = []
     for company_id in dict.fromkeys(fetched.member_ids):
         props = fetched.companies[company_id]
+        domain, website = props.get("domain"), props.get("website")
         additional = props.get("hs_additional_domains")
         rows.append(
             (
@@ -205,28 +247,18 @@ def snapshot_rows(fetched: FetchedList, *, sync_id: str, synced_at: datetime) ->
                 normalise_identifier(props.get("account_id__c")),
                 props.get("name"),
                 props.get("account_allias__c"),
-                props.get("domain"),
-                props.get("website"),
+                domain,
+                website,
                 additional,
-                registrable_root(props.get("domain")),
-                registrable_root(props.get("website")),
-                additional_domain_roots(additional) if additional is not None else None,
+                roots.of(domain),
+                roots.of(website),
+                roots.of_additional(additional),
                 _parse_time(props.get("hs_lastmodifieddate")),
                 sync_id,
                 synced_at,
             )
         )
     return rows
-
-
-def content_hash(rows: list[tuple]) -> str:
-    """SHA-256 of the snapshot's content, independent of sync id, time and order."""
-    content_columns = [c for c in SNAPSHOT_COLUMNS if c not in ("sync_id", "synced_at")]
-    positions = [SNAPSHOT_COLUMNS.index(c) for c in content_columns]
-    canonical = sorted(
-        json.dumps([row[i] for i in positions], default=str, ensure_ascii=False) for row in rows
-    )
-    return hashlib.sha256("\n".join(canonical).encode()).hexdigest()
 
 
 def sync_belongs_to_run(sync_id: str, run_ids: Iterable[str]) -> bool:
@@ -343,11 +375,18 @@ def _refresh(
     *,
     attempted_at: datetime,
 ) -> None:
-    """Replace the snapshot and record the success, in one transaction."""
-    rows = snapshot_rows(fetched, sync_id=outcome.sync_id, synced_at=attempted_at)
+    """Replace the snapshot and record the success, in one transaction. The roots of values
+    the snapshot already holds are taken from it while it is as the last sync left it."""
+    current = normalisation()
     try:
         with session_factory() as session:
             store = TenantStore(session)
+            roots = DomainRoots(
+                store.accounts.known_roots(session, list_id=fetched.list_id, normalisation=current)
+            )
+            rows = snapshot_rows(
+                fetched, sync_id=outcome.sync_id, synced_at=attempted_at, roots=roots
+            )
             outcome.rows_upserted, outcome.rows_deleted = store.accounts.replace_snapshot(
                 session, rows, sync_id=outcome.sync_id
             )
@@ -357,8 +396,9 @@ def _refresh(
                 sync_id=outcome.sync_id,
                 synced_at=attempted_at,
                 list_total=len(rows),
-                snapshot_hash=content_hash(rows),
+                snapshot_hash=store.accounts.content_hash(session, normalisation=current),
             )
+        outcome.roots = roots
         outcome.succeeded = True
     # The refresh rolled back: record it and carry on (docs/reliability.md).
     except Exception as exc:

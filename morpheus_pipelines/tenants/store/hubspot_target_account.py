@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
@@ -19,6 +21,15 @@ from morpheus_pipelines.tenants.store.models import HubSpotTargetAccount
 
 # What matching reads of each company: the keys, and the names it logs as hints.
 MATCHING_COLUMNS = (*MATCHED_COLUMNS, "name", "account_alias")
+
+
+@dataclass(frozen=True)
+class KnownRoots:
+    """The registrable roots a snapshot holds, by the raw value they were computed from: a
+    domain or website (``hosts``), or an ``hs_additional_domains`` text (``additional``)."""
+
+    hosts: dict[str, str | None]
+    additional: dict[str, list[str]]
 
 
 class HubSpotTargetAccountRepository(SetBasedRepository[HubSpotTargetAccount]):
@@ -41,6 +52,52 @@ class HubSpotTargetAccountRepository(SetBasedRepository[HubSpotTargetAccount]):
             delete(HubSpotTargetAccount).where(HubSpotTargetAccount.sync_id != sync_id)
         ).rowcount
         return upserted, deleted or 0
+
+    def content_hash(self, session: Session, *, normalisation: str) -> str:
+        """The SHA-256 of the snapshot's content (every column but the sync's), independent
+        of the sync, the order of the rows and the session's time zone, and of
+        ``normalisation``: the same content normalised otherwise hashes otherwise."""
+        with driver_cursor(session) as cursor:
+            cursor.execute(
+                sql.SQL("SELECT {} FROM apac_hubspot_target_accounts").format(
+                    _content_hash(normalisation)
+                )
+            )
+            (digest,) = cursor.fetchone()
+        return digest
+
+    def known_roots(
+        self, session: Session, *, list_id: str, normalisation: str
+    ) -> KnownRoots | None:
+        """The roots the snapshot holds, by raw value, when it is as the list's last successful
+        sync left it and that sync normalised as ``normalisation`` does now (its
+        :meth:`content_hash` is the one recorded): then each root is what normalising its
+        value gives. None otherwise: no sync yet, a row edited since, or another
+        normalisation. Read by one statement, so the rows are the ones the hash is of."""
+        with driver_cursor(session) as cursor:
+            cursor.execute(
+                sql.SQL(
+                    "WITH s AS MATERIALIZED (SELECT * FROM apac_hubspot_target_accounts) "
+                    "SELECT domain, domain_root, website, website_domain_root, "
+                    "additional_domains, additional_domain_roots::text FROM s "
+                    "WHERE (SELECT {hash} FROM s) = (SELECT last_successful_snapshot_hash "
+                    "FROM apac_hubspot_target_sync_state WHERE list_id = %s)"
+                ).format(hash=_content_hash(normalisation)),
+                (list_id,),
+            )
+            rows = cursor.fetchall()
+        if not rows:
+            return None
+        hosts: dict[str, str | None] = {}
+        additional: dict[str, list[str]] = {}
+        for domain, domain_root, website, website_root, more, more_roots in rows:
+            if domain is not None:
+                hosts[domain] = domain_root
+            if website is not None:
+                hosts[website] = website_root
+            if more is not None and more_roots is not None:
+                additional[more] = json.loads(more_roots)
+        return KnownRoots(hosts, additional)
 
     def count_rows(self, session: Session) -> int:
         return session.scalar(select(func.count()).select_from(HubSpotTargetAccount)) or 0
@@ -94,6 +151,22 @@ def _digest_of_rows() -> sql.Composed:
     ).format(sql.SQL(", ").join(map(sql.Identifier, MATCHING_COLUMNS)))
 
 
+def _content_hash(normalisation: str) -> sql.Composed:
+    """The SHA-256 of ``normalisation`` and a relation's rows of :data:`CONTENT_COLUMNS` (one
+    text line each, in company order), in hex. Times are hashed as epoch seconds, whose text
+    does not depend on the session's time zone or date style."""
+    columns = sql.SQL(", ").join(
+        sql.SQL("extract(epoch FROM {})").format(sql.Identifier(c))
+        if c in _TIME_COLUMNS
+        else sql.Identifier(c)
+        for c in CONTENT_COLUMNS
+    )
+    return sql.SQL(
+        "encode(sha256(convert_to({normalisation} || E'\\n' || coalesce(string_agg(ROW({columns})"
+        "::text, E'\\n' ORDER BY hubspot_company_id), ''), 'UTF8')), 'hex')"
+    ).format(normalisation=sql.Literal(normalisation), columns=columns)
+
+
 SNAPSHOT_COLUMNS = (
     "hubspot_company_id",
     "membership_timestamp",
@@ -111,3 +184,6 @@ SNAPSHOT_COLUMNS = (
     "sync_id",
     "synced_at",
 )
+# What a sync writes of each company besides the sync itself: what its content hash covers.
+CONTENT_COLUMNS = tuple(c for c in SNAPSHOT_COLUMNS if c not in ("sync_id", "synced_at"))
+_TIME_COLUMNS = ("membership_timestamp", "hubspot_modified_at")
