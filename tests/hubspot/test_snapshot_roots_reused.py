@@ -8,7 +8,9 @@ from sqlalchemy import text
 
 from morpheus_pipelines.db.session import get_session
 from morpheus_pipelines.devtools.emulators import HubSpotEmulator
-from morpheus_pipelines.platform.text.normalise import normalisation, registrable_root
+from morpheus_pipelines.platform.text.normalise import additional_domain_roots, registrable_root
+from morpheus_pipelines.platform.versions import normalisation
+from morpheus_pipelines.tenants.steps import hubspot_snapshot
 from morpheus_pipelines.tenants.steps.hubspot_snapshot import (
     DomainRoots,
     SyncOutcome,
@@ -94,13 +96,40 @@ def test_a_root_edited_by_hand_is_computed_again(make_client, sessions, database
     assert _root_of(database_url, "9007") == "target7.com.au"
 
 
+def test_a_sync_under_another_normalisation_computes_every_root(
+    make_client, sessions, monkeypatch
+) -> None:
+    first = _sync(make_client, sessions, "run00001")
+    # As after an edit of the normalisation module or an upgrade of tldextract or idna.
+    monkeypatch.setattr(hubspot_snapshot, "normalisation", lambda: "another normalisation")
+    second = _sync(make_client, sessions, "run00002")
+    assert second.roots.reused == 0
+    assert second.roots.computed == first.roots.computed
+    third = _sync(make_client, sessions, "run00003")
+    assert third.roots.computed == 0
+
+
+def test_a_failed_sync_in_between_leaves_the_roots_to_reuse(
+    emulator: HubSpotEmulator, make_client, sessions
+) -> None:
+    first = _sync(make_client, sessions, "run00001")
+    emulator.unauthorized(endpoint="list")  # once, and never retried
+    with make_client() as client:
+        failed = sync_target_list(client, sessions, list_id=LIST_ID, run_id="run00002")
+    assert not failed.succeeded and failed.roots is None
+    after = _sync(make_client, sessions, "run00003")
+    assert after.roots.reused == first.roots.computed and after.roots.computed == 0
+
+
 def test_roots_stored_under_another_normalisation_are_not_known(
     make_client, sessions, database_url: str
 ) -> None:
     _sync(make_client, sessions, "run00001")
     with get_session(database_url) as session:
         known = accounts.known_roots(session, list_id=LIST_ID, normalisation=normalisation())
-        assert known is not None and known.hosts["target7.com.au"] == "target7.com.au"
+        assert (
+            known is not None and known.domains_and_websites["target7.com.au"] == "target7.com.au"
+        )
         assert (
             accounts.known_roots(session, list_id=LIST_ID, normalisation="another normalisation")
             is None
@@ -126,7 +155,10 @@ def test_the_content_hash_is_the_same_in_any_session_time_zone(
 def test_known_roots_are_taken_as_they_are_and_others_computed() -> None:
     # A known root that is not what normalising gives proves the known one is taken.
     roots = DomainRoots(
-        KnownRoots(hosts={"acme.com": "kept.example"}, additional={"a.com; b.com": ["kept.org"]})
+        KnownRoots(
+            domains_and_websites={"acme.com": "kept.example"},
+            additional={"a.com; b.com": ["kept.org"]},
+        )
     )
     assert roots.of("acme.com") == "kept.example"
     assert roots.of("https://www.other.co.uk/x") == registrable_root("other.co.uk")
@@ -135,7 +167,33 @@ def test_known_roots_are_taken_as_they_are_and_others_computed() -> None:
     assert roots.of_additional("a.com; b.com") == ["kept.org"]
     assert roots.of_additional("c.com") == ["c.com"]
     assert roots.of_additional(None) is None
-    assert (roots.reused, roots.computed) == (2, 3)
+    # A value of another type than text is computed, never looked up (a list is unhashable).
+    assert roots.of(["acme.com"]) == registrable_root(["acme.com"])
+    assert roots.of_additional(["a.com"]) == additional_domain_roots(["a.com"])
+    assert (roots.reused, roots.computed) == (2, 5)
     # The caller's list is its own: the known one stays as it was.
     roots.of_additional("a.com; b.com").append("x")
     assert roots.of_additional("a.com; b.com") == ["kept.org"]
+
+
+def test_roots_that_cannot_be_read_are_computed_and_the_sync_goes_on(
+    make_client, sessions, database_url: str, caplog
+) -> None:
+    first = _sync(make_client, sessions, "run00001")
+    calls = []
+
+    def first_session_refused():
+        # The database refuses the first session only: the read of the stored roots.
+        calls.append(1)
+        if len(calls) == 1:
+            raise ConnectionError("the database is restarting")
+        return sessions()
+
+    with make_client() as client:
+        outcome = sync_target_list(
+            client, first_session_refused, list_id=LIST_ID, run_id="run00002"
+        )
+    assert outcome.succeeded, outcome.error
+    assert outcome.roots.reused == 0 and outcome.roots.computed == first.roots.computed
+    assert "could not read the snapshot's domain roots" in caplog.text
+    assert _root_of(database_url, "9007") == "target7.com.au"

@@ -375,26 +375,3 @@ def test_mask_email_never_reveals_more_than_the_first_character() -> None:
     masked = mask_email("supersecretname@example.com")
     assert "upersecret" not in masked
     assert masked.startswith("s***@")
-
-
-@pytest.mark.parametrize("package", ["tldextract", "idna"])
-def test_the_normalisation_names_the_rules_and_the_libraries_roots_depend_on(
-    monkeypatch: pytest.MonkeyPatch, package: str
-) -> None:
-    keys = {domains.normalisation()}
-    assert domains.normalisation() in keys
-    monkeypatch.setattr(domains, "NORMALISATION_VERSION", "next")
-    keys.add(domains.normalisation())
-    monkeypatch.setattr(domains.unicodedata, "unidata_version", "99.0.0")
-    keys.add(domains.normalisation())
-    version = domains.package_version
-    monkeypatch.setattr(
-        domains, "package_version", lambda name: "next" if name == package else version(name)
-    )
-    keys.add(domains.normalisation())
-    assert len(keys) == 4
-
-
-def test_a_package_that_is_not_installed_has_an_unknown_version() -> None:
-    assert domains.package_version("no-such-distribution-here") == "unknown"
-    assert domains.package_version("tldextract") not in ("", "unknown")

@@ -96,14 +96,13 @@ def test_a_new_regime_routes_everyone(monkeypatch) -> None:
 def test_a_prepared_snapshot_is_of_the_rules_the_normalisation_and_the_format(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    keys = {snapshot_preparation()}
-    assert snapshot_preparation() in keys
+    keys = {snapshot_preparation("normalised")}
+    assert snapshot_preparation("normalised") in keys
+    keys.add(snapshot_preparation("normalised otherwise"))
     monkeypatch.setattr(routing_inputs, "ROUTING_RULES_VERSION", "next")
-    keys.add(snapshot_preparation())
+    keys.add(snapshot_preparation("normalised"))
     monkeypatch.setattr(routing_inputs, "PREPARED_FORMAT", 2)
-    keys.add(snapshot_preparation())
-    monkeypatch.setattr(routing_inputs, "normalisation", lambda: "another normalisation")
-    keys.add(snapshot_preparation())
+    keys.add(snapshot_preparation("normalised"))
     assert len(keys) == 4
 
 

@@ -140,10 +140,10 @@ def _sync_metadata(outcome: "SyncOutcome") -> dict[str, object]:
         "list_total": outcome.list_total,
         "rows_upserted": outcome.rows_upserted,
         "rows_deleted": outcome.rows_deleted,
-        # The domain values whose root the sync computed, and those it took from the
-        # snapshot as the last sync left it.
-        "domain_roots_computed": outcome.roots.computed if outcome.roots else None,
-        "domain_roots_reused": outcome.roots.reused if outcome.roots else None,
+        # Whether the sync's roots came from the snapshot the last sync left: all computed
+        # on a day the list did not change means the reuse was refused (docs/pipeline.md).
+        "domain_roots_computed": outcome.roots.computed if outcome.roots is not None else None,
+        "domain_roots_reused": outcome.roots.reused if outcome.roots is not None else None,
         "requests": outcome.requests,
         "retries": outcome.retries,
         "rate_limited_429s": outcome.rate_limited,

@@ -27,8 +27,6 @@ same normalisation over a pandas column is :mod:`.columns`.
 
 from __future__ import annotations
 
-import importlib.metadata
-import json
 import math
 import numbers
 import re
@@ -49,12 +47,10 @@ __all__ = [
     "additional_domain_roots",
     "canonical_host",
     "email_domain",
-    "normalisation",
     "normalise_domain",
     "normalise_email",
     "normalise_identifier",
     "offline_public_suffix_list",
-    "package_version",
     "registrable_root",
     "root_of_canonical_host",
     "split_additional_domains",
@@ -77,33 +73,6 @@ def offline_public_suffix_list() -> tldextract.TLDExtract:
 
 
 _PUBLIC_SUFFIX_LIST = offline_public_suffix_list()
-
-# Bump when a change to this module can give a value another normal form or registrable root:
-# whatever kept a result of it under ``normalisation()`` computes it again.
-NORMALISATION_VERSION = "2026-12-08.1"
-
-
-def normalisation() -> str:
-    """What a normal form and a registrable root depend on besides the value: this module's
-    rules, the public-suffix list (the one bundled with ``tldextract``), the IDNA codec and
-    the Unicode tables. A result kept under another ``normalisation()`` is not reused."""
-    return json.dumps(
-        {
-            "rules": NORMALISATION_VERSION,
-            "public_suffix_list": package_version("tldextract"),
-            "idna": package_version("idna"),
-            "unicode": unicodedata.unidata_version,
-        },
-        sort_keys=True,
-    )
-
-
-def package_version(name: str) -> str:
-    """The installed version of the distribution ``name`` (``unknown`` when not installed)."""
-    try:
-        return importlib.metadata.version(name)
-    except importlib.metadata.PackageNotFoundError:
-        return "unknown"
 
 
 # Bounded so a run over a million distinct values cannot grow the process without limit; a run

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import importlib.metadata
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -35,12 +36,7 @@ import pandas as pd
 
 from morpheus_pipelines.platform.text.columns import normalise_emails, normalise_identifiers
 from morpheus_pipelines.platform.text.email_domain_class import CORPORATE, classifier_version
-from morpheus_pipelines.platform.text.normalise import (
-    normalisation,
-    normalise_email,
-    normalise_identifier,
-    package_version,
-)
+from morpheus_pipelines.platform.text.normalise import normalise_email, normalise_identifier
 from morpheus_pipelines.tenants.rules.matching import PREPARED_FORMAT, SnapshotIndex
 
 # Bump when a change to rules.matching or rules.routing can change a decision for the same
@@ -133,7 +129,7 @@ def rule_inputs(
             # Matching classifies email and website domains and takes their registrable
             # roots: other domain lists or another public-suffix list may match differently.
             "domain_lists": classifier_version(),
-            "public_suffix_list": package_version("tldextract"),
+            "public_suffix_list": _package_version("tldextract"),
             "hubspot_matching": usable,
             # Bucket rows are rewritten when the snapshot's sync id appears or disappears.
             "sync_id_known": sync_id_known,
@@ -143,19 +139,22 @@ def rule_inputs(
     return RuleInputs(regime=regime, answers=answers)
 
 
-def snapshot_preparation() -> str:
+def snapshot_preparation(normalisation: str) -> str:
     """What else than the snapshot's content a prepared snapshot depends on: the rules' code,
-    the normalisation of ids, domains and their roots (``normalise.normalisation``), and the
+    the ``normalisation`` of ids, domains and their roots (``platform.versions``), and the
     prepared document's format. A prepared snapshot kept under another preparation is
     prepared again."""
     return json.dumps(
-        {
-            "rules": ROUTING_RULES_VERSION,
-            "normalisation": normalisation(),
-            "format": PREPARED_FORMAT,
-        },
+        {"rules": ROUTING_RULES_VERSION, "normalisation": normalisation, "format": PREPARED_FORMAT},
         sort_keys=True,
     )
+
+
+def _package_version(name: str) -> str:
+    try:
+        return importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
 
 
 def changed_keys(before: RuleInputs, after: RuleInputs) -> dict[str, frozenset[str]] | None:

@@ -27,10 +27,10 @@ from morpheus_pipelines.platform.observability.events import log_event
 from morpheus_pipelines.platform.observability.redaction import redact
 from morpheus_pipelines.platform.text.normalise import (
     additional_domain_roots,
-    normalisation,
     normalise_identifier,
     registrable_root,
 )
+from morpheus_pipelines.platform.versions import normalisation
 from morpheus_pipelines.tenants.rules.snapshot_validation import (
     FetchedList,
     RuleResult,
@@ -207,9 +207,13 @@ class DomainRoots:
         """``registrable_root(value)``."""
         if value is None:
             return None
-        if self.known is not None and isinstance(value, str) and value in self.known.hosts:
+        if (
+            self.known is not None
+            and isinstance(value, str)
+            and value in self.known.domains_and_websites
+        ):
             self.reused += 1
-            return self.known.hosts[value]
+            return self.known.domains_and_websites[value]
         self.computed += 1
         return registrable_root(value)
 
@@ -217,9 +221,10 @@ class DomainRoots:
         """``additional_domain_roots(value)``, None for None."""
         if value is None:
             return None
-        if self.known is not None and isinstance(value, str) and value in self.known.additional:
+        known = self.known.additional if self.known is not None else {}
+        if isinstance(value, str) and value in known:
             self.reused += 1
-            return list(self.known.additional[value])
+            return list(known[value])
         self.computed += 1
         return additional_domain_roots(value)
 
@@ -323,7 +328,7 @@ def sync_target_list(
     outcome.configuration_error = fetched.configuration_error
     refusal = _refusal(fetched, outcome.validation)
     if refusal is None:
-        _refresh(session_factory, fetched, outcome, attempted_at=attempted_at)
+        _refresh(session_factory, fetched, outcome, attempted_at=attempted_at, log=log)
     else:
         outcome.error = refusal
     if not outcome.succeeded:
@@ -374,19 +379,16 @@ def _refresh(
     outcome: SyncOutcome,
     *,
     attempted_at: datetime,
+    log: logging.Logger,
 ) -> None:
     """Replace the snapshot and record the success, in one transaction. The roots of values
     the snapshot already holds are taken from it while it is as the last sync left it."""
     current = normalisation()
+    roots = DomainRoots(_known_roots(session_factory, fetched.list_id, current, log))
+    rows = snapshot_rows(fetched, sync_id=outcome.sync_id, synced_at=attempted_at, roots=roots)
     try:
         with session_factory() as session:
             store = TenantStore(session)
-            roots = DomainRoots(
-                store.accounts.known_roots(session, list_id=fetched.list_id, normalisation=current)
-            )
-            rows = snapshot_rows(
-                fetched, sync_id=outcome.sync_id, synced_at=attempted_at, roots=roots
-            )
             outcome.rows_upserted, outcome.rows_deleted = store.accounts.replace_snapshot(
                 session, rows, sync_id=outcome.sync_id
             )
@@ -403,6 +405,24 @@ def _refresh(
     # The refresh rolled back: record it and carry on (docs/reliability.md).
     except Exception as exc:
         outcome.error = redact(f"database refresh failed: {type(exc).__name__}: {exc}")[:2000]
+
+
+def _known_roots(
+    session_factory: SessionFactory, list_id: str, current: str, log: logging.Logger
+) -> KnownRoots | None:
+    """The roots the stored snapshot holds, read in a transaction of their own: a value's
+    root does not depend on what happens to the table afterwards. Unreadable, they are
+    computed, and the sync goes on."""
+    try:
+        with session_factory() as session:
+            return TenantStore(session).accounts.known_roots(
+                session, list_id=list_id, normalisation=current
+            )
+    except Exception as exc:
+        log.warning(
+            f"could not read the snapshot's domain roots, computing them all: {type(exc).__name__}"
+        )
+        return None
 
 
 def _record_failure(

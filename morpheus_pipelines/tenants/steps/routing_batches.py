@@ -18,6 +18,7 @@ from sqlalchemy.orm import Session
 
 from morpheus_pipelines.db.session import SessionFactory
 from morpheus_pipelines.platform.store.write_behind import write_behind
+from morpheus_pipelines.platform.versions import normalisation
 from morpheus_pipelines.tenants.rules.matching import SnapshotIndex, match_tenants, prepare_snapshot
 from morpheus_pipelines.tenants.rules.routing import route_tenants
 from morpheus_pipelines.tenants.rules.routing_inputs import snapshot_preparation, tenant_keys
@@ -109,7 +110,10 @@ def load_snapshot(
 def _prepared_snapshot(session: Session, log: logging.Logger) -> tuple[SnapshotIndex, bool]:
     """The snapshot prepared for matching, and whether an earlier run's was read."""
     store = TenantStore(session)
-    digest, preparation = store.accounts.matching_digest(session), snapshot_preparation()
+    digest, preparation = (
+        store.accounts.matching_digest(session),
+        snapshot_preparation(normalisation()),
+    )
     kept = store.prepared_snapshots.document(
         session, content_digest=digest, preparation=preparation
     )

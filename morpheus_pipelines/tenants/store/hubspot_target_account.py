@@ -26,9 +26,10 @@ MATCHING_COLUMNS = (*MATCHED_COLUMNS, "name", "account_alias")
 @dataclass(frozen=True)
 class KnownRoots:
     """The registrable roots a snapshot holds, by the raw value they were computed from: a
-    domain or website (``hosts``), or an ``hs_additional_domains`` text (``additional``)."""
+    ``domain`` or ``website`` (``domains_and_websites``), or an ``hs_additional_domains``
+    text (``additional``)."""
 
-    hosts: dict[str, str | None]
+    domains_and_websites: dict[str, str | None]
     additional: dict[str, list[str]]
 
 
@@ -54,9 +55,10 @@ class HubSpotTargetAccountRepository(SetBasedRepository[HubSpotTargetAccount]):
         return upserted, deleted or 0
 
     def content_hash(self, session: Session, *, normalisation: str) -> str:
-        """The SHA-256 of the snapshot's content (every column but the sync's), independent
-        of the sync, the order of the rows and the session's time zone, and of
-        ``normalisation``: the same content normalised otherwise hashes otherwise."""
+        """The SHA-256 of the snapshot's content (every column but the sync's) and of
+        ``normalisation``: the same content normalised otherwise hashes otherwise. It does
+        not depend on the sync, the order of the rows, the session's time zone or the
+        database's collation."""
         with driver_cursor(session) as cursor:
             cursor.execute(
                 sql.SQL("SELECT {} FROM apac_hubspot_target_accounts").format(
@@ -88,16 +90,16 @@ class HubSpotTargetAccountRepository(SetBasedRepository[HubSpotTargetAccount]):
             rows = cursor.fetchall()
         if not rows:
             return None
-        hosts: dict[str, str | None] = {}
+        sites: dict[str, str | None] = {}
         additional: dict[str, list[str]] = {}
         for domain, domain_root, website, website_root, more, more_roots in rows:
             if domain is not None:
-                hosts[domain] = domain_root
+                sites[domain] = domain_root
             if website is not None:
-                hosts[website] = website_root
+                sites[website] = website_root
             if more is not None and more_roots is not None:
                 additional[more] = json.loads(more_roots)
-        return KnownRoots(hosts, additional)
+        return KnownRoots(sites, additional)
 
     def count_rows(self, session: Session) -> int:
         return session.scalar(select(func.count()).select_from(HubSpotTargetAccount)) or 0
@@ -154,7 +156,9 @@ def _digest_of_rows() -> sql.Composed:
 def _content_hash(normalisation: str) -> sql.Composed:
     """The SHA-256 of ``normalisation`` and a relation's rows of :data:`CONTENT_COLUMNS` (one
     text line each, in company order), in hex. Times are hashed as epoch seconds, whose text
-    does not depend on the session's time zone or date style."""
+    does not depend on the session's time zone or date style (epoch seconds are ``numeric``
+    since PostgreSQL 14, so ``extra_float_digits`` does not either); the rows are ordered
+    byte-wise, whatever the database's collation."""
     columns = sql.SQL(", ").join(
         sql.SQL("extract(epoch FROM {})").format(sql.Identifier(c))
         if c in _TIME_COLUMNS
@@ -163,7 +167,7 @@ def _content_hash(normalisation: str) -> sql.Composed:
     )
     return sql.SQL(
         "encode(sha256(convert_to({normalisation} || E'\\n' || coalesce(string_agg(ROW({columns})"
-        "::text, E'\\n' ORDER BY hubspot_company_id), ''), 'UTF8')), 'hex')"
+        "::text, E'\\n' ORDER BY hubspot_company_id COLLATE \"C\"), ''), 'UTF8')), 'hex')"
     ).format(normalisation=sql.Literal(normalisation), columns=columns)
 
 
