@@ -74,7 +74,6 @@ def offline_public_suffix_list() -> tldextract.TLDExtract:
 
 _PUBLIC_SUFFIX_LIST = offline_public_suffix_list()
 
-
 # Bounded so a run over a million distinct values cannot grow the process without limit; a run
 # normally sees far fewer distinct domains than this.
 _CACHE_SIZE = 1 << 18

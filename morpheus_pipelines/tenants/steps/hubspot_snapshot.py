@@ -207,13 +207,10 @@ class DomainRoots:
         """``registrable_root(value)``."""
         if value is None:
             return None
-        if (
-            self.known is not None
-            and isinstance(value, str)
-            and value in self.known.domains_and_websites
-        ):
+        known = self.known.domains_and_websites if self.known is not None else {}
+        if isinstance(value, str) and value in known:
             self.reused += 1
-            return self.known.domains_and_websites[value]
+            return known[value]
         self.computed += 1
         return registrable_root(value)
 

@@ -110,10 +110,8 @@ def load_snapshot(
 def _prepared_snapshot(session: Session, log: logging.Logger) -> tuple[SnapshotIndex, bool]:
     """The snapshot prepared for matching, and whether an earlier run's was read."""
     store = TenantStore(session)
-    digest, preparation = (
-        store.accounts.matching_digest(session),
-        snapshot_preparation(normalisation()),
-    )
+    digest = store.accounts.matching_digest(session)
+    preparation = snapshot_preparation(normalisation())
     kept = store.prepared_snapshots.document(
         session, content_digest=digest, preparation=preparation
     )
