@@ -148,9 +148,8 @@ class HubSpotTargetAccountRepository(SetBasedRepository[HubSpotTargetAccount]):
 def _digest_of_rows() -> sql.Composed:
     """The md5 of a relation's rows of :data:`MATCHING_COLUMNS` (one text line each, in
     company order); a row's text tells a NULL from an empty text and quotes any separator."""
-    return sql.SQL(
-        "md5(coalesce(string_agg(ROW({})::text, E'\\n' ORDER BY hubspot_company_id), ''))"
-    ).format(sql.SQL(", ").join(map(sql.Identifier, MATCHING_COLUMNS)))
+    columns = sql.SQL(", ").join(map(sql.Identifier, MATCHING_COLUMNS))
+    return sql.SQL("md5({})").format(_rows_as_text(columns, sql.SQL("hubspot_company_id")))
 
 
 def _content_hash(normalisation: str) -> sql.Composed:
@@ -165,10 +164,17 @@ def _content_hash(normalisation: str) -> sql.Composed:
         else sql.Identifier(c)
         for c in CONTENT_COLUMNS
     )
+    rows = _rows_as_text(columns, sql.SQL('hubspot_company_id COLLATE "C"'))
     return sql.SQL(
-        "encode(sha256(convert_to({normalisation} || E'\\n' || coalesce(string_agg(ROW({columns})"
-        "::text, E'\\n' ORDER BY hubspot_company_id COLLATE \"C\"), ''), 'UTF8')), 'hex')"
-    ).format(normalisation=sql.Literal(normalisation), columns=columns)
+        "encode(sha256(convert_to({normalisation} || E'\\n' || {rows}, 'UTF8')), 'hex')"
+    ).format(normalisation=sql.Literal(normalisation), rows=rows)
+
+
+def _rows_as_text(columns: sql.Composable, order: sql.Composable) -> sql.Composed:
+    """A relation's rows of ``columns`` as one text, a line each in ``order`` ('' for none)."""
+    return sql.SQL(
+        "coalesce(string_agg(ROW({columns})::text, E'\\n' ORDER BY {order}), '')"
+    ).format(columns=columns, order=order)
 
 
 SNAPSHOT_COLUMNS = (
